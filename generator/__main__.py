@@ -1,0 +1,3 @@
+from rlgen.cli import main
+
+main()

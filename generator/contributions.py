@@ -1,0 +1,144 @@
+"""The values plugins hand to the generator through the hooks in :mod:`rlgen.hookspecs`.
+
+Plain frozen dataclasses: a plugin builds them, the pipeline turns them into files.
+Kubernetes objects are plain dicts (key order is kept when they are written).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+#: Where an object lands in the generated repository. ``infrastructure`` syncs first
+#: (controllers), then ``platform`` (long-lived shared objects), then ``training`` (runs).
+LAYERS = ("infrastructure", "platform", "training")
+
+SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--set PLUGIN.NAME=VALUE`` option of a plugin.
+
+    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal.
+    ``check`` receives the converted value and returns an error message or ``None``.
+    """
+
+    name: str
+    help: str
+    default: Any = None
+    type: type = str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``rlgen plugins`` shows and what selection needs: the plugin's slot and options."""
+
+    name: str
+    slot: str
+    summary: str
+    options: tuple[Option, ...] = ()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A reason the selected plugins cannot work together; ``plugins`` names the culprits."""
+
+    message: str
+    plugins: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A Kubernetes object that a plugin adds to its kustomize component of ``layer``.
+
+    ``comment`` is written above the object in its YAML file.
+    """
+
+    layer: str
+    filename: str
+    obj: dict
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class Patch:
+    """A kustomize patch (strategic merge when ``patch`` is a dict, JSON 6902 when a list)
+    applied by the plugin's component of ``layer`` to objects matching ``target``."""
+
+    layer: str
+    target: dict
+    patch: dict | list
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A file that becomes a key of a generated ConfigMap (``configmap`` is a spec name,
+    e.g. ``trainer`` or ``dataset-pipeline``)."""
+
+    configmap: str
+    key: str
+    content: str
+
+
+@dataclass(frozen=True)
+class UpstreamSource:
+    """A kustomize root in an upstream Git repository, pinned to a tag.
+
+    The sync plugin turns it into whatever its engine uses (a Flux GitRepository and
+    Kustomization, an Argo CD Application), so every root of the generated repository
+    still builds offline. ``images`` entries are kustomize ``images:`` items.
+    """
+
+    name: str
+    url: str
+    tag: str
+    path: str
+    namespace: str
+    images: tuple[dict, ...] = ()
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A Secret the repository references but never holds; the README says how to create it."""
+
+    name: str
+    namespace: str
+    keys: tuple[str, ...]
+    purpose: str
+    used_by: str
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    """How a dataset plugin turns source rows into the rows verl reads.
+
+    ``map_row(row, split, index)`` returns the verl row, or raises ``ValueError`` to drop
+    the row (the reason is counted in the manifest). ``default_model`` is the Hugging Face
+    model trained when the user names none; ``vision`` says the rows carry images.
+    """
+
+    name: str
+    source: str
+    columns: tuple[str, ...]
+    map_row: Callable[[dict, str, int], dict]
+    default_model: str
+    vision: bool = False
+    splits: tuple[str, ...] = ("train", "test")
+
+
+@dataclass
+class Stage:
+    """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin."""
+
+    name: str
+    path: str
+    depends_on: tuple[str, ...] = ()
+    upstream: tuple[UpstreamSource, ...] = ()
+    comment: str = ""
+    prune: bool = True
+    extra: dict = field(default_factory=dict)

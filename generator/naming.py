@@ -1,0 +1,46 @@
+"""Kubernetes name rules and the deterministic short hashes used in generated names."""
+from __future__ import annotations
+
+import hashlib
+import re
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+#: KubeRay appends "-xxxxx" for the RayCluster, whose name must stay within 53 characters.
+MAX_RAYJOB_NAME = 47
+HASH_LENGTH = 7
+
+
+def dns1123_label_error(value: str) -> str | None:
+    if len(value) > 63:
+        return f"'{value}' is longer than 63 characters"
+    if not _DNS1123_LABEL.match(value):
+        return f"'{value}' is not a DNS-1123 label (lower-case letters, digits and '-')"
+    return None
+
+
+def dns1035_label_error(value: str, max_length: int = 63) -> str | None:
+    if len(value) > max_length:
+        return f"'{value}' is longer than {max_length} characters"
+    if not _DNS1035_LABEL.match(value):
+        return f"'{value}' is not a DNS-1035 label (starts with a letter; letters, digits, '-')"
+    return None
+
+
+def short_hash(data: bytes, length: int = HASH_LENGTH) -> str:
+    return hashlib.sha256(data).hexdigest()[:length]
+
+
+def hashed_name(base: str, data: bytes, max_length: int = MAX_RAYJOB_NAME) -> str:
+    """``<base>-<hash>``, shortening ``base`` deterministically so the result fits.
+
+    A shortened base keeps its start and gains a hash of the full base, so two long names
+    that share a prefix stay distinct.
+    """
+    suffix = "-" + short_hash(data)
+    room = max_length - len(suffix)
+    if len(base) > room:
+        tag = short_hash(base.encode(), 4)
+        base = base[: room - len(tag) - 1].rstrip("-") + "-" + tag
+    return base + suffix

@@ -1,0 +1,87 @@
+"""Every name and path that two generated objects share, defined once.
+
+A PVC name appears in the PVC and in the RayJob's volumes; the dataset path appears in the
+dataset Job and in the trainer's ``data.train_files``; the MCP Service appears in its
+manifest and in ``mcp_server.json``. Plugins read these from :class:`Spec`, never type them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+
+@dataclass(frozen=True)
+class Volume:
+    """One OSS-backed volume: PV/PVC name, bucket prefix, and where pods mount it."""
+
+    name: str
+    bucket_prefix: str
+    mount_path: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class Spec:
+    namespace: str
+    cluster: str
+    git_url: str
+    git_branch: str
+    dataset: str
+    model: str
+    verl_version: str
+    gpus_per_node: int
+    nnodes: int
+    training_image: str
+    sandbox_namespace: str = "sandbox-system"
+
+    # The training layer's fixed object names (runs prefix them with the run name).
+    rayjob_name: str = "trainer"
+    trainer_configmap: str = "trainer-config"
+    trainer_config_key: str = "trainer.yaml"
+    run_config_key: str = "run.yaml"
+    configs_mount: str = "/var/configs"
+
+    # Dataset pipeline.
+    dataset_job: str = "dataset-pipeline"
+    dataset_configmap: str = "dataset-pipeline"
+    dataset_service_account: str = "dataset-pipeline"
+
+    # MCP sandbox service the trainer's tools call.
+    mcp_service: str = "mcp-sandbox"
+    mcp_port: int = 8000
+    mcp_config_key: str = "mcp_server.json"
+    tool_config_key: str = "tool_config.yaml"
+
+    @property
+    def volumes(self) -> dict[str, Volume]:
+        return {
+            "datasets": Volume("rl-datasets", "datasets", "/var/datasets", True),
+            "models": Volume("rl-models", "models", "/var/models", True),
+            "checkpoints": Volume("rl-checkpoints", "checkpoints", "/var/checkpoints", False),
+        }
+
+    def dataset_dir(self, dataset: str | None = None) -> str:
+        """Where the trainer reads the prepared parquet files (inside the datasets volume)."""
+        return str(PurePosixPath(self.volumes["datasets"].mount_path) / (dataset or self.dataset))
+
+    def dataset_bucket_prefix(self, dataset: str | None = None) -> str:
+        """The OSS prefix the dataset Job uploads to: the same folder, seen from the bucket."""
+        return f"{self.volumes['datasets'].bucket_prefix}/{dataset or self.dataset}/"
+
+    def data_file(self, split: str) -> str:
+        return f"{self.dataset_dir()}/{split}.parquet"
+
+    @property
+    def model_path(self) -> str:
+        """The model is uploaded to ``models/<name>`` in the bucket, named without its org."""
+        return str(PurePosixPath(self.volumes["models"].mount_path) / self.model.split("/")[-1])
+
+    def checkpoint_dir(self, run: str) -> str:
+        return str(PurePosixPath(self.volumes["checkpoints"].mount_path) / run)
+
+    def config_path(self, key: str) -> str:
+        return str(PurePosixPath(self.configs_mount) / key)
+
+    @property
+    def mcp_host(self) -> str:
+        return f"{self.mcp_service}.{self.namespace}.svc.cluster.local"

@@ -1,0 +1,74 @@
+"""YAML in and out with ruamel.yaml: comments kept, key order kept, output stable."""
+from __future__ import annotations
+
+import io
+from typing import Any, Iterable
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+
+def _yaml() -> YAML:
+    y = YAML()
+    y.indent(mapping=2, sequence=4, offset=2)
+    y.width = 4096  # never fold long strings: a folded entrypoint is hard to review
+    y.preserve_quotes = True
+    return y
+
+
+def load(text: str) -> Any:
+    return _yaml().load(text)
+
+
+def load_all(text: str) -> list[Any]:
+    return [d for d in _yaml().load_all(text) if d is not None]
+
+
+def literal_strings(value: Any) -> Any:
+    """Multi-line strings become ``|`` blocks so scripts and configs stay readable."""
+    if isinstance(value, dict):
+        out = value if isinstance(value, CommentedMap) else CommentedMap()
+        for k, v in list(value.items()):
+            out[k] = literal_strings(v)
+        return out
+    if isinstance(value, list):
+        out_seq = value if isinstance(value, CommentedSeq) else CommentedSeq()
+        if out_seq is value:
+            for i, v in enumerate(value):
+                value[i] = literal_strings(v)
+        else:
+            out_seq.extend(literal_strings(v) for v in value)
+        return out_seq
+    if isinstance(value, str) and "\n" in value and not isinstance(value, LiteralScalarString):
+        return LiteralScalarString(value)
+    return value
+
+
+def dump(doc: Any, comment: str = "") -> str:
+    """One document, with ``comment`` as ``#`` lines above it."""
+    return dump_all([doc], [comment])
+
+
+def dump_all(docs: Iterable[Any], comments: Iterable[str] = ()) -> str:
+    docs = list(docs)
+    comments = list(comments) + [""] * (len(docs) - len(list(comments)))
+    parts = []
+    for doc, comment in zip(docs, comments):
+        buf = io.StringIO()
+        _yaml().dump(literal_strings(doc), buf)
+        parts.append(header(comment) + buf.getvalue())
+    return "---\n".join(parts)
+
+
+def header(comment: str) -> str:
+    return "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) if comment else ""
+
+
+def commented(mapping: dict, notes: dict[str, str]) -> CommentedMap:
+    """A copy of ``mapping`` with an end-of-line comment on the given keys (why, not what)."""
+    out = CommentedMap(mapping)
+    for key, note in notes.items():
+        if key in out:
+            out.yaml_add_eol_comment(note, key)
+    return out
