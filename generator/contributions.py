@@ -76,10 +76,8 @@ class Patch:
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """A file that becomes a key of a generated ConfigMap (``configmap`` is a spec name,
-    e.g. ``trainer`` or ``dataset-pipeline``)."""
+    """A file that becomes a key of the trainer ConfigMap, mounted at ``spec.configs_mount``."""
 
-    configmap: str
     key: str
     content: str
 

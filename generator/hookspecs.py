@@ -95,16 +95,16 @@ def rlgen_tools(ctx):
 
 @hookspec
 def rlgen_config_files(ctx):
-    """Return :class:`rlgen.contributions.ConfigFile` items: keys of generated ConfigMaps.
+    """Return :class:`rlgen.contributions.ConfigFile` items: keys of the trainer ConfigMap.
 
-    ``configmap="trainer"`` adds a key to the trainer ConfigMap (mounted at
-    ``spec.configs_mount``); ``configmap="dataset-pipeline"`` to the dataset Job's.
+    The ConfigMap is mounted at ``spec.configs_mount``, so a file's path in the trainer is
+    ``ctx.spec.config_path(key)``.
 
     Example::
 
         @hookimpl
         def rlgen_config_files(ctx):
-            return [ConfigFile("trainer", ctx.spec.mcp_config_key, json.dumps(servers))]
+            return [ConfigFile(ctx.spec.mcp_config_key, json.dumps(servers, indent=2))]
     """
 
 

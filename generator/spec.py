@@ -27,11 +27,14 @@ class Spec:
     git_url: str
     git_branch: str
     dataset: str
+    dataset_source: str
     model: str
     verl_version: str
     gpus_per_node: int
     nnodes: int
     training_image: str
+    data_image: str
+    environment: str = "production"
     sandbox_namespace: str = "sandbox-system"
 
     # The training layer's fixed object names (runs prefix them with the run name).
@@ -84,4 +87,5 @@ class Spec:
 
     @property
     def mcp_host(self) -> str:
-        return f"{self.mcp_service}.{self.namespace}.svc.cluster.local"
+        # The Service lives beside the sandbox-manager pods it selects.
+        return f"{self.mcp_service}.{self.sandbox_namespace}.svc.cluster.local"

@@ -1,0 +1,144 @@
+"""Options -> plugin contributions -> in-memory file tree: everything ``rlgen new`` writes.
+
+Data flows one way: :func:`generate` reads the selection, asks the selected plugins for
+their contributions and returns a :class:`FileTree`; nothing here touches the disk.
+"""
+from __future__ import annotations
+
+from rlgen import __version__, answers, runs, skeleton, trainer_config, yamlio
+from rlgen.contributions import SLOTS, Stage
+from rlgen.dataset_job import dataset_job, service_account
+from rlgen.errors import RlgenError
+from rlgen.filetree import FileTree
+from rlgen.kustomize_files import Components, write_infrastructure, write_platform, write_training
+from rlgen.naming import dns1035_label_error
+from rlgen.selection import Context, Selection, plugin_manager, problems
+from rlgen.spec import Spec
+
+
+def build_spec(selection: Selection, pm) -> Spec:
+    core = selection.values["rlgen"]
+    fmt = pm.hook.rlgen_dataset_format()
+    if fmt is None:
+        raise RlgenError(f"dataset plugin '{selection.plugins['dataset']}' returns no rlgen_dataset_format()")
+    return Spec(
+        namespace=core["namespace"],
+        cluster=core["cluster"],
+        git_url=core["git_url"],
+        git_branch=core["git_branch"],
+        dataset=fmt.name,
+        dataset_source=core["dataset_source"] or fmt.source,
+        model=core["model"] or fmt.default_model,
+        verl_version=core["verl_version"],
+        gpus_per_node=core["gpus_per_node"],
+        nnodes=core["nnodes"],
+        training_image=core["training_image"],
+        data_image=core["data_image"],
+        environment=core["environment"],
+    )
+
+
+def _flat(results) -> list:
+    return [item for batch in results if batch for item in batch]
+
+
+def _slot_order(results: list) -> list:
+    """pluggy calls the last registered plugin first; plugins are registered in slot order."""
+    return list(reversed(results))
+
+
+def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
+    """The whole repository but the run's RayJob name (it needs a kustomize render).
+
+    Returns the tree, the spec and the name of the first run.
+    """
+    pm = plugin_manager(selection)
+    spec = build_spec(selection, pm)
+    ctx = Context(selection, spec)
+    run = selection.values["rlgen"]["run"]
+    if error := dns1035_label_error(run, 30):
+        raise RlgenError(f"rlgen.run: {error}")
+    found = problems(pm, ctx)
+    if found:
+        p = found[0]
+        raise RlgenError(f"{' + '.join(p.plugins)}: {p.message}")
+
+    tree = FileTree()
+    components = Components()
+    by_slot = {selection.plugins[s]: s for s in SLOTS}
+    for plugin in by_slot:
+        # Called one plugin at a time: each plugin's contributions go to its own component.
+        others = [pm.get_plugin(p) for p in by_slot if p != plugin]
+
+        def own(hook: str) -> list:
+            return _flat(pm.subset_hook_caller(hook, others)(ctx=ctx))
+
+        for res in own("rlgen_resources"):
+            components.add_resource(plugin, res)
+        for patch in own("rlgen_patches"):
+            components.add_patch(plugin, patch)
+        if images := own("rlgen_images"):
+            components.add_images(plugin, "training", images)
+    components.write(tree)
+
+    fragments = [f for f in _slot_order(pm.hook.rlgen_trainer_config(ctx=ctx)) if f]
+    tools = _flat(_slot_order(pm.hook.rlgen_tools(ctx=ctx)))
+    trainer_files = {spec.trainer_config_key: yamlio.dump(trainer_config.base_trainer_config(spec, fragments, bool(tools)))}
+    if tools:
+        trainer_files[spec.tool_config_key] = trainer_config.tool_config(tools)
+    for cfg in _flat(_slot_order(pm.hook.rlgen_config_files(ctx=ctx))):
+        trainer_files[cfg.key] = cfg.content
+    write_training(tree, spec, components, trainer_files)
+
+    job, job_comment = dataset_job(spec)
+    write_platform(tree, spec, components, {
+        "service-account.yaml": yamlio.dump(service_account(spec), "Identity of the dataset Job."),
+        "dataset-job.yaml": yamlio.dump(job, job_comment),
+    })
+
+    has_infra = write_infrastructure(tree, components)
+    upstream = tuple(_flat(_slot_order(pm.hook.rlgen_upstream_sources(ctx=ctx))))
+    stages = [
+        Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream),
+        Stage("platform", f"./overlays/{spec.environment}/platform", depends_on=("infrastructure",)),
+        Stage("runs", "./runs", depends_on=("platform",)),
+    ]
+    sync_files = pm.hook.rlgen_sync_files(ctx=ctx, stages=stages)
+    if not sync_files:
+        raise RlgenError(f"sync plugin '{selection.plugins['sync']}' returns no rlgen_sync_files()")
+    for path, docs in sorted(sync_files.items()):
+        docs = docs if isinstance(docs, list) else [docs]
+        tree.add(path, yamlio.dump_all(docs))
+
+    for files in _slot_order(pm.hook.rlgen_files(ctx=ctx)):
+        for path, text in sorted((files or {}).items()):
+            tree.add(path, text)
+
+    run_doc = trainer_config.run_config(spec, run)
+    tree.add(f"runs/{run}/{spec.run_config_key}", yamlio.dump(run_doc))
+    tree.add(f"runs/{run}/kustomization.yaml", runs.run_kustomization(spec, run, None))
+    tree.add("runs/kustomization.yaml", runs.runs_index([run]))
+
+    secrets = _flat(_slot_order(pm.hook.rlgen_secrets(ctx=ctx)))
+    tree.add(answers.FILENAME, answers.render(selection, [s.name for s in secrets] + ["hf-token"]))
+    sections = _flat(_slot_order(pm.hook.rlgen_readme(ctx=ctx)))
+    skeleton.render(tree, {
+        "rlgen_version": __version__,
+        "namespace": spec.namespace,
+        "cluster": spec.cluster,
+        "environment": spec.environment,
+        "run": run,
+        "plugins": dict(selection.plugins),
+        "secrets": [{"name": s.name, "namespace": s.namespace, "secret_keys": list(s.keys), "purpose": s.purpose,
+                     "used_by": s.used_by, "env": [skeleton.secret_env(s.name, k) for k in s.keys]}
+                    for s in secrets] + [{
+                        "name": "hf-token", "namespace": spec.namespace, "secret_keys": ["token"],
+                        "purpose": "optional Hugging Face token, only for private datasets",
+                        "used_by": "the dataset Job", "env": ["HF_TOKEN"]}],
+        "sections": sections,
+        "dataset_dir": spec.data_file("train").rsplit("/", 1)[0],
+        "bucket_note": f"Upload the model `{spec.model}` to `models/{spec.model.split('/')[-1]}` in the bucket; "
+                       f"the dataset Job uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
+                       f"`checkpoints/<run>/`.",
+    })
+    return tree, spec, run

@@ -1,0 +1,1 @@
+"""Templates rendered with cookiecutter (the skeleton of every generated repository)."""

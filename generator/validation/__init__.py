@@ -1,0 +1,1 @@
+"""Checks on rendered manifests before they are written or committed."""
