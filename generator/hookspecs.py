@@ -130,10 +130,10 @@ def rlgen_resources(ctx):
 def rlgen_patches(ctx):
     """Return :class:`rlgen.contributions.Patch` items applied by the plugin's component.
 
-    Example (mount the storage auth's ServiceAccount into the dataset Job)::
+    Example::
 
         @hookimpl
-        def rlgen_patches(ctx):
+        def rlgen_patches(ctx):  # run the dataset Job under the storage role's ServiceAccount
             return [Patch("platform", {"kind": "Job", "name": ctx.spec.dataset_job},
                           {"spec": {"template": {"spec": {"serviceAccountName": "reader"}}}})]
     """

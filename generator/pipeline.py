@@ -11,7 +11,6 @@ from rlgen.dataset_job import dataset_job, service_account
 from rlgen.errors import RlgenError
 from rlgen.filetree import FileTree
 from rlgen.kustomize_files import Components, write_infrastructure, write_platform, write_training
-from rlgen.naming import dns1035_label_error
 from rlgen.selection import Context, Selection, plugin_manager, problems
 from rlgen.spec import Spec
 
@@ -56,12 +55,9 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     spec = build_spec(selection, pm)
     ctx = Context(selection, spec)
     run = selection.values["rlgen"]["run"]
-    if error := dns1035_label_error(run, 30):
-        raise RlgenError(f"rlgen.run: {error}")
     found = problems(pm, ctx)
     if found:
-        p = found[0]
-        raise RlgenError(f"{' + '.join(p.plugins)}: {p.message}")
+        raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
 
     tree = FileTree()
     components = Components()

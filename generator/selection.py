@@ -16,7 +16,7 @@ import pluggy
 from rlgen import hookspecs
 from rlgen.contributions import SLOTS, Option, PluginInfo, Problem
 from rlgen.errors import RlgenError
-from rlgen.naming import dns1123_label_error
+from rlgen.naming import HASH_LENGTH, MAX_RAYJOB_NAME, dns1035_label_error, dns1123_label_error
 from rlgen.spec import Spec
 
 #: The plugin a slot gets when the user picks none (DESIGN.md section 2).
@@ -27,6 +27,14 @@ DEFAULT_PLUGINS = {
     "rollout": "vllm",
     "sync": "flux",
 }
+
+def _run_name_error(run: str) -> str | None:
+    # The RayJob is named <run>-<hash>; KubeRay refuses names over 47 characters.
+    limit = MAX_RAYJOB_NAME - HASH_LENGTH - 1
+    if len(run) > limit:
+        return f"'{run}' gives a RayJob name over {MAX_RAYJOB_NAME} characters (use at most {limit})"
+    return dns1035_label_error(run)
+
 
 #: Options of the generator itself, set as ``--set rlgen.NAME=VALUE``.
 CORE = PluginInfo(
@@ -50,7 +58,7 @@ CORE = PluginInfo(
                "registry.example.com/rl/rlgen-data:0.1.0"),
         Option("environment", "Platform overlay the cluster syncs", "production",
                choices=("production", "staging")),
-        Option("run", "Name of the first training run", "baseline", check=dns1123_label_error),
+        Option("run", "Name of the first training run", "baseline", check=_run_name_error),
     ),
 )
 

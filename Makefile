@@ -1,0 +1,31 @@
+# Set-up and the two everyday jobs; every target installs what it needs into .venv.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+RLGEN := $(VENV)/bin/rlgen
+# verl is installed without its dependencies: the tests only compose its Hydra config.
+VERL := verl==0.7.1
+
+.PHONY: setup demo test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml Makefile
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]' --config-settings editable_mode=strict
+	$(PY) -m pip install --quiet --no-deps '$(VERL)'
+	touch $@
+
+demo: setup
+	rm -rf demo
+	$(RLGEN) new demo --no-input
+	$(RLGEN) render demo --out demo/rendered
+
+test: setup
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) benchmarks/bench_cli.py
+
+clean:
+	rm -rf $(VENV) build demo
