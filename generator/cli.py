@@ -14,6 +14,9 @@ from rlgen.errors import RlgenError
 #: Command groups that live in their own modules, imported only when used.
 LAZY_GROUPS = {
     "data": ("rlgen.data.cli", "data_group", "Prepare and upload the training dataset."),
+    "run": ("rlgen.run_commands", "run_group", "Create, change, list and remove training runs."),
+    "diff": ("rlgen.diff", "diff_command", "Compare the rendered manifests of two revisions."),
+    "validate": ("rlgen.validation.command", "validate_command", "Render and validate every object."),
     "schemas": ("rlgen.crd_schemas", "schemas_group", "Convert CRDs into JSON schemas for validation."),
 }
 
