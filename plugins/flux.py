@@ -23,6 +23,11 @@ def rlgen_plugin():
     )
 
 
+def _source_name(url: str) -> str:
+    """One GitRepository per upstream repository, named like ``openkruise-agents``."""
+    return "-".join(url.rstrip("/").removesuffix(".git").split("/")[-2:]).lower()
+
+
 def _meta(name: str) -> dict:
     return {"name": name, "namespace": FLUX_NAMESPACE}
 
@@ -41,20 +46,27 @@ def rlgen_sync_files(ctx, stages):
     o = ctx.options(NAME)
     files: dict[str, list] = {}
     names_of: dict[str, list[str]] = {}
+    sources: dict[tuple[str, str], str] = {}
     for stage in stages:
         docs, names = [], []
         depends = [n for dep in stage.depends_on for n in names_of[dep]]
         for up in stage.upstream:
-            docs.append({
-                "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-                "metadata": _meta(up.name),
-                # Pinned to a tag: an upstream push never changes the cluster.
-                "spec": {"interval": "1h", "url": up.url, "ref": {"tag": up.tag}},
-            })
+            if (up.url, up.tag) not in sources:
+                source = _source_name(up.url)
+                if source in sources.values():
+                    source += "-" + up.tag.replace(".", "-").lower()
+                sources[(up.url, up.tag)] = source
+                docs.append({
+                    "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                    "metadata": _meta(source),
+                    # Pinned to a tag: an upstream push never changes the cluster.
+                    "spec": {"interval": "1h", "url": up.url, "ref": {"tag": up.tag}},
+                })
+            source = sources[(up.url, up.tag)]
             extra = {"wait": True}
             if up.images:
                 extra["images"] = [dict(i) for i in up.images]
-            docs.append(_kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": up.name},
+            docs.append(_kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
                                        depends, o["interval"], **extra))
             names.append(up.name)
         if stage.path:
