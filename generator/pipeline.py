@@ -5,7 +5,7 @@ their contributions and returns a :class:`FileTree`; nothing here touches the di
 """
 from __future__ import annotations
 
-from rlgen import __version__, answers, runs, skeleton, trainer_config, yamlio
+from rlgen import __version__, answers, crd_schemas, runs, skeleton, trainer_config, yamlio
 from rlgen.contributions import SLOTS, Stage
 from rlgen.dataset_job import dataset_job, service_account
 from rlgen.errors import RlgenError
@@ -109,6 +109,9 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     for files in _slot_order(pm.hook.rlgen_files(ctx=ctx)):
         for path, text in sorted((files or {}).items()):
             tree.add(path, text)
+
+    for path, content in crd_schemas.bundled_schemas().items():
+        tree.add(f"schemas/{path}", content)
 
     run_doc = trainer_config.run_config(spec, run)
     tree.add(f"runs/{run}/{spec.run_config_key}", yamlio.dump(run_doc))

@@ -1,0 +1,97 @@
+"""``rlgen validate``: render every root, check every object against its schema and the
+semantic rules, print the findings grouped by file and object."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from rlgen.errors import ProblemsFound, RlgenError
+
+
+def repo_root(start: Path) -> Path:
+    for folder in [start, *start.parents]:
+        if (folder / "rlgen.yaml").is_file():
+            return folder
+    raise RlgenError(f"{start} is not inside an rlgen repository (no rlgen.yaml)")
+
+
+def default_locations(repo: Path) -> list[str]:
+    from rlgen.validation.schema import schema_dir_locations
+
+    locations = []
+    if env := os.environ.get("RLGEN_SCHEMA_DIR"):
+        locations += schema_dir_locations(env)
+    if (repo / "schemas").is_dir():
+        locations.append(str(repo / "schemas") + "/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
+    return locations + ["default"]
+
+
+def collect(repo: Path, target: Path):
+    """Every rendered object of ``target`` and the plain manifests under clusters/."""
+    from ruamel.yaml import YAML
+
+    from rlgen.render import render_all
+    from rlgen.validation.semantics import Rendered
+
+    yaml = YAML(typ="safe")
+    objects = []
+    base = repo if target == repo else target
+    for root, text in render_all(target):
+        source = (base / root).relative_to(repo).as_posix() if target != repo else root.as_posix()
+        objects += [Rendered(source, d) for d in yaml.load_all(text) if d]
+    if target == repo:
+        for path in sorted((repo / "clusters").rglob("*.yaml")):
+            objects += [Rendered(path.relative_to(repo).as_posix(), d) for d in yaml.load_all(path.read_text()) if d]
+    return objects
+
+
+@click.command("validate")
+@click.argument("target", required=False, type=click.Path(path_type=Path, exists=True), default=Path("."))
+@click.option("--schema-location", "locations", multiple=True, metavar="TEMPLATE",
+              help="kubeconform-style schema location (repeatable); default: RLGEN_SCHEMA_DIR, "
+                   "the repository's schemas/, then kubeconform's default.")
+@click.option("--output", type=click.Choice(["table", "json"]), default=None,
+              help="Output format (default: a table on a terminal, json otherwise).")
+def validate_command(target: Path, locations, output):
+    """Render TARGET (default: the whole repository) and validate every object."""
+    from rlgen import yamlio
+    from rlgen.validation.schema import SchemaValidator
+    from rlgen.validation.semantics import Finding, check
+
+    target = target.resolve()
+    repo = repo_root(target)
+    answers = yamlio.load((repo / "rlgen.yaml").read_text()) or {}
+    external = (answers.get("external") or {}).get("secrets", [])
+    objects = collect(repo, target)
+    validator = SchemaValidator(list(locations) or default_locations(repo), cache_dir=repo / ".rlgen-cache")
+    findings = [Finding(o.source, o.label, message) for o in objects for message in validator.validate(o.obj)]
+    findings += check(objects, external)
+    report(findings, len(objects), output or ("table" if sys.stdout.isatty() else "json"))
+    if findings:
+        raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
+
+
+def report(findings, checked: int, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"checked": checked, "problems": [f.__dict__ for f in findings]}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not findings:
+        console.print(f"{checked} objects valid.")
+        return
+    table = Table(title=f"{len(findings)} problem(s) in {checked} objects")
+    for column in ("file", "object", "problem"):
+        table.add_column(column)
+    last = (None, None)
+    for f in sorted(findings, key=lambda f: (f.source, f.obj)):
+        key = (f.source, f.obj)
+        table.add_row(*(("", "") if key == last else key), f.message)
+        last = key
+    console.print(table)
