@@ -6,13 +6,24 @@ the sync engine prunes the old one.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
-from rlgen import kustomize, yamlio
+from ruamel.yaml.comments import CommentedMap
+
+from rlgen import kustomize, trainer_config, yamlio
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.spec import Spec
 
 RENAME_TRANSFORMER = "rayjob-name"
+INDEX = Path("runs") / "kustomization.yaml"
+
+#: verl keys a run may not change, with the reason: the RayJob's resources come from these.
+SHARED_WITH_RAYJOB = {
+    "trainer.n_gpus_per_node": "it must match the GPUs the RayJob requests (rlgen.gpus_per_node)",
+    "trainer.nnodes": "it must match the Ray nodes of the RayJob (rlgen.nnodes)",
+}
 
 
 def run_kustomization(spec: Spec, run: str, rayjob_name: str | None) -> str:
@@ -62,3 +73,60 @@ def name_run(repo: Path, spec: Spec, run: str) -> str:
 def runs_index(runs: list[str]) -> str:
     doc = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": sorted(runs)}
     return yamlio.dump(doc, "The active training runs: removing one here (or its folder) prunes its RayJob.")
+
+
+def folder(repo: Path, run: str) -> Path:
+    return repo / "runs" / run
+
+
+def active(repo: Path) -> list[str]:
+    """The runs ``runs/kustomization.yaml`` lists, i.e. the ones the cluster gets."""
+    doc = yamlio.load((repo / INDEX).read_text()) or {}
+    return [str(r) for r in doc.get("resources") or []]
+
+
+def write_index(repo: Path, runs: list[str]) -> None:
+    # Edit the loaded document, so comments a user added to the index survive.
+    doc = yamlio.load((repo / INDEX).read_text())
+    doc["resources"] = sorted(runs)
+    (repo / INDEX).write_text(yamlio.dump(doc))
+
+
+def pinned_name(repo: Path, run: str) -> str | None:
+    """The RayJob name ``name_run`` pinned into the run's kustomization."""
+    doc = yamlio.load((folder(repo, run) / "kustomization.yaml").read_text()) or {}
+    for transformer in doc.get("transformers") or []:
+        t = yamlio.load(transformer) if isinstance(transformer, str) else transformer
+        if isinstance(t, dict) and (t.get("metadata") or {}).get("name") == RENAME_TRANSFORMER:
+            return json.loads(t["patch"])[0]["value"]
+    return None
+
+
+def owned_keys(spec: Spec, run: str) -> dict[str, str]:
+    """Keys ``rlgen run`` refuses to change, with the reason."""
+    per_run = {key: "rlgen writes it into every run.yaml (experiment names and checkpoints are per run)"
+               for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
+    return {**per_run, **SHARED_WITH_RAYJOB}
+
+
+def changes(spec: Spec, run: str, run_doc: dict) -> dict[str, Any]:
+    """What a run's ``run.yaml`` changes in the base trainer config, as flat keys in order."""
+    own = owned_keys(spec, run)
+    return {k: v for k, v in sorted(trainer_config.flatten(run_doc).items()) if k not in own}
+
+
+def show(value: Any) -> str:
+    """A value as reviewers read it in commit messages and diffs (JSON is also YAML)."""
+    return json.dumps(value, default=str)
+
+
+def set_keys(run_doc: CommentedMap, values: dict[str, Any]) -> None:
+    """Set flat ``values`` in a loaded ``run.yaml``, keeping its comments and key order."""
+    for key, value in values.items():
+        node = run_doc
+        *parents, leaf = key.split(".")
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                node[part] = CommentedMap()
+            node = node[part]
+        node[leaf] = value

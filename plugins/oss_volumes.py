@@ -2,7 +2,7 @@
 authenticates (an AccessKey Secret or an RRSA role)."""
 from __future__ import annotations
 
-from rlgen.contributions import Option, Resource
+from rlgen.contributions import Option, Patch, Resource
 
 CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 
@@ -80,3 +80,15 @@ def pipeline_env(ctx, options: dict) -> list[dict]:
         {"name": "OSS_REGION", "value": options["region"]},
         {"name": "OSS_ENDPOINT", "value": endpoint(options)},
     ]
+
+
+def pipeline_patch(ctx, env: list[dict], comment: str) -> Patch:
+    """Add ``env`` to the dataset Job's container (its name carries a hash, so match its label)."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": ctx.spec.dataset_job},
+        "spec": {"template": {"spec": {"containers": [{"name": "pipeline", "env": env}]}}},
+    }
+    return Patch("platform", {"kind": "Job", "labelSelector": f"app.kubernetes.io/name={ctx.spec.dataset_job}"},
+                 job, comment)

@@ -5,14 +5,18 @@ small WSGI adapter that bridges what the SDK and moto disagree on (see
 shared/reference/oss-test-server.md):
 
 1. the OSS ``Authorization`` header becomes a dummy AWS SigV4 one for us-east-1 (moto does
-   not verify signatures but reads the region from the credential scope);
+   not verify signatures but reads the region from the credential scope; presigned URLs
+   are not supported);
 2. XML responses lose the S3 namespace (the SDK strips it only from the root tag) and
    ``ListPartsResponse`` is renamed ``ListPartsResult``;
 3. ``x-oss-meta-*`` request headers become ``x-amz-meta-*`` and back on responses;
-4. a HEAD error gets the ``x-oss-err`` header the SDK reads its error code from.
+4. a HEAD error gets the ``x-oss-err`` header the SDK reads its error code from;
+5. as OSS does, the CRC-64 of every object written is computed while its body arrives and
+   sent in the ``x-oss-hash-crc64ecma`` header of the PUT and of every HEAD (moto has none;
+   a multipart object's CRC combines its parts').
 
 Only XML responses are buffered; object bodies stream through. ``inject_faults`` makes the
-server answer some requests with 503, to test retries.
+server answer some requests with 503, ``corrupt_uploads`` flips a byte of some uploads.
 """
 from __future__ import annotations
 
@@ -20,11 +24,14 @@ import base64
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 
 # moto enforces S3's 5 MiB minimum part size at import time; OSS allows 100 KiB.
 os.environ.setdefault("S3_UPLOAD_PART_MIN_SIZE", "102400")
 
+import crcmod  # noqa: E402
+from alibabacloud_oss_v2.crc import Crc64  # noqa: E402
 from moto.backends import get_backend  # noqa: E402
 from moto.core import DEFAULT_ACCOUNT_ID  # noqa: E402
 from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app  # noqa: E402
@@ -35,8 +42,8 @@ _DUMMY_AUTH = (
     "AWS4-HMAC-SHA256 Credential=AKIDTEST/20240101/us-east-1/s3/aws4_request, "
     "SignedHeaders=host, Signature=" + "0" * 64
 )
-# Query parameters of an OSS presigned URL; moto would take them for S3 sub-resources.
-_PRESIGN_PARAMS = re.compile(r"(^|&)(x-oss-[a-z-]+|OSSAccessKeyId|Expires|Signature)=[^&]*", re.I)
+_KEY_ID = re.compile(r"Credential=([^/,\s]+)")
+_CRC64 = crcmod.mkCrcFun(0x142F0E1EBA9EA3693, initCrc=0, xorOut=0xFFFFFFFFFFFFFFFF, rev=True)
 _CODE = re.compile(rb"<Code>([^<]+)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
 
@@ -76,6 +83,45 @@ class _Faults:
             return True
 
 
+class _CrcTee:
+    """A request body that computes the CRC-64 of what the server reads from it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.crc = 0
+        self.size = 0
+
+    def read(self, *args):
+        data = self._stream.read(*args)
+        self.crc = _CRC64(data, self.crc)
+        self.size += len(data)
+        return data
+
+    def readline(self, *args):
+        data = self._stream.readline(*args)
+        self.crc = _CRC64(data, self.crc)
+        self.size += len(data)
+        return data
+
+
+class _FlipFirstByte:
+    """A request body whose first byte arrives inverted: data damaged on the way."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._flipped = False
+
+    def read(self, *args):
+        data = self._stream.read(*args)
+        if data and not self._flipped:
+            self._flipped = True
+            data = bytes([data[0] ^ 0xFF]) + data[1:]
+        return data
+
+    def readline(self, *args):
+        return self._stream.readline(*args)
+
+
 class OssAdapter:
     """WSGI middleware between the OSS SDK and moto's S3 app."""
 
@@ -83,15 +129,38 @@ class OssAdapter:
         self.app = app
         self.bucket_exists = bucket_exists
         self.faults = _Faults()
+        self.corruptions = _Faults()
+        self.latency = 0.0
         self.requests: list[tuple[str, str]] = []
+        self.signers: set[tuple[str, str]] = set()
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._crc: dict[tuple[str, str], int] = {}  # (bucket, key) -> CRC-64 of the last write
+        self._part_crc: dict[tuple[str, int], tuple[int, int]] = {}  # (upload id, part) -> (CRC, size)
         self._lock = threading.Lock()
 
     def __call__(self, environ, start_response):
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            time.sleep(self.latency)
+            return self._handle(environ, start_response)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _handle(self, environ, start_response):
         method = environ["REQUEST_METHOD"]
+        key_id = _KEY_ID.search(environ.get("HTTP_AUTHORIZATION", ""))
         with self._lock:
             self.requests.append((method, environ.get("PATH_INFO", "")))
+            self.signers.add((key_id.group(1) if key_id else "", environ.get("HTTP_X_OSS_SECURITY_TOKEN", "")))
         if self.faults.take():
             return self._fault(environ, start_response)
+        if method == "PUT" and int(environ.get("CONTENT_LENGTH") or 0) and self.corruptions.take():
+            environ["wsgi.input"] = _FlipFirstByte(environ["wsgi.input"])
+        tee = environ["wsgi.input"] = _CrcTee(environ["wsgi.input"])
         self._translate_request(environ)
 
         captured = {}
@@ -104,6 +173,10 @@ class OssAdapter:
         status, headers = captured["status"], self._translate_headers(captured["headers"])
         content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
         is_error = int(status.split()[0]) >= 400
+        if not is_error:
+            crc = self._track_crc(method, environ, tee)
+            if crc is not None:
+                headers.append(("x-oss-hash-crc64ecma", str(crc)))
         if "xml" not in content_type and not (method == "HEAD" and is_error):
             start_response(status, headers)
             return body
@@ -125,10 +198,6 @@ class OssAdapter:
     def _translate_request(environ) -> None:
         if environ.get("HTTP_AUTHORIZATION"):
             environ["HTTP_AUTHORIZATION"] = _DUMMY_AUTH
-        query = environ.get("QUERY_STRING", "")
-        if "x-oss-signature" in query.lower() or "OSSAccessKeyId" in query:
-            environ["QUERY_STRING"] = _PRESIGN_PARAMS.sub("", query).lstrip("&")
-            environ["HTTP_AUTHORIZATION"] = _DUMMY_AUTH
         for key in [k for k in environ if k.startswith("HTTP_X_OSS_META_")]:
             environ["HTTP_X_AMZ_META_" + key[len("HTTP_X_OSS_META_"):]] = environ.pop(key)
 
@@ -140,6 +209,28 @@ class OssAdapter:
                 name = "x-oss-meta-" + name[len("x-amz-meta-"):]
             out.append((name, value))
         return out
+
+    def _track_crc(self, method: str, environ, tee: _CrcTee) -> int | None:
+        """Record the CRC-64 of what a successful request wrote; the CRC to answer with."""
+        bucket, _, key = environ.get("PATH_INFO", "").lstrip("/").partition("/")
+        query = dict(pair.partition("=")[::2] for pair in environ.get("QUERY_STRING", "").split("&"))
+        with self._lock:
+            if method == "PUT" and "uploadId" in query:
+                self._part_crc[(query["uploadId"], int(query["partNumber"]))] = (tee.crc, tee.size)
+                return tee.crc
+            if method == "PUT" and key:
+                self._crc[(bucket, key)] = tee.crc
+                return tee.crc
+            if method == "POST" and "uploadId" in query:
+                crc = 0
+                for upload_id, number in sorted(p for p in self._part_crc if p[0] == query["uploadId"]):
+                    part_crc, size = self._part_crc.pop((upload_id, number))
+                    crc = Crc64.combine(crc, part_crc, size)
+                self._crc[(bucket, key)] = crc
+                return crc
+            if method == "HEAD" and key:
+                return self._crc.get((bucket, key))
+        return None
 
     def _head_error(self, status: str, data: bytes, path: str) -> bytes:
         code, message = _CODE.search(data), _MESSAGE.search(data)
@@ -204,14 +295,39 @@ class OssTestServer:
     def faults_served(self) -> int:
         return self.adapter.faults.served
 
+    def corrupt_uploads(self, count: int) -> None:
+        """Flip the first byte of the next ``count`` uploaded bodies (PUT object or part)."""
+        self.adapter.corruptions = _Faults(remaining=count)
+
+    @property
+    def corruptions_served(self) -> int:
+        return self.adapter.corruptions.served
+
     def reset_log(self) -> None:
         with self.adapter._lock:
             self.adapter.requests.clear()
+            self.adapter.signers.clear()
+            self.adapter.max_in_flight = 0
+
+    def slow_down(self, seconds: float) -> None:
+        """Answer every request ``seconds`` late, as a distant endpoint would."""
+        self.adapter.latency = seconds
 
     @property
     def requests(self) -> list[tuple[str, str]]:
+        """(method, path) of every request since the last :meth:`reset_log`, in arrival order."""
         with self.adapter._lock:
             return list(self.adapter.requests)
+
+    @property
+    def signers(self) -> set[tuple[str, str]]:
+        """(AccessKey id, security token) pairs the requests were signed with."""
+        with self.adapter._lock:
+            return set(self.adapter.signers)
+
+    @property
+    def max_in_flight(self) -> int:
+        return self.adapter.max_in_flight
 
     @property
     def _backend(self):
@@ -226,4 +342,6 @@ class OssTestServer:
         return {key: obj.value for key, obj in bucket_obj.keys.items()}
 
     def metadata(self, bucket: str, key: str) -> dict[str, str]:
-        return dict(self._backend.get_object(bucket, key).metadata)
+        """An object's user metadata (``x-oss-meta-NAME``) as NAME -> value."""
+        stored = self._backend.get_object(bucket, key).metadata
+        return {k[len("x-amz-meta-"):]: v for k, v in stored.items() if k.startswith("x-amz-meta-")}

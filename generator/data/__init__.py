@@ -1,0 +1,15 @@
+"""The dataset pipeline behind ``rlgen data``: the same code runs on a laptop and in the
+cluster's dataset Job.
+
+- :mod:`rlgen.data.prepare` maps a source data set to the parquet rows verl reads;
+- :mod:`rlgen.data.upload` copies the prepared folder to OSS with the OSS SDK;
+- :mod:`rlgen.data.credentials` picks RRSA or an AccessKey from the environment;
+- :mod:`rlgen.data.cli` is the ``rlgen data`` command group.
+
+Only this package's ``cli`` module is imported by ``rlgen``; the others pull in datasets,
+pyarrow and the OSS SDK, so they are imported when a command runs.
+"""
+
+#: Written by ``prepare`` beside the parquet files; ``upload`` sends it last, so a reader
+#: that finds it in the bucket also finds every file it lists.
+MANIFEST = "manifest.json"

@@ -1,0 +1,345 @@
+"""``rlgen data upload``: a prepared folder to ``oss://BUCKET/PREFIX`` with the OSS SDK.
+
+For each file, in a bounded pool of threads:
+
+1. hash it once, streaming (SHA-256 for identity, CRC-64/ECMA for the server's check);
+2. HEAD the object: when it already verifies (below), skip it;
+3. send it through the SDK's uploader, which reads the file part by part as it sends
+   (multipart from ``part_size`` on, parts in parallel), never the whole file at once;
+   the SHA-256 travels as ``x-oss-meta-sha256``;
+4. HEAD it again: the size, the stored SHA-256 and the CRC-64 that OSS computed over
+   the bytes it stored must all match ours.
+
+Retries: the SDK retries every request (5xx, throttling, broken connections) with
+exponential backoff and full jitter; a file that still fails with a retryable error, or
+does not verify, is sent again up to ``FILE_ATTEMPTS`` times. Any other failure stops the
+upload with one line that names the bucket, key or endpoint, never a credential.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import os
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import alibabacloud_oss_v2 as oss
+from alibabacloud_oss_v2.crc import Crc64
+from alibabacloud_oss_v2.endpoints import from_region
+
+from rlgen.data import MANIFEST
+from rlgen.data.credentials import CredentialsError, from_environment
+from rlgen.errors import RlgenError
+
+MiB = 1 << 20
+READ_CHUNK = MiB
+REQUEST_ATTEMPTS = 5
+FILE_ATTEMPTS = 3
+#: User metadata key: sent as ``x-oss-meta-sha256``.
+SHA256_KEY = "sha256"
+
+_URL = re.compile(r"oss://(?P<bucket>[^/]*)(?:/(?P<prefix>.*))?")
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\].]+)")
+
+
+@dataclass(frozen=True)
+class Target:
+    bucket: str
+    prefix: str  #: empty, or ending in "/"
+
+    def __str__(self) -> str:
+        return f"oss://{self.bucket}/{self.prefix}"
+
+
+def parse_target(url: str) -> Target:
+    match = _URL.fullmatch(url)
+    if not match:
+        raise RlgenError(f"'{url}' is not an oss://BUCKET/PREFIX URL")
+    bucket, prefix = match["bucket"], match["prefix"] or ""
+    if not _BUCKET.fullmatch(bucket):
+        raise RlgenError(f"'{bucket}' in '{url}' is not a bucket name (3-63 lowercase letters, digits, hyphens)")
+    parts = prefix.rstrip("/").split("/")
+    if prefix and any(part in ("", ".", "..") for part in parts):
+        raise RlgenError(f"the prefix of '{url}' has an empty, '.' or '..' part")
+    return Target(bucket, prefix.rstrip("/") + "/" if prefix else "")
+
+
+def resolve_endpoint(endpoint: str | None, region: str) -> str:
+    """``endpoint`` when given; else the region's endpoint: the internal one inside a
+    Kubernetes pod (ACK pods reach it from the VPC, and its traffic is free), else the
+    public one."""
+    if endpoint:
+        return endpoint if "://" in endpoint else f"https://{endpoint}"
+    return from_region(region, False, "internal" if os.environ.get("KUBERNETES_SERVICE_HOST") else "default")
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    path: Path
+    key: str
+    size: int
+
+
+def local_files(directory: Path, target: Target) -> list[LocalFile]:
+    paths = sorted((p for p in directory.rglob("*") if p.is_file()), key=lambda p: p.relative_to(directory).as_posix())
+    return [LocalFile(p, target.prefix + p.relative_to(directory).as_posix(), p.stat().st_size) for p in paths]
+
+
+@dataclass(frozen=True)
+class Digest:
+    size: int
+    sha256: str
+    crc64: int
+
+
+def digest_file(path: Path) -> Digest:
+    sha256, crc64, size = hashlib.sha256(), Crc64(0), 0
+    buffer = bytearray(READ_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buffer):
+            sha256.update(view[:n])
+            crc64.update(view[:n])
+            size += n
+    return Digest(size, sha256.hexdigest(), crc64.sum64())
+
+
+def mismatch(head, digest: Digest) -> str | None:
+    """Why the object HEAD describes is not the file ``digest`` describes, or None."""
+    if head.content_length != digest.size:
+        return f"size {head.content_length}, expected {digest.size}"
+    if (head.metadata or {}).get(SHA256_KEY) != digest.sha256:
+        return "its x-oss-meta-sha256 differs"
+    if head.hash_crc64 is None or int(head.hash_crc64) != digest.crc64:
+        return f"CRC-64 {head.hash_crc64}, expected {digest.crc64}"
+    return None
+
+
+class Progress:
+    """What an upload reports while it runs; the CLI draws it on a terminal."""
+
+    def start(self, files: int, total_bytes: int) -> None:
+        pass
+
+    def advance(self, nbytes: int) -> None:
+        pass
+
+    def file_done(self) -> None:
+        pass
+
+
+@dataclass
+class Summary:
+    target: Target
+    endpoint: str
+    credentials: str
+    uploaded: int = 0
+    uploaded_bytes: int = 0
+    skipped: int = 0
+    skipped_bytes: int = 0
+    seconds: float = 0.0
+
+
+class VerificationError(Exception):
+    """An uploaded object does not match its file, or cannot be checked."""
+
+
+class _FileError(Exception):
+    """Carries the key whose upload failed, for the error line."""
+
+    def __init__(self, key: str, error: Exception):
+        super().__init__(key)
+        self.key = key
+        self._error = error
+
+    def unwrap(self) -> Exception:
+        return self._error
+
+
+def make_client(region: str, endpoint: str, credentials, connections: int) -> oss.Client:
+    cfg = oss.config.load_default()
+    cfg.region = region
+    cfg.endpoint = endpoint
+    cfg.credentials_provider = credentials
+    cfg.retryer = oss.retry.StandardRetryer(max_attempts=REQUEST_ATTEMPTS, base_delay=0.2, max_backoff=10.0)
+    cfg.http_client = oss.transport.RequestsHttpClient(max_connections=connections)
+    # Each object's CRC-64 is checked against ours after upload; the SDK's own check per
+    # request would hash every byte a second time.
+    cfg.disable_upload_crc64_check = True
+    return oss.Client(cfg)
+
+
+def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
+           part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None) -> Summary:
+    """Upload every file under ``directory`` below ``url``; the whole command."""
+    target = parse_target(url)
+    if not region:
+        raise RlgenError("no OSS region: pass --region or set OSS_REGION (e.g. cn-hangzhou)")
+    files = local_files(directory, target)
+    if not files:
+        raise RlgenError(f"nothing to upload: {directory} holds no files")
+    credentials, kind = from_environment()
+    address = resolve_endpoint(endpoint, region)
+    client = make_client(region, address, credentials, connections=jobs * part_jobs)
+    run = _Upload(client, target, address, part_size, part_jobs, progress or Progress())
+    summary = Summary(target, address, kind)
+    started = time.monotonic()
+    try:
+        credentials.get_credentials()
+        run.check_access(files[0].key)
+        run.all(files, jobs, summary)
+    except Exception as exc:
+        raise RlgenError(run.explain(exc)) from None
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+class _Upload:
+    def __init__(self, client: oss.Client, target: Target, endpoint: str, part_size: int, part_jobs: int,
+                 progress: Progress):
+        self.client = client
+        self.target = target
+        self.endpoint = endpoint
+        self.uploader = oss.Uploader(client, part_size=part_size, parallel_num=part_jobs)
+        self.progress = progress
+        self.retryer = oss.retry.StandardRetryer()
+        self._lock = threading.Lock()
+
+    def check_access(self, key: str) -> None:
+        """One HEAD before the pool starts, so a wrong bucket, endpoint or key pair fails once."""
+        self._guarded(self.head, key)
+
+    def all(self, files: list[LocalFile], jobs: int, summary: Summary) -> None:
+        self.progress.start(len(files), sum(f.size for f in files))
+        manifest = [f for f in files if f.key == self.target.prefix + MANIFEST]
+        with concurrent.futures.ThreadPoolExecutor(jobs, thread_name_prefix="upload") as pool:
+            futures = [pool.submit(self._guarded, self.one, f, summary) for f in files if f not in manifest]
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    future.result()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+        for f in manifest:
+            self._guarded(self.one, f, summary)
+
+    @staticmethod
+    def _guarded(action, item, *args):
+        try:
+            return action(item, *args)
+        except Exception as exc:
+            raise _FileError(getattr(item, "key", item), exc) from None
+
+    def one(self, f: LocalFile, summary: Summary) -> None:
+        digest = digest_file(f.path)
+        head = self.head(f.key)
+        if head is not None and mismatch(head, digest) is None:
+            self._done(summary, digest.size, unreported=digest.size, skipped=True)
+            return
+        sent = 0
+
+        def on_progress(_increment: int, transferred: int, _total: int) -> None:
+            # Retried requests report their bytes again: count each byte once.
+            nonlocal sent
+            if transferred > sent:
+                self.progress.advance(transferred - sent)
+                sent = transferred
+
+        for attempt in range(1, FILE_ATTEMPTS + 1):
+            try:
+                self.send(f, digest, on_progress)
+                head = self.head(f.key)
+                if head is not None and head.hash_crc64 is None:
+                    raise VerificationError(f"cannot verify {f.key}: {self.endpoint} reports no CRC-64 of objects")
+                problem = "it is missing after upload" if head is None else mismatch(head, digest)
+            except Exception as exc:
+                if attempt == FILE_ATTEMPTS or not self.retryable(exc):
+                    raise
+                problem = "transfer failed"
+            if problem is None:
+                break
+            if attempt == FILE_ATTEMPTS:
+                raise VerificationError(f"{f.key} does not verify after {attempt} uploads: {problem}")
+            _backoff(attempt)
+        self._done(summary, digest.size, unreported=max(0, digest.size - sent), skipped=False)
+
+    def _done(self, summary: Summary, size: int, unreported: int, skipped: bool) -> None:
+        self.progress.advance(unreported)
+        with self._lock:
+            if skipped:
+                summary.skipped += 1
+                summary.skipped_bytes += size
+            else:
+                summary.uploaded += 1
+                summary.uploaded_bytes += size
+        self.progress.file_done()
+
+    def send(self, f: LocalFile, digest: Digest, on_progress) -> None:
+        request = oss.PutObjectRequest(bucket=self.target.bucket, key=f.key,
+                                       metadata={SHA256_KEY: digest.sha256}, progress_fn=on_progress)
+        self.uploader.upload_file(request, str(f.path))
+
+    def head(self, key: str):
+        """The object's HEAD, or None when there is no such object."""
+        try:
+            return self.client.head_object(oss.HeadObjectRequest(bucket=self.target.bucket, key=key))
+        except Exception as exc:
+            error = _service_error(exc)
+            if error is not None and error.code == "NoSuchKey":
+                return None
+            raise
+
+    def retryable(self, exc: Exception) -> bool:
+        return any(self.retryer.is_error_retryable(e) for e in _chain(exc))
+
+    def explain(self, exc: Exception) -> str:
+        """One line for the error that stopped the upload."""
+        chain = list(_chain(exc))
+        key = next((e.key for e in chain if isinstance(e, _FileError)), str(self.target))
+        for error in chain:
+            if isinstance(error, CredentialsError):
+                return f"cannot get OSS credentials: {error}"
+            if isinstance(error, oss.exceptions.CredentialsEmptyError):
+                return "cannot get OSS credentials: the provider returned none"
+            if isinstance(error, VerificationError):
+                return str(error)
+        service = _service_error(exc)
+        if service is not None:
+            if service.code == "NoSuchBucket":
+                return f"bucket '{self.target.bucket}' does not exist at {self.endpoint}"
+            if service.status_code == 403:
+                return f"access to {self.target} denied: {service.code}: {_one_line(service.message)}"
+            return f"OSS answered {service.status_code} {service.code} for {key}: {_one_line(service.message)}"
+        if any(isinstance(error, oss.exceptions.RequestError) for error in chain):
+            found = _ERRNO.search(" ".join(str(e) for e in chain))
+            reason = found.group(1).strip() if found else type(chain[-1]).__name__
+            return f"cannot reach OSS at {self.endpoint}: {reason}"
+        return f"upload of {key} failed: {_one_line(str(chain[-1]))}"
+
+
+def _chain(exc: BaseException):
+    """``exc`` and the errors the SDK wrapped in it, outermost first."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        unwrap = getattr(exc, "unwrap", None)
+        exc = unwrap() if callable(unwrap) else exc.__cause__
+
+
+def _service_error(exc: BaseException):
+    return next((e for e in _chain(exc) if isinstance(e, oss.exceptions.ServiceError)), None)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _backoff(attempt: int) -> None:
+    time.sleep(min(8.0, 0.5 * 2 ** attempt) * random.uniform(0.5, 1.0))

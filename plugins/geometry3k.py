@@ -1,0 +1,84 @@
+"""Dataset plugin: Geometry3K diagram problems in verl's vision-language format."""
+from __future__ import annotations
+
+import re
+
+from rlgen.contributions import DatasetFormat, PluginInfo, Problem
+from rlgen.hookspecs import hookimpl
+
+NAME = "geometry3k"
+SOURCE = "hiyouga/geometry3k"
+DEFAULT_MODEL = "Qwen/Qwen2.5-VL-3B-Instruct"
+IMAGE = "<image>"
+
+INSTRUCTION = (
+    "You FIRST think about the reasoning process as an internal monologue and then provide the final answer. "
+    "The reasoning process MUST BE enclosed within <think> </think> tags. "
+    r"The final answer MUST BE put in \boxed{}."
+)
+
+_VISION_MODEL = re.compile(r"vl|vision", re.IGNORECASE)
+
+
+def map_row(row: dict, split: str, index: int) -> dict:
+    problem, images = row["problem"], list(row["images"] or [])
+    answer = "" if row["answer"] is None else str(row["answer"]).strip()
+    if not answer:
+        raise ValueError("answer is empty")
+    if not all(isinstance(image, dict) and image.get("bytes") for image in images):
+        raise ValueError("an image has no bytes")
+    # verl puts image i where the i-th placeholder stands; a count that differs breaks the
+    # processor's token alignment for the whole batch.
+    if problem.count(IMAGE) != len(images):
+        raise ValueError("the number of <image> placeholders differs from the number of images")
+    return {
+        "data_source": SOURCE,
+        "prompt": [{"role": "user", "content": f"{problem} {INSTRUCTION}"}],
+        "images": [{"bytes": image["bytes"], "path": image.get("path")} for image in images],
+        "ability": "math",
+        "reward_model": {"style": "rule", "ground_truth": answer},
+        "extra_info": {"split": split, "index": index, "answer": answer, "question": problem},
+    }
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME,
+        slot="dataset",
+        summary="Geometry3K diagram problems for a vision-language model",
+    )
+
+
+@hookimpl
+def rlgen_dataset_format():
+    return DatasetFormat(
+        name=NAME,
+        source=SOURCE,
+        columns=("problem", "answer", "images"),
+        map_row=map_row,
+        default_model=DEFAULT_MODEL,
+        vision=True,
+    )
+
+
+@hookimpl
+def rlgen_check(ctx):
+    if not _VISION_MODEL.search(ctx.spec.model.split("/")[-1]):
+        return [Problem(
+            f"geometry3k prompts carry images, but model '{ctx.spec.model}' looks text-only: pick a "
+            f"vision-language model, e.g. --set rlgen.model={DEFAULT_MODEL}", (NAME, "rlgen"))]
+    return []
+
+
+@hookimpl
+def rlgen_readme(ctx):
+    return [
+        "## Dataset: Geometry3K\n"
+        f"The dataset Job maps `{ctx.spec.dataset_source}` to verl's vision rows (the diagram as an image, "
+        f"one `<image>` placeholder per image, the answer in `\\boxed{{}}`) and uploads train/test parquet to "
+        f"`oss://<bucket>/{ctx.spec.dataset_bucket_prefix()}`, which the trainer reads as "
+        f"`{ctx.spec.data_file('train')}`. Rows whose placeholders and images disagree are dropped and listed "
+        f"in the uploaded `manifest.json`. The model, `{ctx.spec.model}`, must be a vision-language model; "
+        "verl's geo3k reward needs the `mathruler` package in the training image."
+    ]

@@ -1,0 +1,54 @@
+"""Dataset plugin shipped outside rlgen: MATH competition problems in the row format of
+verl's own ``examples/data_preprocess/math_dataset.py``, scored by verl's MATH reward."""
+from __future__ import annotations
+
+from rlgen.contributions import DatasetFormat, PluginInfo
+from rlgen.hookspecs import hookimpl
+
+NAME = "example-math"
+#: verl picks its MATH reward function from this data_source.
+SOURCE = "DigitalLearningGmbH/MATH-lighteval"
+INSTRUCTION = "Let's think step by step and output the final answer within \\boxed{}."
+
+
+def last_boxed(solution: str) -> str:
+    """The content of the last ``\\boxed{...}``, braces balanced."""
+    start = solution.rfind("\\boxed{")
+    if start < 0:
+        raise ValueError("solution has no \\boxed{} answer")
+    depth, begin = 0, start + len("\\boxed{")
+    for pos in range(begin - 1, len(solution)):
+        depth += {"{": 1, "}": -1}.get(solution[pos], 0)
+        if depth == 0:
+            return solution[begin:pos]
+    raise ValueError("unbalanced \\boxed{")
+
+
+def map_row(row: dict, split: str, index: int) -> dict:
+    return {
+        "data_source": SOURCE,
+        "prompt": [{"role": "user", "content": f"{row['problem']} {INSTRUCTION}"}],
+        "ability": "math",
+        "reward_model": {"style": "rule", "ground_truth": last_boxed(row["solution"])},
+        "extra_info": {"split": split, "index": index},
+    }
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(name=NAME, slot="dataset", summary="MATH competition problems (example third-party plugin)")
+
+
+@hookimpl
+def rlgen_dataset_format():
+    return DatasetFormat(NAME, SOURCE, ("problem", "solution"), map_row, default_model="Qwen/Qwen2.5-3B-Instruct")
+
+
+@hookimpl
+def rlgen_readme(ctx):
+    return [
+        "## Dataset: MATH (example-math plugin)\n"
+        f"Rows of `{ctx.spec.dataset_source}` with the final `\\boxed{{}}` answer as ground truth, read by "
+        f"the trainer from `{ctx.spec.dataset_dir()}`. The dataset Job's image must have the "
+        "`rlgen-example-math` distribution installed beside rlgen."
+    ]
