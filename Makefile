@@ -16,10 +16,14 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet --no-deps '$(VERL)'
 	touch $@
 
+# Offline machines validate against the schema folder beside the checkout when there is one.
+SCHEMAS ?= $(wildcard $(abspath ../shared/schemas))
+
 demo: setup
 	rm -rf demo
 	$(RLGEN) new demo --no-input
 	$(RLGEN) render demo --out demo/rendered
+	RLGEN_SCHEMA_DIR=$(SCHEMAS) $(RLGEN) validate demo
 
 test: setup
 	$(PY) -m pytest

@@ -16,12 +16,14 @@ from ruamel.yaml import YAML
 
 from rlgen import kustomize
 from rlgen.errors import RlgenError
+from rlgen.gitrepo import git
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 
 
-def top_roots(tree: Path) -> list[Path]:
-    roots = kustomize.roots(tree)
+def top_roots(tree: Path, files: set[Path]) -> list[Path]:
+    # Only roots git would commit: an ignored folder (rendered/, a cache) is not the repository.
+    roots = [r for r in kustomize.roots(tree) if any(r / n in files for n in kustomize.KUSTOMIZATION_FILES)]
     listed = {(root / entry).resolve() for root in roots for entry in _resources(root)}
     return [r for r in roots if r.resolve() not in listed]
 
@@ -40,12 +42,11 @@ def _resources_of(text: str) -> tuple[str, ...]:
     return tuple(str(entry) for entry in doc.get("resources") or [])
 
 
-def plain_files(tree: Path) -> list[Path]:
+def plain_files(files: set[Path]) -> list[Path]:
     """YAML files that no kustomization folder holds and that contain Kubernetes objects."""
-    files = _files(tree)
     folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
     found = []
-    for path in files:
+    for path in sorted(files):
         if path.suffix not in (".yaml", ".yml") or any(p in folders for p in path.parents):
             continue
         if split(path.read_text()):
@@ -53,13 +54,12 @@ def plain_files(tree: Path) -> list[Path]:
     return found
 
 
-def _files(tree: Path) -> list[Path]:
-    """Files below ``tree`` outside hidden folders (.git, .github), in a stable order."""
-    out = []
-    for folder, dirs, names in os.walk(tree):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        out += [Path(folder) / n for n in names]
-    return sorted(out)
+def committable(tree: Path) -> set[Path]:
+    """The files git would commit: tracked or untracked but not ignored, outside hidden folders
+    (.github holds workflows, not cluster objects)."""
+    listing = git(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    paths = {tree / p for p in listing.split("\0") if p}
+    return {p for p in paths if p.is_file() and not any(part.startswith(".") for part in p.relative_to(tree).parts)}
 
 
 def _is_object(text: str) -> bool:
@@ -74,7 +74,8 @@ def split(text: str) -> list[str]:
 
 def render(trees: dict[str, Path]) -> dict[str, dict[str, list[str]]]:
     """``{label: {source: [document]}}`` for each checkout, all kustomize builds in parallel."""
-    jobs = [(label, tree, root) for label, tree in trees.items() for root in top_roots(tree)]
+    listed = {label: committable(tree) for label, tree in trees.items()}
+    jobs = [(label, tree, root) for label, tree in trees.items() for root in top_roots(tree, listed[label])]
     kustomize.command()
 
     def build(job):
@@ -90,6 +91,6 @@ def render(trees: dict[str, Path]) -> dict[str, dict[str, list[str]]]:
     for (label, tree, root), text in zip(jobs, texts):
         out[label][root.relative_to(tree).as_posix() or "."] = split(text)
     for label, tree in trees.items():
-        for path in plain_files(tree):
+        for path in plain_files(listed[label]):
             out[label][path.relative_to(tree).as_posix()] = split(path.read_text())
     return out

@@ -129,7 +129,7 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
         "run": run,
         "plugins": dict(selection.plugins),
         "secrets": [{"name": s.name, "namespace": s.namespace, "secret_keys": list(s.keys), "purpose": s.purpose,
-                     "used_by": s.used_by, "env": [skeleton.secret_env(s.name, k) for k in s.keys]}
+                     "used_by": s.used_by, "env": [skeleton.secret_env(s.name, k, len(s.keys) == 1) for k in s.keys]}
                     for s in secrets] + [{
                         "name": "hf-token", "namespace": spec.namespace, "secret_keys": ["token"],
                         "purpose": "optional Hugging Face token, only for private datasets",

@@ -32,15 +32,17 @@ def show(fmt: str) -> None:
         print(json.dumps({"plugins": data, "core_options": core}, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
+    from rich.markup import escape
 
-    table = Table(title="rlgen plugins (--plugin NAME, --set NAME.OPTION=VALUE)")
-    for column in ("slot", "plugin", "version", "summary", "options (default)"):
-        table.add_column(column)
+    console = Console(highlight=False, soft_wrap=True)
+    slot = None
     for row in data:
-        options = "\n".join(f"{o['name']}" + (" (required)" if o["required"] and o["default"] is None
-                                               else f" = {o['default']!r}") for o in row["options"])
-        name = row["name"] + (" *" if row["default"] else "")
-        table.add_row(row["slot"], name, row["version"], row["summary"], options)
-    Console().print(table)
-    Console().print("* default for its slot")
+        if row["slot"] != slot:
+            slot = row["slot"]
+            console.print(f"\n[bold]{slot}[/bold]")
+        mark = " [green](default)[/green]" if row["default"] else ""
+        console.print(f"  [bold cyan]{row['name']}[/bold cyan] {row['version']}{mark}: {escape(row['summary'])}")
+        for o in row["options"]:
+            value = "REQUIRED" if o["required"] and o["default"] is None else repr(o["default"])
+            console.print(f"      --set {row['name']}.{o['name']}={escape(value)}")
+            console.print(f"          [dim]{escape(o['help'])}[/dim]")

@@ -104,7 +104,7 @@ def rm(name: str):
     ws = open_workspace(Path.cwd())
     require_clean(ws.root)
     _require_run(ws, name)
-    rayjob = runs.pinned_name(ws.root, name)
+    rayjob = runs.pinned_name(ws.root, name) or f"of run {name}"
     folder = runs.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / runs.INDEX]) as change:
         shutil.rmtree(folder)

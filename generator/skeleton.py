@@ -22,6 +22,6 @@ def render(tree: FileTree, context: dict) -> None:
             tree.add(path.relative_to(root).as_posix(), path.read_bytes())
 
 
-def secret_env(secret: str, key: str) -> str:
+def secret_env(secret: str, key: str, only_key: bool) -> str:
     """The shell variable the README's ``kubectl create secret`` reads a value from."""
-    return f"{secret}_{key}".upper().replace("-", "_")
+    return (secret if only_key else f"{secret}_{key}").upper().replace("-", "_")

@@ -6,7 +6,10 @@ from typing import Any, Iterable
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import LiteralScalarString
+from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+
+#: Plain in YAML 1.2 but booleans to YAML 1.1 readers (kubectl's and Go's older parsers).
+_YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
 
 
 def _yaml() -> YAML:
@@ -26,7 +29,8 @@ def load_all(text: str) -> list[Any]:
 
 
 def literal_strings(value: Any) -> Any:
-    """Multi-line strings become ``|`` blocks so scripts and configs stay readable."""
+    """Multi-line strings become ``|`` blocks so scripts and configs stay readable, and
+    strings a YAML 1.1 reader would take for booleans are quoted."""
     if isinstance(value, dict):
         out = value if isinstance(value, CommentedMap) else CommentedMap()
         for k, v in list(value.items()):
@@ -42,6 +46,8 @@ def literal_strings(value: Any) -> Any:
         return out_seq
     if isinstance(value, str) and "\n" in value and not isinstance(value, LiteralScalarString):
         return LiteralScalarString(value)
+    if isinstance(value, str) and type(value) is str and value.lower() in _YAML11_BOOLEANS:
+        return SingleQuotedScalarString(value)
     return value
 
 

@@ -1,7 +1,7 @@
 """Storage plugin: OSS volumes and dataset uploads authenticated by an AccessKey Secret."""
 from __future__ import annotations
 
-from rlgen.contributions import Option, Patch, PluginInfo, SecretRef
+from rlgen.contributions import Option, PluginInfo, SecretRef
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1123_label_error
 from rlgen_plugins import oss_volumes
@@ -41,14 +41,7 @@ def rlgen_patches(ctx):
         from_secret("OSS_ACCESS_KEY_ID", "akId"),
         from_secret("OSS_ACCESS_KEY_SECRET", "akSecret"),
     ]
-    patch = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "any"},
-        "spec": {"template": {"spec": {"containers": [{"name": "pipeline", "env": env}]}}},
-    }
-    return [Patch("platform", {"kind": "Job", "labelSelector": f"app.kubernetes.io/name={ctx.spec.dataset_job}"},
-                  patch, "The dataset Job uploads with the same AccessKey the volumes use.")]
+    return [oss_volumes.pipeline_patch(ctx, env, "The dataset Job uploads with the same AccessKey the volumes use.")]
 
 
 @hookimpl

@@ -3,15 +3,11 @@ from __future__ import annotations
 
 from rlgen.contributions import Option, PluginInfo
 from rlgen.hookspecs import hookimpl
-from rlgen_plugins import training_image
+from rlgen_plugins import rollout_common
 
 NAME = "sglang"
 #: What verl (0.7.x) starts SGLang with when engine_kwargs.sglang names no attention_backend.
 VERL_ATTENTION_BACKEND = "fa3"
-
-
-def _positive(value) -> str | None:
-    return None if value > 0 else "must be > 0"
 
 
 @hookimpl
@@ -20,12 +16,8 @@ def rlgen_plugin():
         name=NAME,
         slot="rollout",
         summary="SGLang async rollout (verl's verlai/verl SGLang image)",
-        options=(
-            Option("tensor_parallel_size", "GPUs per rollout replica (must divide GPUs per node)", 2, int,
-                   check=_positive),
-            Option("gpu_memory_utilization", "Share of GPU memory SGLang reserves for weights and KV cache "
-                   "(its mem_fraction_static)", 0.5, float,
-                   check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
+        options=rollout_common.rollout_options(
+            "Share of GPU memory SGLang reserves for weights and KV cache (its mem_fraction_static)") + (
             Option("attention_backend", "SGLang attention kernels; flashinfer or triton where the GPU lacks "
                    "FlashAttention 3", VERL_ATTENTION_BACKEND, choices=("fa3", "flashinfer", "triton")),
         ),
@@ -34,17 +26,13 @@ def rlgen_plugin():
 
 @hookimpl
 def rlgen_check(ctx):
-    return training_image.check(ctx, NAME, "sglang", ctx.options(NAME)["tensor_parallel_size"])
+    return rollout_common.check(ctx, NAME, "sglang", ctx.options(NAME)["tensor_parallel_size"])
 
 
 @hookimpl
 def rlgen_trainer_config(ctx):
     o = ctx.options(NAME)
-    rollout = {
-        "name": "sglang",
-        "tensor_model_parallel_size": o["tensor_parallel_size"],
-        "gpu_memory_utilization": o["gpu_memory_utilization"],
-    }
+    rollout = rollout_common.rollout_config("sglang", o)
     # engine_kwargs.sglang goes straight to SGLang's server arguments: only what differs from verl.
     if o["attention_backend"] != VERL_ATTENTION_BACKEND:
         rollout["engine_kwargs"] = {"sglang": {"attention_backend": o["attention_backend"]}}
@@ -53,9 +41,9 @@ def rlgen_trainer_config(ctx):
 
 @hookimpl
 def rlgen_images(ctx):
-    return training_image.images(ctx, "sglang")
+    return rollout_common.images(ctx, "sglang")
 
 
 @hookimpl
 def rlgen_files(ctx):
-    return training_image.dockerfile(ctx, "sglang")
+    return rollout_common.dockerfile(ctx, "sglang")

@@ -97,6 +97,8 @@ def test_removing_a_run_removes_its_rayjob_and_configmap(repo):
 
 
 def test_no_differences_exit_zero(repo):
+    # Rendered output in the ignored rendered/ folder is not part of the repository.
+    rlgen(repo, "render", ".", "--out", "rendered")
     assert "no differences" in rlgen(repo, "diff", "--exit-code")
     assert "no differences" in rlgen(repo, "diff", "--format", "markdown")
 

@@ -189,3 +189,33 @@ def test_required_option_is_prompted_for_or_refused():
                        ask=lambda plugin, opt: asked.append(f"{plugin}.{opt.name}") or "a.example.com")
     assert asked == ["needs-domain.domain"]
     assert selection.answers["needs-domain"] == {"domain": "a.example.com"}
+
+
+def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
+    """On a real pseudo-terminal rlgen asks for the marketplace domain and records it."""
+    import pty
+    import sys
+    import time
+
+    target = tmp_path / "repo"
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-m", "rlgen", "new", str(target), "--plugin", "marketplace-sandbox"])
+    output, answered = b"", False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+        if not answered and b"marketplace-sandbox.domain" in output:
+            os.write(fd, b"sandbox.example.com\n")
+            answered = True
+    _, status = os.waitpid(pid, 0)
+    assert answered, output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, output.decode(errors="replace")
+    answers = YAML(typ="safe").load((target / "rlgen.yaml").read_text())
+    assert answers["options"]["marketplace-sandbox"] == {"domain": "sandbox.example.com"}

@@ -12,6 +12,10 @@ import click
 from rlgen.errors import ProblemsFound, RlgenError
 
 
+CRDS_CATALOG = ("https://raw.githubusercontent.com/datreeio/CRDs-catalog/main/"
+                "{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
+
+
 def repo_root(start: Path) -> Path:
     for folder in [start, *start.parents]:
         if (folder / "rlgen.yaml").is_file():
@@ -27,7 +31,8 @@ def default_locations(repo: Path) -> list[str]:
         locations += schema_dir_locations(env)
     if (repo / "schemas").is_dir():
         locations.append(str(repo / "schemas") + "/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
-    return locations + ["default"]
+    # kubeconform's default catalog has no CRDs; the community catalog has Flux's and Argo CD's.
+    return locations + ["default", CRDS_CATALOG]
 
 
 def collect(repo: Path, target: Path):

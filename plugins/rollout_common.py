@@ -1,8 +1,9 @@
-"""The training image both rollout plugins build: verl's dependency image for their engine,
-plus the verl checkout of the pinned release (the dependency images ship without verl)."""
+"""What both rollout plugins share: their options and rollout section, and the training image
+they build (verl's dependency image for the engine, plus the verl checkout of the pinned
+release, since the dependency images ship without verl)."""
 from __future__ import annotations
 
-from rlgen.contributions import Problem
+from rlgen.contributions import Option, Problem
 
 #: Official dependency images (Docker Hub verlai/verl) per verl release and engine.
 BASE_TAGS = {
@@ -10,6 +11,25 @@ BASE_TAGS = {
     "0.7.1": {"vllm": "vllm017.latest", "sglang": "sgl059.latest"},
 }
 BASE_REPOSITORY = "verlai/verl"
+
+
+def rollout_options(memory_help: str) -> tuple[Option, ...]:
+    """The options both engines share: how many GPUs a replica spans and its memory share."""
+    return (
+        Option("tensor_parallel_size", "GPUs per rollout replica (must divide GPUs per node)", 2, int,
+               check=lambda v: None if v > 0 else "must be > 0"),
+        Option("gpu_memory_utilization", memory_help, 0.5, float,
+               check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
+    )
+
+
+def rollout_config(engine: str, options: dict) -> dict:
+    """The trainer's rollout section for ``engine`` (verl's key names for both engines)."""
+    return {
+        "name": engine,
+        "tensor_model_parallel_size": options["tensor_parallel_size"],
+        "gpu_memory_utilization": options["gpu_memory_utilization"],
+    }
 
 
 def check(ctx, plugin: str, engine: str, tensor_parallel: int) -> list[Problem]:
