@@ -172,7 +172,9 @@ def rlgen_upstream_sources(ctx):
 
 @hookspec(firstresult=True)
 def rlgen_sync_files(ctx, stages):
-    """Return ``{path: object_or_list_of_objects}``: the sync engine's entry points.
+    """Return ``{path: [object, ...]}``: the sync engine's entry points.
+
+    An item may be ``(object, comment)`` to put a comment above that object in the file.
 
     Only the sync slot's plugin implements this. ``stages`` is the ordered list of
     :class:`rlgen.contributions.Stage` (infrastructure -> platform -> runs); the files must

@@ -103,8 +103,8 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     if not sync_files:
         raise RlgenError(f"sync plugin '{selection.plugins['sync']}' returns no rlgen_sync_files()")
     for path, docs in sorted(sync_files.items()):
-        docs = docs if isinstance(docs, list) else [docs]
-        tree.add(path, yamlio.dump_all(docs))
+        docs = [d if isinstance(d, tuple) else (d, "") for d in (docs if isinstance(docs, list) else [docs])]
+        tree.add(path, yamlio.dump_all([d for d, _ in docs], [c for _, c in docs]))
 
     for files in _slot_order(pm.hook.rlgen_files(ctx=ctx)):
         for path, text in sorted((files or {}).items()):

@@ -56,27 +56,30 @@ def rlgen_sync_files(ctx, stages):
                 if source in sources.values():
                     source += "-" + up.tag.replace(".", "-").lower()
                 sources[(up.url, up.tag)] = source
-                docs.append({
+                docs.append(({
                     "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
                     "metadata": _meta(source),
-                    # Pinned to a tag: an upstream push never changes the cluster.
                     "spec": {"interval": "1h", "url": up.url, "ref": {"tag": up.tag}},
-                })
+                }, "Upstream kustomize roots come from here, pinned to a tag: an upstream push never\n"
+                   "changes the cluster, and this repository's own roots still build offline."))
             source = sources[(up.url, up.tag)]
             extra = {"wait": True}
             if up.images:
                 extra["images"] = [dict(i) for i in up.images]
-            docs.append(_kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
-                                       depends, o["interval"], **extra))
+            docs.append((_kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
+                                        depends, o["interval"], **extra), up.comment))
             names.append(up.name)
         if stage.path:
             if stage.name == "runs":
-                # A RayJob has no Ready condition: waiting on it would block every later sync.
                 extra = {"wait": False}
+                comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
+                           "would block every later sync. Prune deletes the RayJob of a removed run.")
             else:
                 extra = {"wait": True, "timeout": o["platform_timeout"]}
-            docs.append(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
-                                       depends + [n for n in names], o["interval"], **extra))
+                comment = (f"Waits until every object of '{stage.name}' is ready (the dataset Job included)\n"
+                           "before the stages that depend on it start.")
+            docs.append((_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
+                                        depends + names, o["interval"], **extra), comment))
             names.append(stage.name)
         names_of[stage.name] = names
         if docs:

@@ -39,30 +39,29 @@ class CredentialsError(Exception):
 
 def from_environment() -> tuple[oss.CredentialsProvider, str]:
     """The credentials provider the environment calls for, and a line saying which it is."""
-    environ = os.environ
-    rrsa = [name for name in RRSA_VARIABLES if environ.get(name)]
+    rrsa = [name for name in RRSA_VARIABLES if os.environ.get(name)]
     if rrsa:
         missing = [name for name in RRSA_VARIABLES if name not in rrsa]
         if missing:
             raise RlgenError(f"RRSA is half configured: {', '.join(rrsa)} set but {', '.join(missing)} missing")
         return OidcRoleCredentialsProvider(
-            role_arn=environ["ALIBABA_CLOUD_ROLE_ARN"],
-            oidc_provider_arn=environ["ALIBABA_CLOUD_OIDC_PROVIDER_ARN"],
-            token_file=environ["ALIBABA_CLOUD_OIDC_TOKEN_FILE"],
-            sts_endpoint=sts_endpoint(environ),
+            role_arn=os.environ["ALIBABA_CLOUD_ROLE_ARN"],
+            oidc_provider_arn=os.environ["ALIBABA_CLOUD_OIDC_PROVIDER_ARN"],
+            token_file=os.environ["ALIBABA_CLOUD_OIDC_TOKEN_FILE"],
+            sts_endpoint=_sts_endpoint(),
         ), "RRSA (AssumeRoleWithOIDC)"
-    if all(environ.get(name) for name in ACCESS_KEY_VARIABLES):
+    if all(os.environ.get(name) for name in ACCESS_KEY_VARIABLES):
         return oss.credentials.EnvironmentVariableCredentialsProvider(), "AccessKey (OSS_ACCESS_KEY_ID)"
     raise RlgenError(
         f"no OSS credentials: set {', '.join(RRSA_VARIABLES)} (RRSA) or {' and '.join(ACCESS_KEY_VARIABLES)}")
 
 
-def sts_endpoint(environ) -> str:
+def _sts_endpoint() -> str:
     """The STS URL, from the variables ack-pod-identity-webhook injects (0.4.0 and later)."""
-    endpoint = environ.get("ALIBABA_CLOUD_STS_ENDPOINT", "")
+    endpoint = os.environ.get("ALIBABA_CLOUD_STS_ENDPOINT", "")
     if not endpoint:
-        region = environ.get("ALIBABA_CLOUD_STS_REGION", "")
-        vpc = environ.get("ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED", "").lower() == "true"
+        region = os.environ.get("ALIBABA_CLOUD_STS_REGION", "")
+        vpc = os.environ.get("ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED", "").lower() == "true"
         endpoint = f"{'sts-vpc' if vpc else 'sts'}.{region}.aliyuncs.com" if region else "sts.aliyuncs.com"
     return endpoint if "://" in endpoint else f"https://{endpoint}"
 
@@ -87,7 +86,8 @@ class OidcRoleCredentialsProvider(oss.CredentialsProvider):
         with self._lock:
             if self._credentials is None or time.time() >= self._renew_at:
                 self._credentials, expires = self._assume_role()
-                self._renew_at = expires - RENEW_BEFORE_SECONDS
+                # Sessions shorter than half an hour are renewed at half-time instead.
+                self._renew_at = expires - min(RENEW_BEFORE_SECONDS, (expires - time.time()) / 2)
             return self._credentials
 
     def _assume_role(self):
@@ -122,9 +122,7 @@ class OidcRoleCredentialsProvider(oss.CredentialsProvider):
         if not all(granted.get(k) for k in ("AccessKeyId", "AccessKeySecret", "SecurityToken", "Expiration")):
             raise CredentialsError("STS answered AssumeRoleWithOIDC without credentials")
         expires = calendar.timegm(time.strptime(granted["Expiration"], "%Y-%m-%dT%H:%M:%SZ"))
-        credentials = oss.Credentials(
-            granted["AccessKeyId"], granted["AccessKeySecret"], granted["SecurityToken"])
-        return credentials, expires
+        return oss.Credentials(granted["AccessKeyId"], granted["AccessKeySecret"], granted["SecurityToken"]), expires
 
 
 def _sts_error(exc: urllib.error.HTTPError) -> str:

@@ -56,11 +56,11 @@ def load_source(source: str, config: str | None) -> datasets.DatasetDict:
     path = Path(source)
     if path.is_file():
         raise RlgenError(f"source '{source}' is a file: pass the folder that holds its train and test files")
+    saved = (path / "dataset_dict.json").is_file() or (path / "state.json").is_file()
+    if saved and config:
+        raise RlgenError(f"source '{source}' was saved with save_to_disk: it has no configs to pick from")
     try:
-        if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
-            loaded = datasets.load_from_disk(str(path))
-        else:
-            loaded = datasets.load_dataset(source, config)
+        loaded = datasets.load_from_disk(str(path)) if saved else datasets.load_dataset(source, config)
     except Exception as exc:  # datasets raises a dozen types; each becomes one line
         raise RlgenError(f"cannot load source '{source}': {' '.join(str(exc).split()) or type(exc).__name__}") from None
     if not isinstance(loaded, datasets.DatasetDict):

@@ -190,6 +190,8 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
     summary = Summary(target, address, kind)
     started = time.monotonic()
     try:
+        # RRSA's STS exchange happens here, so that its failure is reported as such and
+        # not as the first request's.
         credentials.get_credentials()
         run.check_access(files[0].key)
         run.all(files, jobs, summary)
@@ -212,13 +214,13 @@ class _Upload:
 
     def check_access(self, key: str) -> None:
         """One HEAD before the pool starts, so a wrong bucket, endpoint or key pair fails once."""
-        self._guarded(self.head, key)
+        _for_key(key, self.head, key)
 
     def all(self, files: list[LocalFile], jobs: int, summary: Summary) -> None:
         self.progress.start(len(files), sum(f.size for f in files))
         manifest = [f for f in files if f.key == self.target.prefix + MANIFEST]
         with concurrent.futures.ThreadPoolExecutor(jobs, thread_name_prefix="upload") as pool:
-            futures = [pool.submit(self._guarded, self.one, f, summary) for f in files if f not in manifest]
+            futures = [pool.submit(_for_key, f.key, self.one, f, summary) for f in files if f not in manifest]
             try:
                 for future in concurrent.futures.as_completed(futures):
                     future.result()
@@ -227,14 +229,7 @@ class _Upload:
                     future.cancel()
                 raise
         for f in manifest:
-            self._guarded(self.one, f, summary)
-
-    @staticmethod
-    def _guarded(action, item, *args):
-        try:
-            return action(item, *args)
-        except Exception as exc:
-            raise _FileError(getattr(item, "key", item), exc) from None
+            _for_key(f.key, self.one, f, summary)
 
     def one(self, f: LocalFile, summary: Summary) -> None:
         digest = digest_file(f.path)
@@ -321,6 +316,14 @@ class _Upload:
             reason = found.group(1).strip() if found else type(chain[-1]).__name__
             return f"cannot reach OSS at {self.endpoint}: {reason}"
         return f"upload of {key} failed: {_one_line(str(chain[-1]))}"
+
+
+def _for_key(key: str, action, *args):
+    """``action(*args)``, its errors tagged with ``key``."""
+    try:
+        return action(*args)
+    except Exception as exc:
+        raise _FileError(key, exc) from None
 
 
 def _chain(exc: BaseException):
