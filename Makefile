@@ -30,6 +30,9 @@ test: setup
 
 bench: setup
 	$(PY) benchmarks/bench_cli.py
+	RLGEN_SCHEMA_DIR=$(SCHEMAS) $(PY) benchmarks/bench_validate.py
+	$(PY) benchmarks/bench_diff.py
+	$(PY) benchmarks/bench_data.py
 
 clean:
 	rm -rf $(VENV) build demo

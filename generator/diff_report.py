@@ -28,12 +28,12 @@ def _config_line(key: str, old, new) -> str:
     return f"{key}: {_value(new)}" if old is UNSET and new is not UNSET else f"{key}: {_value(old)} -> {_value(new)}"
 
 
-def _rayjobs(r: RunChange) -> str:
+def _rayjobs(r: RunChange, quote: str = "", arrow: str = "->") -> str:
     if r.status == "added":
-        return f"RayJob {r.new_rayjob}"
+        return f"RayJob {quote}{r.new_rayjob}{quote}"
     if r.status == "removed" or r.kept_name:
-        return f"RayJob {r.old_rayjob}"
-    return f"RayJob {r.old_rayjob} -> {r.new_rayjob}"
+        return f"RayJob {quote}{r.old_rayjob}{quote}"
+    return f"RayJob {quote}{r.old_rayjob}{quote} {arrow} {quote}{r.new_rayjob}{quote}"
 
 
 def _object_note(o: ObjectChange) -> str:
@@ -70,7 +70,7 @@ def markdown(c: Comparison, base: str, head: str) -> str:
         return parts[0]
     if c.runs:
         parts.append("\n**Runs**\n\n" + "".join(_run_markdown(r) for r in c.runs))
-    rows = "".join(f"| {SIGNS[o.status]} | {o.key.kind} `{o.key.namespace or '-'}/{o.key.name}`{_object_note(o)} "
+    rows = "".join(f"| {SIGNS[o.status]} | {o.key.kind} `{o.key.path}`{_object_note(o)} "
                    f"| `{o.key.source}` |\n" for o in c.objects)
     parts.append(f"\n**Objects**\n\n| | object | source |\n|---|---|---|\n{rows}")
     body = "".join(parts)
@@ -92,9 +92,8 @@ def markdown(c: Comparison, base: str, head: str) -> str:
 
 
 def _run_markdown(r: RunChange) -> str:
-    rayjobs = _rayjobs(r).replace("RayJob ", "RayJob `").replace(" -> ", "` → `") + "`"
     note = " " + KEPT_NAME.format(run=r.run) if r.kept_name else ""
-    lines = [f"- **`{r.run}`** {r.status}: {rayjobs}{note}\n"]
+    lines = [f"- **`{r.run}`** {r.status}: {_rayjobs(r, '`', '→')}{note}\n"]
     for key, old, new in r.config:
         shown = f"`{_value(new)}`" if old is UNSET else f"`{_value(old)}` → `{_value(new)}`"
         lines.append(f"  - `{key}`: {shown}\n")

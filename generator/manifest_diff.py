@@ -40,8 +40,12 @@ class Key:
     group: str
 
     @property
+    def path(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
     def label(self) -> str:
-        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+        return f"{self.kind} {self.path}"
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ def check(assignments: dict[str, Any], verl_version: str, in_use: Iterable[str] 
     ``in_use``: keys the repository's trainer config sets, preferred when naming the closest key.
     """
     if verl_reference.VERSION != verl_version:
-        raise RlgenError(f"this rlgen checks keys of verl {verl_reference.VERSION}, but the repository "
-                         f"pins verl {verl_version}: use the rlgen release made for it")
+        raise RlgenError(f"this rlgen knows the config keys of verl {verl_reference.VERSION}, but the "
+                         f"repository pins verl {verl_version} (rlgen.verl_version): its keys cannot be checked")
     out: dict[str, Any] = {}
     for key, value in assignments.items():
         flat = flatten({key: value}) if isinstance(value, dict) and value else {key: value}

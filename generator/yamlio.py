@@ -28,6 +28,15 @@ def load_all(text: str) -> list[Any]:
     return [d for d in _yaml().load_all(text) if d is not None]
 
 
+def read_plain_all(text: str) -> list[Any]:
+    """Plain data of every document, for reading rendered manifests that are never written
+    back: libyaml through PyYAML is many times faster than a round-trip parser."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+
+
 def literal_strings(value: Any) -> Any:
     """Multi-line strings become ``|`` blocks so scripts and configs stay readable, and
     strings a YAML 1.1 reader would take for booleans are quoted."""

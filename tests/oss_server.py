@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 # moto enforces S3's 5 MiB minimum part size at import time; OSS allows 100 KiB.
 os.environ.setdefault("S3_UPLOAD_PART_MIN_SIZE", "102400")
 
-import crcmod  # noqa: E402
 from alibabacloud_oss_v2.crc import Crc64  # noqa: E402
 from moto.backends import get_backend  # noqa: E402
 from moto.core import DEFAULT_ACCOUNT_ID  # noqa: E402
@@ -43,7 +42,6 @@ _DUMMY_AUTH = (
     "SignedHeaders=host, Signature=" + "0" * 64
 )
 _KEY_ID = re.compile(r"Credential=([^/,\s]+)")
-_CRC64 = crcmod.mkCrcFun(0x142F0E1EBA9EA3693, initCrc=0, xorOut=0xFFFFFFFFFFFFFFFF, rev=True)
 _CODE = re.compile(rb"<Code>([^<]+)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
 
@@ -62,8 +60,8 @@ class _QuietHandler(MotoRequestHandler):
 
 
 @dataclass
-class _Faults:
-    """Every ``every``-th request answers 503 until ``remaining`` faults have been served."""
+class _EveryNth:
+    """Picks every ``every``-th request until it has picked ``remaining`` of them (``served``)."""
 
     remaining: int = 0
     every: int = 1
@@ -88,18 +86,21 @@ class _CrcTee:
 
     def __init__(self, stream):
         self._stream = stream
-        self.crc = 0
+        self._crc = Crc64(0)
         self.size = 0
 
+    @property
+    def crc(self) -> int:
+        return self._crc.sum64()
+
     def read(self, *args):
-        data = self._stream.read(*args)
-        self.crc = _CRC64(data, self.crc)
-        self.size += len(data)
-        return data
+        return self._seen(self._stream.read(*args))
 
     def readline(self, *args):
-        data = self._stream.readline(*args)
-        self.crc = _CRC64(data, self.crc)
+        return self._seen(self._stream.readline(*args))
+
+    def _seen(self, data: bytes) -> bytes:
+        self._crc.update(data)
         self.size += len(data)
         return data
 
@@ -128,8 +129,8 @@ class OssAdapter:
     def __init__(self, app, bucket_exists):
         self.app = app
         self.bucket_exists = bucket_exists
-        self.faults = _Faults()
-        self.corruptions = _Faults()
+        self.faults = _EveryNth()
+        self.corruptions = _EveryNth()
         self.latency = 0.0
         self.requests: list[tuple[str, str]] = []
         self.signers: set[tuple[str, str]] = set()
@@ -262,11 +263,10 @@ class OssAdapter:
 
 
 class OssTestServer:
-    """moto's S3 engine behind :class:`OssAdapter`, served on 127.0.0.1 on a free port."""
+    """moto's S3 engine behind :class:`OssAdapter`, served on 127.0.0.1 on a free port.
 
-    region = "cn-hangzhou"
-    access_key_id = "test-access-key-id"
-    access_key_secret = "test-access-key-secret"
+    moto keeps its state per process: give each test its own bucket.
+    """
 
     def __init__(self):
         self.adapter = OssAdapter(create_backend_app("s3"), lambda name: name in self._backend.buckets)
@@ -289,7 +289,7 @@ class OssTestServer:
 
     def inject_faults(self, count: int, every: int = 1) -> None:
         """Answer every ``every``-th request from now on with 503, ``count`` times in all."""
-        self.adapter.faults = _Faults(remaining=count, every=every)
+        self.adapter.faults = _EveryNth(remaining=count, every=every)
 
     @property
     def faults_served(self) -> int:
@@ -297,7 +297,7 @@ class OssTestServer:
 
     def corrupt_uploads(self, count: int) -> None:
         """Flip the first byte of the next ``count`` uploaded bodies (PUT object or part)."""
-        self.adapter.corruptions = _Faults(remaining=count)
+        self.adapter.corruptions = _EveryNth(remaining=count)
 
     @property
     def corruptions_served(self) -> int:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import pty
+import select
 import subprocess
 import sys
 import threading
@@ -23,7 +24,8 @@ from rlgen.errors import RlgenError
 
 SECRET = "s3cr3t-" + uuid.uuid4().hex
 KEYS = {"OSS_ACCESS_KEY_ID": "test-key-id", "OSS_ACCESS_KEY_SECRET": SECRET}
-NO_RRSA = {name: None for name in ("ALIBABA_CLOUD_ROLE_ARN", "ALIBABA_CLOUD_OIDC_PROVIDER_ARN",
+#: Variables of the developer's shell that would change what a test means.
+UNSET = {name: None for name in ("ALIBABA_CLOUD_ROLE_ARN", "ALIBABA_CLOUD_OIDC_PROVIDER_ARN",
                                     "ALIBABA_CLOUD_OIDC_TOKEN_FILE", "OSS_ENDPOINT", "OSS_REGION")}
 MiB = 1 << 20
 
@@ -58,7 +60,7 @@ def tree(root, small: int = 30, big: int = 0) -> dict[str, bytes]:
 
 def upload(server, folder, url, *args, env=None):
     return invoke("upload", folder, url, "--endpoint", server.endpoint, "--region", "cn-hangzhou", *args,
-                  env={**NO_RRSA, **KEYS, **(env or {})})
+                  env={**UNSET, **KEYS, **(env or {})})
 
 
 def error(result) -> str:
@@ -164,7 +166,7 @@ def test_an_unreachable_endpoint_is_one_line(tmp_path):
         port = probe.getsockname()[1]
     started = time.monotonic()
     result = invoke("upload", tmp_path, "oss://some-bucket/x", "--endpoint", f"http://127.0.0.1:{port}",
-                    "--region", "cn-hangzhou", env={**NO_RRSA, **KEYS})
+                    "--region", "cn-hangzhou", env={**UNSET, **KEYS})
     assert error(result) == f"cannot reach OSS at http://127.0.0.1:{port}: Connection refused"
     assert time.monotonic() - started < 30
 
@@ -180,7 +182,7 @@ def test_a_malformed_url_is_refused_before_any_request(server, bucket, tmp_path,
 
 def test_the_region_comes_from_the_flag_or_oss_region(server, bucket, tmp_path):
     files = tree(tmp_path, small=2)
-    env = {**NO_RRSA, **KEYS}
+    env = {**UNSET, **KEYS}
     assert error(invoke("upload", tmp_path, f"oss://{bucket}/r", "--endpoint", server.endpoint, env=env)) == \
         "no OSS region: pass --region or set OSS_REGION (e.g. cn-hangzhou)"
     result = invoke("upload", tmp_path, f"oss://{bucket}/r", env={**env, "OSS_REGION": "cn-hangzhou",
@@ -192,7 +194,7 @@ def test_the_region_comes_from_the_flag_or_oss_region(server, bucket, tmp_path):
 def test_missing_credentials_name_the_variables(server, bucket, tmp_path):
     tree(tmp_path, small=1)
     message = error(invoke("upload", tmp_path, f"oss://{bucket}/x", "--endpoint", server.endpoint,
-                           "--region", "cn-hangzhou", env={**NO_RRSA, "OSS_ACCESS_KEY_ID": None,
+                           "--region", "cn-hangzhou", env={**UNSET, "OSS_ACCESS_KEY_ID": None,
                                                            "OSS_ACCESS_KEY_SECRET": None}))
     assert message == ("no OSS credentials: set ALIBABA_CLOUD_ROLE_ARN, ALIBABA_CLOUD_OIDC_PROVIDER_ARN, "
                        "ALIBABA_CLOUD_OIDC_TOKEN_FILE (RRSA) or OSS_ACCESS_KEY_ID and OSS_ACCESS_KEY_SECRET")
@@ -286,7 +288,7 @@ def test_a_refused_oidc_token_is_one_line_without_the_token(server, bucket, tmp_
 
 def test_the_rlgen_command_uploads_and_never_prints_a_secret(server, bucket, tmp_path):
     files = tree(tmp_path, small=4)
-    env = {**{k: v for k, v in os.environ.items() if k not in NO_RRSA}, **KEYS}
+    env = {**{k: v for k, v in os.environ.items() if k not in UNSET}, **KEYS}
     ok = run_rlgen("data", "upload", str(tmp_path), f"oss://{bucket}/cli", "--endpoint", server.endpoint,
                    "--region", "cn-hangzhou", env=env)
     assert ok.returncode == 0, ok.stderr
@@ -302,14 +304,16 @@ def test_the_rlgen_command_uploads_and_never_prints_a_secret(server, bucket, tmp
 
 def test_a_terminal_gets_a_progress_bar(server, bucket, tmp_path):
     tree(tmp_path, small=6)
-    env = {**{k: v for k, v in os.environ.items() if k not in NO_RRSA}, **KEYS}
+    env = {**{k: v for k, v in os.environ.items() if k not in UNSET}, **KEYS}
     leader, follower = pty.openpty()
     child = subprocess.Popen([sys.executable, "-m", "rlgen", "data", "upload", str(tmp_path), f"oss://{bucket}/tty",
                               "--endpoint", server.endpoint, "--region", "cn-hangzhou"],
-                             stdout=subprocess.PIPE, stderr=follower, env={**env, "COLUMNS": "120"})
+                             stdout=subprocess.PIPE, stderr=follower, env={**env, "TERM": "xterm", "COLUMNS": "120"})
     os.close(follower)
-    screen = b""
-    while True:
+    screen, deadline = b"", time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if not select.select([leader], [], [], 1)[0]:
+            continue
         try:
             chunk = os.read(leader, 4096)
         except OSError:  # the child closed the terminal
@@ -329,7 +333,7 @@ def test_memory_stays_bounded_for_a_file_far_larger_than_a_part(server, bucket, 
 
     VmHWM, not ru_maxrss: Linux carries the parent's peak at fork into ru_maxrss, and the
     parent here holds the server's objects."""
-    env = {**{k: v for k, v in os.environ.items() if k not in NO_RRSA}, **KEYS}
+    env = {**{k: v for k, v in os.environ.items() if k not in UNSET}, **KEYS}
     probe = ("import sys; from rlgen.cli import main\n"
              "try:\n    main(sys.argv[1:])\n"
              "finally:\n    status = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
@@ -350,3 +354,33 @@ def test_memory_stays_bounded_for_a_file_far_larger_than_a_part(server, bucket, 
             f.write(os.urandom(MiB))
     baseline, large = peak_mib(tmp_path / "small", "small"), peak_mib(tmp_path / "large", "large")
     assert large - baseline < 64, (baseline, large)
+
+
+def test_the_endpoint_defaults_to_the_regions_internal_one_inside_a_pod(monkeypatch):
+    from rlgen.data.upload import resolve_endpoint
+
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert resolve_endpoint(None, "cn-hangzhou") == "https://oss-cn-hangzhou.aliyuncs.com"
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    assert resolve_endpoint(None, "cn-hangzhou") == "https://oss-cn-hangzhou-internal.aliyuncs.com"
+    assert resolve_endpoint("oss-ap-southeast-1-internal.aliyuncs.com", "ap-southeast-1") == \
+        "https://oss-ap-southeast-1-internal.aliyuncs.com"
+    assert resolve_endpoint("http://127.0.0.1:9000", "cn-hangzhou") == "http://127.0.0.1:9000"
+
+
+@pytest.mark.parametrize("env, url", [
+    ({}, "https://sts.aliyuncs.com"),
+    ({"ALIBABA_CLOUD_STS_REGION": "cn-beijing"}, "https://sts.cn-beijing.aliyuncs.com"),
+    ({"ALIBABA_CLOUD_STS_REGION": "cn-beijing", "ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED": "true"},
+     "https://sts-vpc.cn-beijing.aliyuncs.com"),
+    ({"ALIBABA_CLOUD_STS_ENDPOINT": "sts-vpc.cn-shanghai.aliyuncs.com", "ALIBABA_CLOUD_STS_REGION": "cn-beijing"},
+     "https://sts-vpc.cn-shanghai.aliyuncs.com"),
+])
+def test_sts_is_reached_where_the_pod_identity_webhook_says(monkeypatch, env, url):
+    from rlgen.data.credentials import sts_endpoint
+
+    for name in ("ALIBABA_CLOUD_STS_ENDPOINT", "ALIBABA_CLOUD_STS_REGION", "ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert sts_endpoint() == url

@@ -48,7 +48,7 @@ def from_environment() -> tuple[oss.CredentialsProvider, str]:
             role_arn=os.environ["ALIBABA_CLOUD_ROLE_ARN"],
             oidc_provider_arn=os.environ["ALIBABA_CLOUD_OIDC_PROVIDER_ARN"],
             token_file=os.environ["ALIBABA_CLOUD_OIDC_TOKEN_FILE"],
-            sts_endpoint=_sts_endpoint(),
+            sts_endpoint=sts_endpoint(),
         ), "RRSA (AssumeRoleWithOIDC)"
     if all(os.environ.get(name) for name in ACCESS_KEY_VARIABLES):
         return oss.credentials.EnvironmentVariableCredentialsProvider(), "AccessKey (OSS_ACCESS_KEY_ID)"
@@ -56,7 +56,7 @@ def from_environment() -> tuple[oss.CredentialsProvider, str]:
         f"no OSS credentials: set {', '.join(RRSA_VARIABLES)} (RRSA) or {' and '.join(ACCESS_KEY_VARIABLES)}")
 
 
-def _sts_endpoint() -> str:
+def sts_endpoint() -> str:
     """The STS URL, from the variables ack-pod-identity-webhook injects (0.4.0 and later)."""
     endpoint = os.environ.get("ALIBABA_CLOUD_STS_ENDPOINT", "")
     if not endpoint:

@@ -62,10 +62,21 @@ def load_source(source: str, config: str | None) -> datasets.DatasetDict:
     try:
         loaded = datasets.load_from_disk(str(path)) if saved else datasets.load_dataset(source, config)
     except Exception as exc:  # datasets raises a dozen types; each becomes one line
+        configs = [] if saved or config else _config_names(source)
+        if len(configs) > 1:
+            raise RlgenError(f"source '{source}' has several configs ({', '.join(configs)}): "
+                             "pick one with --config") from None
         raise RlgenError(f"cannot load source '{source}': {' '.join(str(exc).split()) or type(exc).__name__}") from None
     if not isinstance(loaded, datasets.DatasetDict):
         raise RlgenError(f"source '{source}' is a single data set without splits: save a DatasetDict")
     return loaded
+
+
+def _config_names(source: str) -> list[str]:
+    try:
+        return datasets.get_dataset_config_names(source)
+    except Exception:  # the load's own error is the one to report
+        return []
 
 
 @dataclass

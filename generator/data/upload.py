@@ -219,8 +219,10 @@ class _Upload:
     def all(self, files: list[LocalFile], jobs: int, summary: Summary) -> None:
         self.progress.start(len(files), sum(f.size for f in files))
         manifest = [f for f in files if f.key == self.target.prefix + MANIFEST]
+        # Largest first: a big file started last would run alone at the end.
+        body = sorted((f for f in files if f not in manifest), key=lambda f: (-f.size, f.key))
         with concurrent.futures.ThreadPoolExecutor(jobs, thread_name_prefix="upload") as pool:
-            futures = [pool.submit(_for_key, f.key, self.one, f, summary) for f in files if f not in manifest]
+            futures = [pool.submit(_for_key, f.key, self.one, f, summary) for f in body]
             try:
                 for future in concurrent.futures.as_completed(futures):
                     future.result()

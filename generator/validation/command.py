@@ -36,22 +36,21 @@ def default_locations(repo: Path) -> list[str]:
 
 
 def collect(repo: Path, target: Path):
-    """Every rendered object of ``target`` and the plain manifests under clusters/."""
-    from ruamel.yaml import YAML
+    """Every object ``target`` gives the cluster, with the root or file it comes from.
 
+    For the whole repository only the top roots are rendered (the overlays and ``runs/``,
+    which contain ``base/`` and every ``runs/<run>``), so each object is checked once.
+    """
+    from rlgen import manifests
     from rlgen.render import render_all
     from rlgen.validation.semantics import Rendered
+    from rlgen.yamlio import read_plain_all
 
-    yaml = YAML(typ="safe")
-    objects = []
-    base = repo if target == repo else target
-    for root, text in render_all(target):
-        source = (base / root).relative_to(repo).as_posix() if target != repo else root.as_posix()
-        objects += [Rendered(source, d) for d in yaml.load_all(text) if d]
     if target == repo:
-        for path in sorted((repo / "clusters").rglob("*.yaml")):
-            objects += [Rendered(path.relative_to(repo).as_posix(), d) for d in yaml.load_all(path.read_text()) if d]
-    return objects
+        sources = manifests.render({"repo": repo})["repo"]
+        return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
+    return [Rendered((target.parent / root).relative_to(repo).as_posix(), d)
+            for root, text in render_all(target) for d in read_plain_all(text)]
 
 
 @click.command("validate")

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
 from rlgen.errors import RlgenError
@@ -219,10 +219,8 @@ def _compile(raw: bytes) -> Validator | None:
         cls = Draft202012Validator
     else:
         cls = validators.validator_for(schema, default=Draft4Validator)  # kubeconform's default draft
-    try:
-        cls.check_schema(schema)
-    except SchemaError:
-        return None
+    # No meta-validation (check_schema): it costs seconds on RayJob's schema at every run,
+    # and the files come from the same converters kubeconform's catalogs use.
     return cls(schema, format_checker=cls.FORMAT_CHECKER if cls in _FORMAT_ASSERTING else None)
 
 

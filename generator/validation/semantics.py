@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 from urllib.parse import urlsplit
 
-from ruamel.yaml import YAML
-
 from rlgen.naming import MAX_RAYJOB_NAME, dns1035_label_error
 from rlgen.trainer_config import deep_merge
+from rlgen.yamlio import read_plain_all
 
 SUBMISSION_MODES = ("K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode")
 #: Core and CRD kinds whose objects carry pod templates, and where.
@@ -150,10 +149,9 @@ def trainer_config(configmap: dict) -> dict | None:
     data = configmap.get("data") or {}
     if "trainer.yaml" not in data:
         return None
-    yaml = YAML(typ="safe")
-    merged = yaml.load(data["trainer.yaml"]) or {}
+    merged = next(iter(read_plain_all(data["trainer.yaml"])), {})
     if "run.yaml" in data:
-        deep_merge(merged, yaml.load(data["run.yaml"]) or {})
+        deep_merge(merged, next(iter(read_plain_all(data["run.yaml"])), {}))
     return merged
 
 
