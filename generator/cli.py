@@ -32,7 +32,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx, formatter):
-        rows = [(name, self.commands[name].get_short_help_str(60)) for name in super().list_commands(ctx)]
+        rows = [(name, self.commands[name].get_short_help_str(80)) for name in super().list_commands(ctx)]
         rows += [(name, help_) for name, (_, _, help_) in LAZY_GROUPS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
