@@ -127,6 +127,8 @@ class DatasetFormat:
     default_model: str
     vision: bool = False
     splits: tuple[str, ...] = ("train", "test")
+    #: The Hugging Face config of ``source`` (e.g. GSM8K's "main"); used only with that source.
+    config: str | None = None
 
 
 @dataclass

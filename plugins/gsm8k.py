@@ -72,6 +72,7 @@ def rlgen_dataset_format():
         columns=("question", "answer"),
         map_row=map_row,
         default_model="Qwen/Qwen2.5-3B-Instruct",
+        config="main",
     )
 
 

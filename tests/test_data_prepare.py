@@ -246,3 +246,24 @@ def test_geometry3k_map_row_keeps_image_order_and_bytes():
     assert row["images"] == [{"bytes": images[0]["bytes"], "path": "a.png"}, {"bytes": images[1]["bytes"], "path": None}]
     with pytest.raises(ValueError, match="an image has no bytes"):
         map_row({"problem": "<image>", "answer": "A", "images": [{"bytes": None, "path": "x.png"}]}, "test", 0)
+
+
+def test_the_plugins_hub_source_loads_with_its_config(tmp_path, monkeypatch):
+    """openai/gsm8k has two configs and no default: the dataset Job (which names only the
+    source) must load the plugin's "main" config, while another source gets none."""
+    import datasets
+
+    from rlgen.data import prepare as prepare_module
+
+    seen = []
+
+    def fake_load(source, config):
+        seen.append((source, config))
+        return datasets.DatasetDict({"train": datasets.Dataset.from_dict(gsm8k_columns(4)),
+                                     "test": datasets.Dataset.from_dict(gsm8k_columns(2, start=10))})
+
+    monkeypatch.setattr(prepare_module, "load_source", fake_load)
+    prepare_module.prepare("gsm8k", tmp_path / "a")
+    prepare_module.prepare("gsm8k", tmp_path / "b", source="my-org/gsm8k-copy")
+    assert seen == [("openai/gsm8k", "main"), ("my-org/gsm8k-copy", None)]
+    assert json.loads((tmp_path / "a" / "manifest.json").read_text())["config"] == "main"

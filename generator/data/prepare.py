@@ -133,6 +133,7 @@ def prepare(dataset: str, out: Path, source: str | None = None, config: str | No
     """The whole command: returns each split's result and the manifest's path."""
     fmt = dataset_format(dataset)
     source = source or fmt.source
+    config = config or (fmt.config if source == fmt.source else None)
     loaded = load_source(source, config)
     results = [map_split(fmt, loaded, split, limit) for split in fmt.splits]
     out.mkdir(parents=True, exist_ok=True)
