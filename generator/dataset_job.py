@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from rlgen import __version__
 from rlgen.naming import hashed_name
 from rlgen.spec import Spec
 
@@ -12,6 +13,27 @@ _SCRIPT = """\
 set -eu
 rlgen data prepare --dataset "$DATASET" --source "$DATASET_SOURCE" --out /work/prepared
 rlgen data upload /work/prepared "oss://$OSS_BUCKET/$OSS_PREFIX" --region "$OSS_REGION" --endpoint "$OSS_ENDPOINT"
+"""
+
+
+#: The data image's Python packages, pinned to the versions rlgen's tests run with.
+DATA_PACKAGES = ("datasets==5.2.0", "pyarrow==26.0.1", "pillow==13.0.0", "alibabacloud-oss-v2==1.4.1")
+
+
+def data_dockerfile(spec: Spec) -> str:
+    """``images/data/Dockerfile``: the image the dataset Job runs, with rlgen itself in it,
+    so the cluster runs the very ``rlgen data`` code that was tested."""
+    packages = " ".join(f'"{p}"' for p in DATA_PACKAGES)
+    return f"""\
+# Dataset pipeline image, pushed as {spec.data_image}.
+# The Job runs `rlgen data prepare` and `rlgen data upload` from this image: nothing is
+# installed when the Job starts, so a re-run cannot pick up different packages.
+FROM python:3.11.11-slim-bookworm
+
+RUN pip install --no-cache-dir "rlgen[data]=={__version__}" {packages} \\
+ && useradd --create-home --uid 1000 --user-group pipeline
+USER 1000
+WORKDIR /work
 """
 
 

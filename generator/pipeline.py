@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rlgen import __version__, answers, crd_schemas, runs, skeleton, trainer_config, yamlio
 from rlgen.contributions import SLOTS, Stage
-from rlgen.dataset_job import dataset_job, service_account
+from rlgen.dataset_job import data_dockerfile, dataset_job, service_account
 from rlgen.errors import RlgenError
 from rlgen.filetree import FileTree
 from rlgen.kustomize_files import Components, write_infrastructure, write_platform, write_training
@@ -110,6 +110,7 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
         for path, text in sorted((files or {}).items()):
             tree.add(path, text)
 
+    tree.add("images/data/Dockerfile", data_dockerfile(spec))
     for path, content in crd_schemas.bundled_schemas().items():
         tree.add(f"schemas/{path}", content)
 

@@ -219,3 +219,21 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0, output.decode(errors="replace")
     answers = YAML(typ="safe").load((target / "rlgen.yaml").read_text())
     assert answers["options"]["marketplace-sandbox"] == {"domain": "sandbox.example.com"}
+
+
+def test_dataset_job_runs_commands_this_rlgen_has(generate):
+    """The Job's script calls `rlgen data ...` in the data image: every flag it passes must
+    exist, or the Job fails in the cluster long after the merge."""
+    import shlex
+
+    repo = generate()
+    job = next(o for o in build(repo / "overlays" / "production" / "platform") if o["kind"] == "Job")
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    dockerfile = (repo / "images" / "data" / "Dockerfile").read_text()
+    assert container["image"].rpartition(":")[0] in dockerfile
+    calls = [shlex.split(line) for line in container["command"][-1].splitlines() if line.startswith("rlgen ")]
+    assert [c[:3] for c in calls] == [["rlgen", "data", "prepare"], ["rlgen", "data", "upload"]]
+    for call in calls:
+        help_text = run_rlgen(*call[1:3], "--help").stdout
+        for flag in [a for a in call if a.startswith("--")]:
+            assert flag in help_text, f"{' '.join(call[:3])} has no {flag}"

@@ -120,3 +120,25 @@ def test_flux_substitution_rule(repo):
         (repo / "runs" / "baseline" / "run.yaml").read_text() + "data:\n  train_files: ${DATA}/train.parquet\n")
     problems = json.loads(validate(repo).stdout)["problems"]
     assert any("${DATA}" in p["message"] for p in problems)
+
+
+def test_rayjob_name_rule(repo):
+    kust = repo / "runs" / "baseline" / "kustomization.yaml"
+    kust.write_text(kust.read_text().replace('"value": "baseline-', '"value": "Baseline-x-' + "y" * 40 + "-"))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("RayJob name" in p["message"] and p["obj"].startswith("RayJob/rl-training/Baseline-x")
+               for p in problems), problems
+
+
+def test_alb_listen_ports_need_an_albconfig_listener(generate, tmp_path):
+    copy = tmp_path / "repo"
+    shutil.copytree(generate("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com"),
+                    copy)
+    assert validate(copy).returncode == 0
+    albconfig = next(p for p in (copy / "components" / "marketplace-sandbox" / "infrastructure").glob("*.yaml")
+                     if "kind: AlbConfig" in p.read_text())
+    edit(albconfig, lambda d: d["spec"].__setitem__("listeners", [l for l in d["spec"]["listeners"] if l["port"] != 443]))
+    result = validate(copy)
+    assert result.returncode == 1
+    assert any("HTTPS:443 has no AlbConfig listener" in p["message"] and p["obj"].startswith("Ingress/")
+               for p in json.loads(result.stdout)["problems"])
