@@ -11,8 +11,8 @@ from rlgen.spec import Spec
 
 _SCRIPT = """\
 set -eu
-rlgen data prepare --dataset "$DATASET" --source "$DATASET_SOURCE" --out /work/prepared
-rlgen data upload /work/prepared "oss://$OSS_BUCKET/$OSS_PREFIX" --region "$OSS_REGION" --endpoint "$OSS_ENDPOINT"
+rlgen data prepare --dataset "$DATASET" --source "$DATASET_SOURCE" --out /scratch/prepared
+rlgen data upload /scratch/prepared "oss://$OSS_BUCKET/$OSS_PREFIX" --region "$OSS_REGION" --endpoint "$OSS_ENDPOINT"
 """
 
 
@@ -33,7 +33,7 @@ FROM python:3.11.11-slim-bookworm
 RUN pip install --no-cache-dir "rlgen[data]=={__version__}" {packages} \\
  && useradd --create-home --uid 1000 --user-group pipeline
 USER 1000
-WORKDIR /work
+WORKDIR /home/pipeline
 """
 
 
@@ -45,7 +45,7 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
         {"name": "DATASET", "value": spec.dataset},
         {"name": "DATASET_SOURCE", "value": spec.dataset_source},
         {"name": "OSS_PREFIX", "value": spec.dataset_bucket_prefix()},
-        {"name": "HF_HOME", "value": "/work/hf-cache"},
+        {"name": "HF_HOME", "value": "/scratch/hf-cache"},
         # Only private datasets need a token; the Secret may be absent.
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token", "optional": True}}},
     ]
@@ -75,7 +75,7 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
                                             "capabilities": {"drop": ["ALL"]}},
                         "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
                                       "limits": {"cpu": "4", "memory": "8Gi"}},
-                        "volumeMounts": [{"name": "work", "mountPath": "/work"}],
+                        "volumeMounts": [{"name": "work", "mountPath": "/scratch"}],
                     }],
                     "volumes": [{"name": "work", "emptyDir": {"sizeLimit": "50Gi"}}],
                 },

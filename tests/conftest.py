@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,18 @@ def schemas():
                 for e in compiled[key].iter_errors(obj)]
 
     return validate
+
+
+@pytest.fixture
+def repo(generate, tmp_path):
+    """A fresh copy (with its .git) of the default generated repository, for a test to change."""
+    return shutil.copytree(generate(), tmp_path / "repo", symlinks=True)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
-import subprocess
 
-import pytest
-from conftest import run_rlgen
+from conftest import commit_all, git, run_rlgen
 from ruamel.yaml import YAML
 
 from rlgen import diff_report
@@ -15,28 +12,6 @@ from rlgen.manifest_diff import Comparison, Key, ObjectChange
 
 LR = "actor_rollout_ref.actor.optim.lr"
 OBJECT_LINE = re.compile(r"^  ([+~-]) (\S+): (\w+) (\S+)", re.M)
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    target = tmp_path_factory.mktemp("diff") / "repo"
-    result = run_rlgen("new", str(target), "--no-input")
-    assert result.returncode == 0, result.stderr
-    return target
-
-
-@pytest.fixture
-def repo(template, tmp_path):
-    return shutil.copytree(template, tmp_path / "repo", symlinks=True)
-
-
-def git(repo, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
-
-
-def commit_all(repo, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)
 
 
 def rlgen(repo, *args: str) -> str:

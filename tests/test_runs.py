@@ -3,40 +3,15 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shutil
-import subprocess
 
 import pytest
-from conftest import REPO, build, run_rlgen
+from conftest import REPO, build, commit_all, git, run_rlgen
 from ruamel.yaml import YAML
 from test_trainer_config import compose_run, mounted_configs
 
 from rlgen.naming import dns1035_label_error
 
 LR = "actor_rollout_ref.actor.optim.lr"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    target = tmp_path_factory.mktemp("runs") / "repo"
-    result = run_rlgen("new", str(target), "--no-input")
-    assert result.returncode == 0, result.stderr
-    return target
-
-
-@pytest.fixture
-def repo(template, tmp_path):
-    """A fresh copy (with its .git) of one generated repository, for a test to change."""
-    return shutil.copytree(template, tmp_path / "repo", symlinks=True)
-
-
-def git(repo, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
-
-
-def commit_all(repo, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)
 
 
 def rlgen(repo, *args: str):

@@ -17,13 +17,6 @@ def validate(repo, *args):
     return run_rlgen("validate", str(repo), "--output", "json", *args, env=env)
 
 
-@pytest.fixture
-def repo(generate, tmp_path):
-    copy = tmp_path / "repo"
-    shutil.copytree(generate(), copy)
-    return copy
-
-
 def edit(path, change):
     docs = yamlio.load_all(path.read_text())
     for doc in docs:
