@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rlgen import __version__
+from rlgen.contributions import SecretRef
 from rlgen.naming import hashed_name
 from rlgen.spec import Spec
 
@@ -47,7 +48,8 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
         {"name": "OSS_PREFIX", "value": spec.dataset_bucket_prefix()},
         {"name": "HF_HOME", "value": "/scratch/hf-cache"},
         # Only private datasets need a token; the Secret may be absent.
-        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token", "optional": True}}},
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": hf_token(spec).name, "key": hf_token(spec).keys[0], "optional": True}}},
     ]
     job = {
         "apiVersion": "batch/v1",
@@ -89,6 +91,12 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
         "immutable pod template."
     )
     return job, comment
+
+
+def hf_token(spec: Spec) -> SecretRef:
+    """Only private datasets need it; the Job reads it as optional."""
+    return SecretRef("hf-token", spec.namespace, ("token",),
+                     "optional Hugging Face token, only for private datasets", "the dataset Job")
 
 
 def service_account(spec: Spec) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rlgen import __version__, answers, crd_schemas, runs, skeleton, trainer_config, yamlio
 from rlgen.contributions import SLOTS, Stage
-from rlgen.dataset_job import data_dockerfile, dataset_job, service_account
+from rlgen.dataset_job import data_dockerfile, dataset_job, hf_token, service_account
 from rlgen.errors import RlgenError
 from rlgen.filetree import FileTree
 from rlgen.kustomize_files import Components, write_infrastructure, write_platform, write_training
@@ -119,8 +119,8 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     tree.add(f"runs/{run}/kustomization.yaml", runs.run_kustomization(spec, run, None))
     tree.add("runs/kustomization.yaml", runs.runs_index([run]))
 
-    secrets = _flat(_slot_order(pm.hook.rlgen_secrets(ctx=ctx)))
-    tree.add(answers.FILENAME, answers.render(selection, [s.name for s in secrets] + ["hf-token"]))
+    secrets = _flat(_slot_order(pm.hook.rlgen_secrets(ctx=ctx))) + [hf_token(spec)]
+    tree.add(answers.FILENAME, answers.render(selection, [s.name for s in secrets]))
     sections = _flat(_slot_order(pm.hook.rlgen_readme(ctx=ctx)))
     skeleton.render(tree, {
         "rlgen_version": __version__,
@@ -131,14 +131,11 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
         "plugins": dict(selection.plugins),
         "secrets": [{"name": s.name, "namespace": s.namespace, "secret_keys": list(s.keys), "purpose": s.purpose,
                      "used_by": s.used_by, "env": [skeleton.secret_env(s.name, k, len(s.keys) == 1) for k in s.keys]}
-                    for s in secrets] + [{
-                        "name": "hf-token", "namespace": spec.namespace, "secret_keys": ["token"],
-                        "purpose": "optional Hugging Face token, only for private datasets",
-                        "used_by": "the dataset Job", "env": ["HF_TOKEN"]}],
+                    for s in secrets],
         "sections": sections,
-        "dataset_dir": spec.data_file("train").rsplit("/", 1)[0],
-        "bucket_note": f"Upload the model `{spec.model}` to `models/{spec.model.split('/')[-1]}` in the bucket; "
+        "dataset_dir": spec.dataset_dir(),
+        "bucket_note": f"Upload the model `{spec.model}` to `{spec.model_bucket_path}/` in the bucket; "
                        f"the dataset Job uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
-                       f"`checkpoints/<run>/`.",
+                       f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`.",
     })
     return tree, spec, run

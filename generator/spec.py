@@ -76,8 +76,17 @@ class Spec:
 
     @property
     def model_path(self) -> str:
-        """The model is uploaded to ``models/<name>`` in the bucket, named without its org."""
-        return str(PurePosixPath(self.volumes["models"].mount_path) / self.model.split("/")[-1])
+        """Where the trainer loads the model: the models volume, one folder per model."""
+        return str(PurePosixPath(self.volumes["models"].mount_path) / self.model_folder)
+
+    @property
+    def model_bucket_path(self) -> str:
+        """The same folder seen from the bucket, where the user uploads the model."""
+        return f"{self.volumes['models'].bucket_prefix}/{self.model_folder}"
+
+    @property
+    def model_folder(self) -> str:
+        return self.model.split("/")[-1]
 
     def checkpoint_dir(self, run: str) -> str:
         return str(PurePosixPath(self.volumes["checkpoints"].mount_path) / run)
