@@ -101,6 +101,15 @@ class UpstreamSource:
 
 
 @dataclass(frozen=True)
+class TrainingImage:
+    """The rollout plugin's training image: verl's dependency image for its engine (``base``,
+    which ships without verl) and the tag the repository's build of it is pushed under."""
+
+    base: str
+    tag: str
+
+
+@dataclass(frozen=True)
 class SecretRef:
     """A Secret the repository references but never holds; the README says how to create it."""
 

@@ -139,18 +139,31 @@ def rlgen_patches(ctx):
     """
 
 
-@hookspec
-def rlgen_images(ctx):
-    """Return kustomize ``images:`` entries (dicts) for the plugin's training component.
+@hookspec(firstresult=True)
+def rlgen_training_image(ctx):
+    """Return the :class:`rlgen.contributions.TrainingImage` of the rollout slot's plugin.
 
-    The training base names its container image ``training``; the rollout plugin maps it
-    to the pinned image of its engine.
+    The generator writes ``images/training/Dockerfile`` from its base (plus the verl checkout
+    of ``spec.verl_version`` and every plugin's :func:`rlgen_training_packages`) and points
+    the RayJob at ``spec.training_image`` with its tag.
 
     Example::
 
         @hookimpl
-        def rlgen_images(ctx):
-            return [{"name": "training", "newName": "registry/verl", "newTag": "0.7.1-vllm"}]
+        def rlgen_training_image(ctx):
+            return TrainingImage("verlai/verl:vllm017.latest", f"{ctx.spec.verl_version}-vllm")
+    """
+
+
+@hookspec
+def rlgen_training_packages(ctx):
+    """Return pip requirements the training image needs for this plugin's part of the run.
+
+    Example::
+
+        @hookimpl
+        def rlgen_training_packages(ctx):
+            return ["mathruler==0.1.0"]  # geometry3k's reward
     """
 
 

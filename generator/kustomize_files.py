@@ -40,7 +40,6 @@ class Components:
     def __init__(self) -> None:
         self.resources: dict[tuple[str, str], list[Resource]] = defaultdict(list)
         self.patches: dict[tuple[str, str], list[Patch]] = defaultdict(list)
-        self.images: dict[tuple[str, str], list[dict]] = defaultdict(list)
         self.order: list[tuple[str, str]] = []
 
     def _touch(self, key: tuple[str, str]) -> None:
@@ -54,10 +53,6 @@ class Components:
     def add_patch(self, plugin: str, item: Patch) -> None:
         self._touch((plugin, item.layer))
         self.patches[(plugin, item.layer)].append(item)
-
-    def add_images(self, plugin: str, layer: str, images: list[dict]) -> None:
-        self._touch((plugin, layer))
-        self.images[(plugin, layer)].extend(images)
 
     def paths(self, layer: str) -> list[str]:
         return [f"components/{p}/{l}" for p, l in self.order if l == layer]
@@ -80,8 +75,6 @@ class Components:
                 patches.append({"path": name, "target": dict(patch.target)})
             if patches:
                 doc["patches"] = patches
-            if self.images[(plugin, layer)]:
-                doc["images"] = self.images[(plugin, layer)]
             tree.add(f"{folder}/kustomization.yaml",
                      yamlio.dump(doc, f"What plugin '{plugin}' adds to the {layer} layer."))
 
@@ -106,9 +99,13 @@ def write_platform(tree: FileTree, spec: Spec, components: Components, extra_res
         tree.add(path, yamlio.dump(with_components(source(path), components.paths("platform"), "../../../")))
 
 
-def write_training(tree: FileTree, spec: Spec, components: Components, trainer_files: dict[str, str]) -> None:
+def write_training(tree: FileTree, spec: Spec, components: Components, trainer_files: dict[str, str],
+                   image: dict) -> None:
     kust = source("base/training/kustomization.yaml")
     kust["namespace"] = spec.namespace
+    kust["images"] = [image]
+    kust.yaml_set_comment_before_after_key(
+        "images", before="The RayJob's placeholder image 'training' is the one built from images/training/Dockerfile.")
     generator = kust["configMapGenerator"][0]
     generator["name"] = spec.trainer_configmap
     generator["files"] = list(trainer_files)

@@ -5,7 +5,7 @@ their contributions and returns a :class:`FileTree`; nothing here touches the di
 """
 from __future__ import annotations
 
-from rlgen import __version__, answers, crd_schemas, runs, skeleton, trainer_config, yamlio
+from rlgen import __version__, answers, crd_schemas, runs, skeleton, trainer_config, training_image, yamlio
 from rlgen.contributions import SLOTS, Stage
 from rlgen.dataset_job import data_dockerfile, dataset_job, hf_token, service_account
 from rlgen.errors import RlgenError
@@ -73,8 +73,6 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
             components.add_resource(plugin, res)
         for patch in own("rlgen_patches"):
             components.add_patch(plugin, patch)
-        if images := own("rlgen_images"):
-            components.add_images(plugin, "training", images)
     components.write(tree)
 
     fragments = [f for f in _slot_order(pm.hook.rlgen_trainer_config(ctx=ctx)) if f]
@@ -84,7 +82,12 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
         trainer_files[spec.tool_config_key] = trainer_config.tool_config(tools)
     for cfg in _flat(_slot_order(pm.hook.rlgen_config_files(ctx=ctx))):
         trainer_files[cfg.key] = cfg.content
-    write_training(tree, spec, components, trainer_files)
+    image = pm.hook.rlgen_training_image(ctx=ctx)
+    if image is None:
+        raise RlgenError(f"rollout plugin '{selection.plugins['rollout']}' returns no rlgen_training_image()")
+    packages = _flat(_slot_order(pm.hook.rlgen_training_packages(ctx=ctx)))
+    tree.add("images/training/Dockerfile", training_image.dockerfile(spec, image, packages))
+    write_training(tree, spec, components, trainer_files, training_image.images_entry(spec, image))
 
     job, job_comment = dataset_job(spec)
     write_platform(tree, spec, components, {

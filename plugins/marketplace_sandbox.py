@@ -195,3 +195,8 @@ def rlgen_readme(ctx):
         f"both. {synced} The trainer reaches the sandbox manager inside the cluster through the Service "
         f"`{ctx.spec.mcp_service}` in `{ns}`."
     ]
+
+
+@hookimpl
+def rlgen_training_packages(ctx):
+    return sandbox_common.TRAINING_PACKAGES

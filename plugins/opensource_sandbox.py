@@ -92,3 +92,8 @@ def rlgen_readme(ctx):
         f"`{NAME}.controller_image`. The sandbox-manager generates a random admin API key when "
         "none is given; the trainer reaches it inside the cluster only."
     ]
+
+
+@hookimpl
+def rlgen_training_packages(ctx):
+    return sandbox_common.TRAINING_PACKAGES

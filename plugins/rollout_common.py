@@ -1,9 +1,8 @@
-"""What both rollout plugins share: their options and rollout section, and the training image
-they build (verl's dependency image for the engine, plus the verl checkout of the pinned
-release, since the dependency images ship without verl)."""
+"""What both rollout plugins share: their options, their rollout section, and verl's
+dependency image for each engine (the generator builds the training image on it)."""
 from __future__ import annotations
 
-from rlgen.contributions import Option, Problem
+from rlgen.contributions import Option, Problem, TrainingImage
 
 #: Official dependency images (Docker Hub verlai/verl) per verl release and engine.
 BASE_TAGS = {
@@ -44,33 +43,6 @@ def check(ctx, plugin: str, engine: str, tensor_parallel: int) -> list[Problem]:
     return problems
 
 
-def image_tag(ctx, engine: str) -> str:
-    return f"{ctx.spec.verl_version}-{engine}"
-
-
-def images(ctx, engine: str) -> list[dict]:
-    return [{"name": "training", "newName": ctx.spec.training_image, "newTag": image_tag(ctx, engine)}]
-
-
-def dockerfile(ctx, engine: str, extra_packages: str = "") -> dict[str, str]:
+def training_image(ctx, engine: str) -> TrainingImage:
     version = ctx.spec.verl_version
-    base = f"{BASE_REPOSITORY}:{BASE_TAGS[version][engine]}"
-    text = f"""\
-# Training image: verl {version} with {engine}, pushed as {ctx.spec.training_image}:{image_tag(ctx, engine)}.
-# verl publishes its dependency images under floating tags only: after the first pull, pin
-# the digest here (FROM {base}@sha256:...) so a rebuild cannot change the image silently.
-FROM {base}
-
-ARG VERL_VERSION={version}
-# The dependency image carries no verl: the job runs this checkout (RayJob working_dir).
-RUN git clone --depth 1 --branch v${{VERL_VERSION}} https://github.com/volcengine/verl.git /home/verl \\
- && pip install --no-cache-dir --no-deps -e /home/verl \\
- && pip install --no-cache-dir "fastmcp>=2.3,<3"{extra_packages}
-
-# Train as an unprivileged user; the RayJob sets runAsUser 1000 to match.
-RUN useradd --create-home --uid 1000 --user-group ray \\
- && chown -R 1000:1000 /home/verl
-USER 1000
-WORKDIR /home/verl
-"""
-    return {"images/training/Dockerfile": text}
+    return TrainingImage(f"{BASE_REPOSITORY}:{BASE_TAGS[version][engine]}", f"{version}-{engine}")

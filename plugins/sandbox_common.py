@@ -108,6 +108,10 @@ def mcp_tool(ctx, options: dict) -> dict:
     }
 
 
+#: verl 0.7's MCP tool imports fastmcp (2.x API), which verl's dependency images lack.
+TRAINING_PACKAGES = ["fastmcp>=2.3,<3"]
+
+
 def verl_line_problem(ctx, plugin: str):
     """MCPSearchTool and ``type: mcp`` exist only in verl 0.7.x (removed in 0.8.0)."""
     from rlgen.contributions import Problem

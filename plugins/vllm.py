@@ -29,10 +29,5 @@ def rlgen_trainer_config(ctx):
 
 
 @hookimpl
-def rlgen_images(ctx):
-    return rollout_common.images(ctx, "vllm")
-
-
-@hookimpl
-def rlgen_files(ctx):
-    return rollout_common.dockerfile(ctx, "vllm")
+def rlgen_training_image(ctx):
+    return rollout_common.training_image(ctx, "vllm")

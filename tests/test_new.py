@@ -237,3 +237,11 @@ def test_dataset_job_runs_commands_this_rlgen_has(generate):
         help_text = run_rlgen(*call[1:3], "--help").stdout
         for flag in [a for a in call if a.startswith("--")]:
             assert flag in help_text, f"{' '.join(call[:3])} has no {flag}"
+
+
+def test_training_image_gets_every_plugins_packages(generate):
+    """The rollout plugin names the base image; the sandbox needs fastmcp, geometry3k mathruler."""
+    text = (generate("--plugin", "geometry3k", "--plugin", "sglang") / "images" / "training" / "Dockerfile").read_text()
+    assert "FROM verlai/verl:sgl059.latest\n" in text
+    assert '"fastmcp>=2.3,<3"' in text and '"mathruler==0.1.0"' in text
+    assert "mathruler" not in (generate() / "images" / "training" / "Dockerfile").read_text()
