@@ -15,12 +15,8 @@ from rlgen.filetree import FileTree
 from rlgen.spec import Spec
 
 ENVIRONMENTS = ("production", "staging")
-#: The folder whose kustomization lists a layer's components, and the way back to the root.
-LAYER_ROOTS = {
-    "infrastructure": ("infrastructure", "../"),
-    "platform": None,  # every overlays/<env>/platform
-    "training": ("base/training", "../../"),
-}
+#: The run template every runs/<run>/ builds on.
+TRAINING_BASE = "base/training"
 
 
 def source(path: str):
@@ -109,12 +105,12 @@ def write_training(tree: FileTree, spec: Spec, components: Components, trainer_f
     generator = kust["configMapGenerator"][0]
     generator["name"] = spec.trainer_configmap
     generator["files"] = list(trainer_files)
-    tree.add("base/training/kustomization.yaml",
+    tree.add(f"{TRAINING_BASE}/kustomization.yaml",
              yamlio.dump(with_components(kust, components.paths("training"), "../../")))
     for key, text in trainer_files.items():
-        tree.add(f"base/training/{key}", text)
-    tree.add("base/training/kustomizeconfig.yaml", source_text("base/training/kustomizeconfig.yaml"))
-    tree.add("base/training/rayjob.yaml", yamlio.dump(rayjob(spec)))
+        tree.add(f"{TRAINING_BASE}/{key}", text)
+    tree.add(f"{TRAINING_BASE}/kustomizeconfig.yaml", source_text(f"{TRAINING_BASE}/kustomizeconfig.yaml"))
+    tree.add(f"{TRAINING_BASE}/rayjob.yaml", yamlio.dump(rayjob(spec)))
 
 
 def rayjob(spec: Spec):

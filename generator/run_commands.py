@@ -14,7 +14,7 @@ import click
 from rlgen import gitrepo, runs, trainer_config, verl_keys, yamlio
 from rlgen.errors import RlgenError
 from rlgen.git_change import GitChange, require_clean
-from rlgen.kustomize_files import LAYER_ROOTS
+from rlgen.kustomize_files import TRAINING_BASE
 from rlgen.naming import dns1035_label_error
 from rlgen.workspace import Workspace, open_workspace
 
@@ -146,7 +146,7 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
     parsed = dict(verl_keys.parse(a) for a in assignments)
     if not parsed:
         return {}
-    base = ws.root / LAYER_ROOTS["training"][0] / ws.spec.trainer_config_key
+    base = ws.root / TRAINING_BASE / ws.spec.trainer_config_key
     in_use = trainer_config.flatten(yamlio.load(base.read_text()) or {}) if base.is_file() else {}
     values = verl_keys.check(parsed, ws.spec.verl_version, in_use)
     owned = runs.owned_keys(ws.spec, run)
