@@ -5,7 +5,7 @@ Kubernetes objects are plain dicts (key order is kept when they are written).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 #: Where an object lands in the generated repository. ``infrastructure`` syncs first
@@ -140,14 +140,15 @@ class DatasetFormat:
     config: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Stage:
-    """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin."""
+    """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.
+
+    ``path`` is the repository folder the stage applies ("" when only ``upstream`` sources
+    make it up); ``depends_on`` names earlier stages.
+    """
 
     name: str
     path: str
     depends_on: tuple[str, ...] = ()
     upstream: tuple[UpstreamSource, ...] = ()
-    comment: str = ""
-    prune: bool = True
-    extra: dict = field(default_factory=dict)

@@ -23,13 +23,6 @@ class FileTree:
             raise RlgenError(f"two contributions write {norm}")
         self.files[norm] = content.encode() if isinstance(content, str) else content
 
-    def replace(self, path: str, content: str | bytes) -> None:
-        self.files.pop(str(PurePosixPath(path)), None)
-        self.add(path, content)
-
-    def text(self, path: str) -> str:
-        return self.files[str(PurePosixPath(path))].decode()
-
     def write(self, root: Path) -> None:
         for path in sorted(self.files):
             dest = root / path

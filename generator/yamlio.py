@@ -78,12 +78,3 @@ def dump_all(docs: Iterable[Any], comments: Iterable[str] = ()) -> str:
 
 def header(comment: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) if comment else ""
-
-
-def commented(mapping: dict, notes: dict[str, str]) -> CommentedMap:
-    """A copy of ``mapping`` with an end-of-line comment on the given keys (why, not what)."""
-    out = CommentedMap(mapping)
-    for key, note in notes.items():
-        if key in out:
-            out.yaml_add_eol_comment(note, key)
-    return out

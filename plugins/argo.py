@@ -75,7 +75,7 @@ def _metadata(name: str, wave: int, sync_options: str = "", **extra) -> dict:
     return {"name": name, "namespace": ARGOCD_NAMESPACE, "annotations": annotations, **extra}
 
 
-def _application(name: str, wave: int, source: dict, namespace: str, prune: bool = True) -> dict:
+def _application(name: str, wave: int, source: dict, namespace: str) -> dict:
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
@@ -84,7 +84,7 @@ def _application(name: str, wave: int, source: dict, namespace: str, prune: bool
             "project": PROJECT,
             "source": source,
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
-            "syncPolicy": {"automated": {"prune": prune, "selfHeal": True}},
+            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
         },
     }
 
@@ -159,7 +159,7 @@ def rlgen_sync_files(ctx, stages):
             wave += 1
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            docs.append(_application(stage.name, wave, source, spec.namespace, stage.prune))
+            docs.append(_application(stage.name, wave, source, spec.namespace))
             wave += 1
         if docs:
             files[f"clusters/{spec.cluster}/{stage.name}.yaml"] = docs
