@@ -245,3 +245,11 @@ def test_training_image_gets_every_plugins_packages(generate):
     assert "FROM verlai/verl:sgl059.latest\n" in text
     assert '"fastmcp>=2.3,<3"' in text and '"mathruler==0.1.0"' in text
     assert "mathruler" not in (generate() / "images" / "training" / "Dockerfile").read_text()
+
+
+def test_staging_keeps_a_smaller_sandbox_pool(generate):
+    def pool(env):
+        objects = build(generate() / "overlays" / env / "platform")
+        return next(o for o in objects if o["kind"] == "SandboxSet")["spec"]["replicas"]
+
+    assert (pool("production"), pool("staging")) == (3, 1)
