@@ -135,3 +135,13 @@ def test_alb_listen_ports_need_an_albconfig_listener(generate, tmp_path):
     assert result.returncode == 1
     assert any("HTTPS:443 has no AlbConfig listener" in p["message"] and p["obj"].startswith("Ingress/")
                for p in json.loads(result.stdout)["problems"])
+
+
+def test_service_account_and_configmap_references(repo):
+    job = repo / "base" / "platform" / "dataset-job.yaml"
+    edit(job, lambda d: d["spec"]["template"]["spec"].__setitem__("serviceAccountName", "dataset-pipline"))
+    edit(repo.joinpath(*RAYJOB), lambda d: head(d)["volumes"][0]["configMap"].__setitem__("name", "trainer-confg"))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("ServiceAccount 'dataset-pipline'" in p["message"] and p["obj"].startswith("Job/") for p in problems)
+    assert any("ConfigMap 'trainer-confg'" in p["message"] and p["obj"].startswith("RayJob/")
+               for p in problems), problems
