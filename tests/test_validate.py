@@ -48,6 +48,7 @@ RAYJOB = ("base", "training", "rayjob.yaml")
 BREAKS = {
     "submission mode": (RAYJOB, lambda d: d["spec"].__setitem__("submissionMode", "SideCarMode"), "submissionMode 'SideCarMode'"),
     "sidecar restart policy": (RAYJOB, lambda d: head(d).__setitem__("restartPolicy", "Always"), "restartPolicy Never"),
+    "sidecar submitter": (RAYJOB, lambda d: d["spec"].__setitem__("submitterConfig", {"backoffLimit": 2}), "SidecarMode does not allow submitterConfig"),
     "ttl without shutdown": (RAYJOB, lambda d: d["spec"].__setitem__("shutdownAfterJobFinishes", False), "needs shutdownAfterJobFinishes"),
     "delete self": (RAYJOB, lambda d: d["spec"].__setitem__("deletionStrategy", {"deletionRules": [
         {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED"}}]}), "DeleteSelf"),
