@@ -3,7 +3,6 @@ semantic rules, print the findings grouped by file and object."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -24,11 +23,9 @@ def repo_root(start: Path) -> Path:
 
 
 def default_locations(repo: Path) -> list[str]:
-    from rlgen.validation.schema import schema_dir_locations
+    from rlgen.validation.schema import env_locations
 
-    locations = []
-    if env := os.environ.get("RLGEN_SCHEMA_DIR"):
-        locations += schema_dir_locations(env)
+    locations = env_locations()
     if (repo / "schemas").is_dir():
         locations.append(str(repo / "schemas") + "/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
     # kubeconform's default catalog has no CRDs; the community catalog has Flux's and Argo CD's.

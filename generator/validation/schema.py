@@ -65,13 +65,16 @@ def schema_dir_locations(root: str | os.PathLike) -> list[str]:
     ]
 
 
+def env_locations() -> list[str]:
+    """The templates of the folder ``$RLGEN_SCHEMA_DIR`` names, or none when it is unset."""
+    root = os.environ.get(SCHEMA_DIR_ENV)
+    return schema_dir_locations(root) if root else []
+
+
 def _resolve(locations: Iterable[str]) -> list[str]:
     """Full templates for ``-schema-location`` values. With none, ``$RLGEN_SCHEMA_DIR``
     when set, else kubeconform's default."""
-    locations = list(locations)
-    if not locations:
-        root = os.environ.get(SCHEMA_DIR_ENV)
-        locations = schema_dir_locations(root) if root else ["default"]
+    locations = list(locations) or env_locations() or ["default"]
     templates = [_expand(location) for location in locations]
     for template in templates:
         _render(template, "Deployment", "v1")  # a bad template fails now, as in kubeconform
