@@ -46,6 +46,11 @@ def _slot_order(results: list) -> list:
     return list(reversed(results))
 
 
+def _gather(pm, hook: str, ctx: Context) -> list:
+    """Every item the selected plugins return from ``hook``, in slot order."""
+    return _flat(_slot_order(getattr(pm.hook, hook)(ctx=ctx)))
+
+
 def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     """The whole repository but the run's RayJob name (it needs a kustomize render).
 
@@ -61,10 +66,10 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
 
     tree = FileTree()
     components = Components()
-    by_slot = {selection.plugins[s]: s for s in SLOTS}
-    for plugin in by_slot:
+    selected = [selection.plugins[s] for s in SLOTS]
+    for plugin in selected:
         # Called one plugin at a time: each plugin's contributions go to its own component.
-        others = [pm.get_plugin(p) for p in by_slot if p != plugin]
+        others = [pm.get_plugin(p) for p in selected if p != plugin]
 
         def own(hook: str) -> list:
             return _flat(pm.subset_hook_caller(hook, others)(ctx=ctx))
@@ -76,16 +81,16 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     components.write(tree)
 
     fragments = [f for f in _slot_order(pm.hook.rlgen_trainer_config(ctx=ctx)) if f]
-    tools = _flat(_slot_order(pm.hook.rlgen_tools(ctx=ctx)))
+    tools = _gather(pm, "rlgen_tools", ctx)
     trainer_files = {spec.trainer_config_key: yamlio.dump(trainer_config.base_trainer_config(spec, fragments, bool(tools)))}
     if tools:
         trainer_files[spec.tool_config_key] = trainer_config.tool_config(tools)
-    for cfg in _flat(_slot_order(pm.hook.rlgen_config_files(ctx=ctx))):
+    for cfg in _gather(pm, "rlgen_config_files", ctx):
         trainer_files[cfg.key] = cfg.content
     image = pm.hook.rlgen_training_image(ctx=ctx)
     if image is None:
         raise RlgenError(f"rollout plugin '{selection.plugins['rollout']}' returns no rlgen_training_image()")
-    packages = _flat(_slot_order(pm.hook.rlgen_training_packages(ctx=ctx)))
+    packages = _gather(pm, "rlgen_training_packages", ctx)
     tree.add("images/training/Dockerfile", training_image.dockerfile(spec, image, packages))
     write_training(tree, spec, components, trainer_files, training_image.images_entry(spec, image))
 
@@ -96,7 +101,7 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     })
 
     has_infra = write_infrastructure(tree, components)
-    upstream = tuple(_flat(_slot_order(pm.hook.rlgen_upstream_sources(ctx=ctx))))
+    upstream = tuple(_gather(pm, "rlgen_upstream_sources", ctx))
     stages = [
         Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream),
         Stage("platform", f"./overlays/{spec.environment}/platform", depends_on=("infrastructure",)),
@@ -122,9 +127,9 @@ def generate(selection: Selection) -> tuple[FileTree, Spec, str]:
     tree.add(f"runs/{run}/kustomization.yaml", runs.run_kustomization(spec, run, None))
     tree.add("runs/kustomization.yaml", runs.runs_index([run]))
 
-    secrets = _flat(_slot_order(pm.hook.rlgen_secrets(ctx=ctx))) + [hf_token(spec)]
+    secrets = _gather(pm, "rlgen_secrets", ctx) + [hf_token(spec)]
     tree.add(answers.FILENAME, answers.render(selection, [s.name for s in secrets]))
-    sections = _flat(_slot_order(pm.hook.rlgen_readme(ctx=ctx)))
+    sections = _gather(pm, "rlgen_readme", ctx)
     skeleton.render(tree, {
         "rlgen_version": __version__,
         "namespace": spec.namespace,
