@@ -50,7 +50,6 @@ def prepare_rlgen(source: str, out: str) -> None:
 def prepare_tutorial(source: str, out: str) -> None:
     """The tutorial's preprocess.py, with ``extract_solution`` and ``data_source`` defined."""
     from datasets import load_from_disk
-
     from rlgen_plugins.gsm8k import SOURCE as data_source
     from rlgen_plugins.gsm8k import SYSTEM_PROMPT, extract_solution
 
@@ -165,7 +164,9 @@ def _rows(path: Path) -> int:
 
 
 def bench_upload(work: Path) -> dict[str, dict]:
-    from oss_server import OssTestServer  # sets S3_UPLOAD_PART_MIN_SIZE before it imports moto
+    from oss_server import (
+        OssTestServer,  # sets S3_UPLOAD_PART_MIN_SIZE before it imports moto
+    )
 
     folder = work / "upload"
     (folder / "shards").mkdir(parents=True)

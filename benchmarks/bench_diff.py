@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgen import kustomize, manifests
-from rlgen.run_commands import new, set_
+from rlgen.render import manifests
+from rlgen.runs.command import new, set_
+from rlgen.tools import kustomize
 
 RUNS = 50
 REPEAT = 5

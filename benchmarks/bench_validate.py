@@ -13,8 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgen import kustomize, runs, trainer_config
-from rlgen.yamlio import dump
+from rlgen.runs import folders
+from rlgen.tools import kustomize
+from rlgen.tools.yamlio import dump
+from rlgen.verl import trainer_config
 
 SCHEMAS = os.environ.get("RLGEN_SCHEMA_DIR") or str(Path(__file__).resolve().parents[2] / "shared" / "schemas")
 
@@ -30,16 +32,15 @@ def make_repo(parent: Path, count: int) -> Path:
         spec_like = _spec(repo)
         change = {"actor_rollout_ref": {"actor": {"optim": {"lr": 1e-6 * (1 + i / 100)}}}}
         (folder / "run.yaml").write_text(dump(trainer_config.run_config(spec_like, name, change)))
-        (folder / "kustomization.yaml").write_text(runs.run_kustomization(spec_like, name, f"{name}-0000000"))
+        (folder / "kustomization.yaml").write_text(folders.run_kustomization(spec_like, name, f"{name}-0000000"))
         names.append(name)
-    (repo / "runs" / "kustomization.yaml").write_text(runs.runs_index(names))
+    (repo / "runs" / "kustomization.yaml").write_text(folders.runs_index(names))
     return repo
 
 
 def _spec(repo: Path):
-    from rlgen.selection import discover, select
-    from rlgen.pipeline import build_spec
-    from rlgen.selection import plugin_manager
+    from rlgen.generate.pipeline import build_spec
+    from rlgen.registry.selection import discover, plugin_manager, select
 
     selection = select(discover(), [], {}, ask=None)
     return build_spec(selection, plugin_manager(selection))

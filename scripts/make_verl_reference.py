@@ -1,8 +1,8 @@
-"""Write ``generator/verl_reference.py``: every key of the pinned verl's ``ppo_trainer``
+"""Write ``generator/rlgen/verl/reference.py``: every key of the pinned verl's ``ppo_trainer``
 config with its default, so ``rlgen run`` can check keys without verl installed.
 
 Run it with hydra-core and the pinned verl installed (``pip install --no-deps verl==X``):
-``python scripts/make_verl_reference.py``. ``tests/test_runs.py`` regenerates the text from
+``python scripts/make_verl_reference.py``. ``tests/runs/test_runs.py`` regenerates the text from
 the installed verl and compares, so the shipped file cannot drift from verl.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ import importlib.util
 from importlib.metadata import version
 from pathlib import Path
 
-from rlgen.trainer_config import flatten
+from rlgen.verl.trainer_config import flatten
 
-TARGET = Path(__file__).resolve().parents[1] / "generator" / "verl_reference.py"
+TARGET = Path(__file__).resolve().parents[1] / "generator" / "rlgen" / "verl" / "reference.py"
 
 
 def verl_config_dir() -> Path:

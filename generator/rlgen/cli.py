@@ -1,0 +1,79 @@
+"""The ``rlgen`` command line. Every command lives in ``rlgen/<package>/command.py`` as
+``command`` and is imported only when it runs, so ``rlgen --help`` loads nothing heavy.
+
+Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 70 internal error (one line
+and the path of a file with the traceback for a bug report), 130 interrupted.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from rlgen import __version__
+from rlgen.errors import INTERNAL_ERROR, RlgenError
+
+#: name -> (module, one-line help). The help is here so that listing commands imports nothing.
+COMMANDS = {
+    "new": ("rlgen.generate.command", "Generate a repository, then git init and commit it."),
+    "render": ("rlgen.render.command", "Render kustomization roots with kustomize."),
+    "plugins": ("rlgen.registry.command", "List installed plugins by slot, with their options."),
+    "run": ("rlgen.runs.command", "Create, change, list and remove training runs."),
+    "diff": ("rlgen.diff.command", "Compare the rendered manifests of two revisions."),
+    "validate": ("rlgen.validate.command", "Render and validate every object."),
+    "data": ("rlgen.data.command", "Prepare and upload the training dataset."),
+    "schemas": ("rlgen.schemas.command", "Convert CRDs into JSON schemas for validation."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        return importlib.import_module(COMMANDS[name][0]).command
+
+    def format_commands(self, ctx, formatter):
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted((name, help_) for name, (_, help_) in COMMANDS.items()))
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rlgen")
+def cli():
+    """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
+    except RlgenError as exc:
+        click.echo(f"rlgen: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("rlgen: aborted", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        click.echo(f"rlgen: error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("rlgen: interrupted", err=True)
+        sys.exit(130)
+    except Exception:  # a bug: one line for the user, the traceback in a file for the report
+        click.echo(f"rlgen: internal error ({sys.exc_info()[1].__class__.__name__}); "
+                   f"details in {_save_traceback()}", err=True)
+        sys.exit(INTERNAL_ERROR)
+
+
+def _save_traceback() -> str:
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="rlgen-crash-", suffix=".txt", delete=False) as f:
+        f.write(f"rlgen {__version__}\nargv: {sys.argv}\n\n{traceback.format_exc()}")
+    return f.name

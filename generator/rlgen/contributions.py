@@ -1,0 +1,193 @@
+"""The values that pass through the hooks of :mod:`rlgen.hookspecs`, both ways.
+
+:class:`Context` is what a contribution hook receives; the frozen dataclasses are what it
+returns. Kubernetes objects are plain dicts (key order is kept when they are written).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+if TYPE_CHECKING:
+    from rlgen.spec import Spec
+
+#: The slots of a selection, in the order plugins are called and their results merged.
+SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync")
+
+
+class Layer(str, Enum):
+    """Where a plugin's object lands. ``infrastructure`` syncs first (controllers and add-on
+    settings), then ``platform`` (long-lived shared objects), then ``training`` (every run)."""
+
+    INFRASTRUCTURE = "infrastructure"
+    PLATFORM = "platform"
+    TRAINING = "training"
+
+
+class Context:
+    """What every contribution hook receives.
+
+    - ``spec``: the shared names and paths (:class:`rlgen.spec.Spec`), never typed twice;
+    - ``plugins``: the selected plugin name of each slot, e.g. ``ctx.plugins["rollout"]``;
+    - ``options(name)``: the converted and checked options of plugin ``name``.
+    """
+
+    def __init__(self, spec: Spec, plugins: Mapping[str, str], values: Mapping[str, Mapping[str, Any]]):
+        self.spec = spec
+        self.plugins = dict(plugins)
+        self._values = {name: dict(v) for name, v in values.items()}
+
+    def options(self, plugin: str) -> dict[str, Any]:
+        return dict(self._values.get(plugin, {}))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--set PLUGIN.NAME=VALUE`` option of a plugin.
+
+    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal.
+    ``check`` receives the converted value and returns an error message or ``None``.
+    """
+
+    name: str
+    help: str
+    default: Any = None
+    type: type = str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``rlgen plugins`` shows and what selection needs: the plugin's slot and options."""
+
+    name: str
+    slot: str
+    summary: str
+    options: tuple[Option, ...] = ()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A reason the selected plugins cannot work together; ``plugins`` names the culprits."""
+
+    message: str
+    plugins: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A Kubernetes object that a plugin adds to its kustomize component of ``layer``.
+
+    ``comment`` is written above the object in its YAML file.
+    """
+
+    layer: Layer | str
+    filename: str
+    obj: dict
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class Patch:
+    """A kustomize patch (strategic merge when ``patch`` is a dict, JSON 6902 when a list)
+    applied by the plugin's component of ``layer`` to objects matching ``target``.
+
+    ``name`` names the patch file (``<name>.yaml``): say what it patches, e.g. ``rayjob-oss-volumes``.
+    """
+
+    layer: Layer | str
+    target: dict
+    patch: dict | list
+    name: str
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One object of a plain manifest file (a sync entry point), with a comment above it."""
+
+    obj: dict
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A file that becomes a key of the trainer ConfigMap, mounted at ``spec.configs_mount``."""
+
+    key: str
+    content: str
+
+
+@dataclass(frozen=True)
+class UpstreamSource:
+    """A kustomize root in an upstream Git repository, pinned to a tag.
+
+    The sync plugin turns it into whatever its engine uses (a Flux GitRepository and
+    Kustomization, an Argo CD Application), so every root of the generated repository
+    still builds offline. ``images`` entries are kustomize ``images:`` items.
+    """
+
+    name: str
+    url: str
+    tag: str
+    path: str
+    namespace: str
+    images: tuple[dict, ...] = ()
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class TrainingImage:
+    """The rollout plugin's training image: verl's dependency image for its engine (``base``,
+    which ships without verl) and the tag the repository's build of it is pushed under."""
+
+    base: str
+    tag: str
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A Secret the repository references but never holds; the README says how to create it."""
+
+    name: str
+    namespace: str
+    keys: tuple[str, ...]
+    purpose: str
+    used_by: str
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    """How a dataset plugin turns source rows into the rows verl reads.
+
+    ``map_row(row, split, index)`` returns the verl row, or raises ``ValueError`` to drop
+    the row (the reason is counted in the manifest). ``default_model`` is the Hugging Face
+    model trained when the user names none; ``vision`` says the rows carry images.
+    """
+
+    name: str
+    source: str
+    columns: tuple[str, ...]
+    map_row: Callable[[dict, str, int], dict]
+    default_model: str
+    vision: bool = False
+    splits: tuple[str, ...] = ("train", "test")
+    #: The Hugging Face config of ``source`` (e.g. GSM8K's "main"); used only with that source.
+    config: str | None = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.
+
+    ``path`` is the repository folder the stage applies ("" when only ``upstream`` sources
+    make it up); ``depends_on`` names earlier stages.
+    """
+
+    name: str
+    path: str
+    depends_on: tuple[str, ...] = ()
+    upstream: tuple[UpstreamSource, ...] = ()

@@ -1,0 +1,125 @@
+"""``rlgen data``: prepare a data set for verl and upload it to OSS, on a laptop or as the
+cluster's dataset Job. datasets, pyarrow and the OSS SDK load only when a command runs."""
+from __future__ import annotations
+
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+
+import click
+
+
+@click.group("data")
+def command():
+    """Prepare a data set for verl and upload it to OSS."""
+
+
+@command.command("prepare")
+@click.option("--dataset", required=True, metavar="NAME", help="Dataset plugin, e.g. gsm8k or geometry3k.")
+@click.option("--source", metavar="NAME|PATH",
+              help="Hugging Face dataset, a save_to_disk folder, or a folder of train/test parquet or JSON lines "
+                   "files (default: the plugin's dataset).")
+@click.option("--config", "config_name", metavar="NAME", help="Config (subset) of a Hub dataset, e.g. main.")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for <split>.parquet and manifest.json.")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Map only the first N rows of each split.")
+def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: Path, limit: int | None):
+    """Map a data set to the rows verl reads."""
+    from rlgen.data.prepare import prepare
+
+    if not sys.stderr.isatty():
+        import datasets
+
+        # Off a terminal (the dataset Job's log) progress bars are noise.
+        datasets.disable_progress_bars()
+
+    results, manifest = prepare(dataset, out, source=source, config=config_name, limit=limit)
+    for r in results:
+        counts = sorted(Counter(reason for _, reason in r.dropped).items())
+        reasons = "; ".join(f"{n} x {reason}" for reason, n in counts)
+        dropped = f"{len(r.dropped)} dropped" + (f" ({reasons})" if reasons else "")
+        click.echo(f"{r.split}: {r.rows_in} rows in, {r.table.num_rows} out, {dropped} -> {out / r.file}")
+    click.echo(f"manifest: {manifest}")
+
+
+@command.command("upload")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("url", metavar="oss://BUCKET/PREFIX")
+@click.option("--endpoint", envvar="OSS_ENDPOINT", metavar="URL",
+              help="OSS endpoint [env OSS_ENDPOINT; default: the region's internal endpoint inside a "
+                   "Kubernetes pod, its public endpoint elsewhere].")
+@click.option("--region", envvar="OSS_REGION", help="OSS region, e.g. cn-hangzhou [env OSS_REGION].")
+@click.option("--jobs", type=click.IntRange(1, 64), default=8, show_default=True, help="Files sent at once.")
+@click.option("--part-size", type=click.IntRange(1, 5 * 1024), default=16, show_default=True, metavar="MIB",
+              help="Files of this size and larger go by multipart upload, in parts of this size.")
+def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | None, jobs: int, part_size: int):
+    """Upload DIRECTORY below oss://BUCKET/PREFIX; unchanged objects are skipped.
+
+    Credentials come from the environment: the RRSA variables ALIBABA_CLOUD_ROLE_ARN,
+    ALIBABA_CLOUD_OIDC_PROVIDER_ARN and ALIBABA_CLOUD_OIDC_TOKEN_FILE when set, else
+    OSS_ACCESS_KEY_ID and OSS_ACCESS_KEY_SECRET.
+    """
+    from rlgen.data.upload import MiB, upload
+
+    def run(progress):
+        return upload(directory, url, region=region, endpoint=endpoint, jobs=jobs,
+                      part_size=part_size * MiB, progress=progress)
+
+    if sys.stderr.isatty():
+        with _TerminalProgress() as progress:
+            summary = run(progress)
+    else:
+        summary = run(None)
+    click.echo(
+        f"uploaded {summary.uploaded} files ({_size(summary.uploaded_bytes)}), skipped {summary.skipped} "
+        f"unchanged ({_size(summary.skipped_bytes)}) to {summary.target} at {summary.endpoint} "
+        f"in {summary.seconds:.1f} s, credentials: {summary.credentials}")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+class _TerminalProgress:
+    """A bar on stderr: bytes sent (or found unchanged) and files done."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True),
+                             TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                             transient=True)
+        self._lock = threading.Lock()
+        self._task = None
+        self._files = self._done = 0
+
+    def __enter__(self):
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._bar.stop()
+
+    def start(self, files: int, total_bytes: int) -> None:
+        self._files = files
+        self._task = self._bar.add_task(f"0/{files} files", total=total_bytes)
+
+    def advance(self, nbytes: int) -> None:
+        self._bar.advance(self._task, nbytes)
+
+    def file_done(self) -> None:
+        with self._lock:
+            self._done += 1
+            self._bar.update(self._task, description=f"{self._done}/{self._files} files")

@@ -1,0 +1,221 @@
+"""Compare the rendered objects of two revisions: added, removed, changed, and per run the
+trainer-config keys that differ.
+
+Objects are matched by source (see :mod:`rlgen.manifests`), API group, kind, namespace and
+name. A run's RayJob and ConfigMap carry hashes in their names, so an edited run shows up as
+one removed and one added object each; such a pair is linked, so the report can show what
+changed between them.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from rlgen.errors import RlgenError
+from rlgen.naming import HASH_LENGTH
+from rlgen.runs import folders
+from rlgen.spec import Spec
+from rlgen.tools import yamlio
+from rlgen.verl.trainer_config import deep_merge, flatten
+
+#: kustomize's ConfigMap/Secret suffix: 10 characters of a hash in its own alphabet.
+KUSTOMIZE_HASH = r"[245-9bcdfghkmt]{10}"
+_HASH_SUFFIX = re.compile(rf"-(?:[0-9a-f]{{{HASH_LENGTH}}}|{KUSTOMIZE_HASH})$")
+UNSET = object()
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    source: str
+    kind: str
+    namespace: str
+    name: str
+    group: str
+
+    @property
+    def path(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.path}"
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    """``old``/``new`` are redacted copies; an added object that replaces a removed one (same
+    name but for the hash) has the replaced object as ``old`` and its key as ``partner``."""
+
+    status: str  # added | removed | changed
+    key: Key
+    old: Any = None
+    new: Any = None
+    partner: Key | None = None
+
+    def details(self, base: str, head: str) -> str:
+        """A unified YAML diff, or the whole object when there is nothing to compare with."""
+        if self.new is None:
+            return ""
+        new_text = yamlio.dump(self.new)
+        if self.old is None:
+            return new_text
+        old_key = self.partner or self.key
+        return "".join(difflib.unified_diff(
+            yamlio.dump(self.old).splitlines(keepends=True), new_text.splitlines(keepends=True),
+            fromfile=f"{base}: {old_key.label}", tofile=f"{head}: {self.key.label}"))
+
+
+@dataclass(frozen=True)
+class RunChange:
+    run: str
+    status: str  # added | removed | changed
+    old_rayjob: str | None
+    new_rayjob: str | None
+    #: (key, old, new) of the effective trainer config, UNSET where a side lacks the key;
+    #: for an added run, what it changes in the base config.
+    config: list[tuple[str, Any, Any]] = field(default_factory=list)
+    #: Other ConfigMap files (tool config, MCP servers) that differ.
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def kept_name(self) -> bool:
+        """Changed but under the same RayJob name: KubeRay ignores it for a started job."""
+        return self.status == "changed" and self.old_rayjob is not None and self.old_rayjob == self.new_rayjob
+
+
+@dataclass(frozen=True)
+class Comparison:
+    objects: list[ObjectChange]
+    runs: list[RunChange]
+
+    def count(self, status: str) -> int:
+        return sum(1 for c in self.objects if c.status == status)
+
+
+def compare(base: dict[str, list[str]], head: dict[str, list[str]], spec: Spec) -> Comparison:
+    objects = []
+    for source in sorted(set(base) | set(head)):
+        old_docs, new_docs = Counter(base.get(source, [])), Counter(head.get(source, []))
+        # Documents rendered byte for byte alike are unchanged: only the rest gets parsed.
+        old = _index(source, old_docs - new_docs)
+        new = _index(source, new_docs - old_docs)
+        for key in sorted(set(old) | set(new)):
+            if key not in new:
+                objects.append(("removed", key, old[key], None))
+            elif key not in old:
+                objects.append(("added", key, None, new[key]))
+            elif old[key] != new[key]:
+                objects.append(("changed", key, old[key], new[key]))
+    return Comparison(_link_replacements(objects), _runs(objects, spec))
+
+
+def _index(source: str, docs: Counter) -> dict[Key, dict]:
+    out = {}
+    loader = YAML(typ="safe", pure=True)
+    for text in docs:
+        try:
+            obj = loader.load(text)
+        except YAMLError as exc:
+            raise RlgenError(f"{source}: a rendered document is not YAML ({getattr(exc, 'problem', exc)})") from None
+        if not isinstance(obj, dict) or "kind" not in obj:
+            continue
+        meta = obj.get("metadata") or {}
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        out[Key(source, obj["kind"], meta.get("namespace") or "", meta.get("name") or "", group)] = obj
+    return out
+
+
+def _link_replacements(found: list[tuple]) -> list[ObjectChange]:
+    """Pair each removed object with the added one that differs only by the hash in its name."""
+    def family(key: Key) -> tuple:
+        return key.source, key.group, key.kind, key.namespace, _HASH_SUFFIX.sub("", key.name)
+
+    removed = {family(k): (k, old) for status, k, old, _ in found if status == "removed"}
+    added = {family(k) for status, k, _, _ in found if status == "added"}
+    out = []
+    for status, key, old, new in found:
+        partner = None
+        if status == "added" and family(key) in removed:
+            partner, old = removed[family(key)]
+        elif status == "removed" and family(key) in added:
+            partner = next(k for s, k, _, _ in found if s == "added" and family(k) == family(key))
+        old, new = redact(old, new) if key.kind == "Secret" else (old, new)
+        out.append(ObjectChange(status, key, old, new, partner))
+    return out
+
+
+def redact(old: dict | None, new: dict | None) -> tuple[dict | None, dict | None]:
+    """Secret values never reach a report; a changed value says so without showing either."""
+    old, new = copy.deepcopy(old), copy.deepcopy(new)
+    for field_name in ("data", "stringData"):
+        before = (old or {}).get(field_name) or {}
+        if old and before:
+            old[field_name] = {k: "<redacted>" for k in before}
+        if new and new.get(field_name):
+            new[field_name] = {k: "<redacted>" if before.get(k, UNSET) == v else "<redacted, changed>"
+                               for k, v in new[field_name].items()}
+    return old, new
+
+
+def _runs(found: list[tuple], spec: Spec) -> list[RunChange]:
+    """Runs whose trainer ConfigMap or RayJob differs, recognised by the ConfigMap name
+    ``<run>-<trainer configmap>-<hash>`` that every run's objects derive from."""
+    configmap = re.compile(rf"^(?P<run>.+)-{re.escape(spec.trainer_configmap)}(-{KUSTOMIZE_HASH})?$")
+    sides: list[dict[str, dict]] = [{}, {}]
+    for status, key, old, new in found:
+        for side, obj in enumerate((old, new)):
+            if obj is None:
+                continue
+            if key.kind == "ConfigMap" and (m := configmap.match(key.name)):
+                sides[side].setdefault(m["run"], {})["configmap"] = obj
+            elif key.kind == "RayJob":
+                names = re.findall(r'"([^"]+)"', json.dumps(obj.get("spec")))
+                run = next((m["run"] for n in names if (m := configmap.match(n))), None)
+                if run:
+                    sides[side].setdefault(run, {})["rayjob"] = key.name
+    out = []
+    for run in sorted(set(sides[0]) | set(sides[1])):
+        old, new = sides[0].get(run), sides[1].get(run)
+        status = "added" if old is None else "removed" if new is None else "changed"
+        config, files = _config_changes(run, (old or {}).get("configmap"), (new or {}).get("configmap"), spec)
+        out.append(RunChange(run, status, (old or {}).get("rayjob"), (new or {}).get("rayjob"), config, files))
+    return out
+
+
+def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) -> tuple[list, list[str]]:
+    if new is None:
+        return [], []
+    new_data = new.get("data") or {}
+    if old is None:
+        own = folders.changes(spec, run, _load(new_data.get(spec.run_config_key)))
+        return [(k, UNSET, v) for k, v in own.items()], []
+    old_data = old.get("data") or {}
+    before, after = _effective(old_data, spec), _effective(new_data, spec)
+    config = [(k, before.get(k, UNSET), after.get(k, UNSET))
+              for k in sorted(set(before) | set(after)) if before.get(k, UNSET) != after.get(k, UNSET)]
+    trainer_files = (spec.run_config_key, spec.trainer_config_key)
+    files = sorted(k for k in set(old_data) | set(new_data)
+                   if k not in trainer_files and old_data.get(k) != new_data.get(k))
+    return config, files
+
+
+def _effective(data: dict, spec: Spec) -> dict[str, Any]:
+    """The trainer config a run's pod composes: the base, then run.yaml (Hydra's ``_self_``)."""
+    merged = deep_merge(_load(data.get(spec.trainer_config_key)), _load(data.get(spec.run_config_key)))
+    return flatten({k: v for k, v in merged.items() if k not in ("hydra", "defaults")})
+
+
+def _load(text: str | None) -> dict:
+    try:
+        doc = YAML(typ="safe", pure=True).load(text or "")
+    except YAMLError:
+        return {}
+    return doc if isinstance(doc, dict) else {}

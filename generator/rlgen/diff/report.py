@@ -1,0 +1,108 @@
+"""A :class:`~rlgen.manifest_diff.Comparison` as plain text (terminal) or markdown (PR comment).
+
+Both put the counts first, then the runs (what a reviewer decides on), then each object.
+"""
+from __future__ import annotations
+
+import re
+
+from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
+from rlgen.runs import folders
+
+SIGNS = {"added": "+", "removed": "-", "changed": "~"}
+#: GitHub refuses comments over 65536 characters; the object details are cut to fit.
+MARKDOWN_LIMIT = 60000
+KEPT_NAME = ("keeps its name: KubeRay does not re-run a started RayJob "
+             "(`rlgen run set {run} KEY=VALUE` gives it a new name, which starts it again)")
+
+
+def summary(c: Comparison) -> str:
+    return ", ".join(f"{c.count(s)} {s}" for s in SIGNS)
+
+
+def _value(value) -> str:
+    return "(unset)" if value is UNSET else folders.show(value)
+
+
+def _config_line(key: str, old, new) -> str:
+    return f"{key}: {_value(new)}" if old is UNSET and new is not UNSET else f"{key}: {_value(old)} -> {_value(new)}"
+
+
+def _rayjobs(r: RunChange, quote: str = "", arrow: str = "->") -> str:
+    if r.status == "added":
+        return f"RayJob {quote}{r.new_rayjob}{quote}"
+    if r.status == "removed" or r.kept_name:
+        return f"RayJob {quote}{r.old_rayjob}{quote}"
+    return f"RayJob {quote}{r.old_rayjob}{quote} {arrow} {quote}{r.new_rayjob}{quote}"
+
+
+def _object_note(o: ObjectChange) -> str:
+    if o.partner is None:
+        return ""
+    return f" (replaces {o.partner.name})" if o.status == "added" else f" (replaced by {o.partner.name})"
+
+
+def text(c: Comparison, base: str, head: str) -> str:
+    if not c.objects:
+        return f"rlgen diff {base} -> {head}: no differences\n"
+    out = [f"rlgen diff {base} -> {head}: {summary(c)}", ""]
+    if c.runs:
+        out.append("Runs:")
+        for r in c.runs:
+            note = " " + KEPT_NAME.replace("`", "'").format(run=r.run) if r.kept_name else ""
+            out.append(f"  {SIGNS[r.status]} {r.run}: {_rayjobs(r)}{note}")
+            out += [f"      {_config_line(*item)}" for item in r.config]
+            out += [f"      {name} changed" for name in r.files]
+        out.append("")
+    out.append("Objects:")
+    for o in c.objects:
+        out.append(f"  {SIGNS[o.status]} {o.key.source}: {o.key.label}{_object_note(o)}")
+        # Whole new objects are long and add little on a terminal: only diffs are shown.
+        if o.old is not None and o.new is not None:
+            out += [f"      {line}" for line in o.details(base, head).splitlines()]
+    return "\n".join(out) + "\n"
+
+
+def markdown(c: Comparison, base: str, head: str) -> str:
+    counts = summary(c) if c.objects else "no differences"
+    parts = [f"### rlgen diff: {counts}\n\n`{base}` → `{head}`\n"]
+    if not c.objects:
+        return parts[0]
+    if c.runs:
+        parts.append("\n**Runs**\n\n" + "".join(_run_markdown(r) for r in c.runs))
+    rows = "".join(f"| {SIGNS[o.status]} | {o.key.kind} `{o.key.path}`{_object_note(o)} "
+                   f"| `{o.key.source}` |\n" for o in c.objects)
+    parts.append(f"\n**Objects**\n\n| | object | source |\n|---|---|---|\n{rows}")
+    body = "".join(parts)
+    left_out = 0
+    for o in c.objects:
+        details = o.details(base, head)
+        if not details:
+            continue
+        lang = "yaml" if o.old is None else "diff"
+        block = (f"\n<details><summary>{SIGNS[o.status]} {o.key.label} ({o.key.source})</summary>\n\n"
+                 f"{_fenced(details, lang)}\n</details>\n")
+        if len(body) + len(block) > MARKDOWN_LIMIT:
+            left_out += 1
+            continue
+        body += block
+    if left_out:
+        body += f"\n_{left_out} object details left out to fit a comment: run `rlgen diff` locally._\n"
+    return body
+
+
+def _run_markdown(r: RunChange) -> str:
+    note = " " + KEPT_NAME.format(run=r.run) if r.kept_name else ""
+    lines = [f"- **`{r.run}`** {r.status}: {_rayjobs(r, '`', '→')}{note}\n"]
+    for key, old, new in r.config:
+        shown = f"`{_value(new)}`" if old is UNSET else f"`{_value(old)}` → `{_value(new)}`"
+        lines.append(f"  - `{key}`: {shown}\n")
+    lines += [f"  - `{name}` changed\n" for name in r.files]
+    return "".join(lines)
+
+
+def _fenced(body: str, lang: str) -> str:
+    # A fence longer than any backtick run inside, so file contents cannot close it.
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{body.rstrip(chr(10))}\n{fence}\n"

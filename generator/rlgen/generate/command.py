@@ -1,0 +1,45 @@
+"""``rlgen new``: generate a repository in memory, write it beside the target, commit it, and
+move it into place with one rename."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rlgen import __version__
+
+
+@click.command("new")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--plugin", "plugins", multiple=True, metavar="NAME", help="Plugin for its slot (repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="PLUGIN.OPTION=VALUE", help="Set a plugin option (repeatable).")
+@click.option("--cluster", help="Cluster name (same as --set rlgen.cluster=NAME).")
+@click.option("--no-input", is_flag=True, help="Never prompt; a missing required option is an error.")
+def command(directory: Path, plugins, sets, cluster, no_input):
+    """Generate a repository in DIRECTORY, then git init and commit it."""
+    from rlgen.generate.filetree import check_target, staged
+    from rlgen.generate.pipeline import generate
+    from rlgen.registry.discovery import discover
+    from rlgen.registry.selection import parse_sets, select
+    from rlgen.tools import git, kustomize
+
+    target = directory.resolve()
+    check_target(target)
+    kustomize.command()
+    answers = parse_sets(list(sets))
+    if cluster:
+        answers.setdefault("rlgen", {})["cluster"] = cluster
+    interactive = not no_input and sys.stdin.isatty()
+    selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
+    build = generate(selection)
+    with staged(target) as tmp:
+        build.tree.write(tmp)
+        plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
+        git.init_and_commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
+    click.echo(f"Created {directory} ({len(build.tree.files)} files; "
+               f"first run '{build.run}' -> RayJob {build.rayjob}).")
+
+
+def _prompt(plugin: str, option) -> str:
+    return click.prompt(f"{plugin}.{option.name} ({option.help})", type=str, err=True)

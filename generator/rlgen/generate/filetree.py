@@ -1,0 +1,56 @@
+"""The generated repository in memory (path -> bytes), and its atomic move onto disk."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from rlgen.errors import RlgenError
+
+
+class FileTree:
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def add(self, path: str, content: str | bytes) -> None:
+        norm = str(PurePosixPath(path))
+        if norm.startswith(("/", "..")) or "/../" in norm:
+            raise RlgenError(f"refusing to write outside the repository: {path}")
+        if norm in self.files:
+            raise RlgenError(f"two contributions write {norm}")
+        self.files[norm] = content.encode() if isinstance(content, str) else content
+
+    def write(self, root: Path, under: tuple[str, ...] = ("",)) -> None:
+        """Write the files (only those whose path starts with one of ``under``) below ``root``."""
+        for path in sorted(p for p in self.files if p.startswith(under)):
+            dest = root / path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(self.files[path])
+
+
+def check_target(target: Path) -> None:
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise RlgenError(f"{target} already exists and is not empty")
+
+
+@contextmanager
+def staged(target: Path) -> Iterator[Path]:
+    """A temporary folder beside ``target`` that becomes ``target`` if the block succeeds.
+
+    Beside, not in /tmp, so the final rename stays on one file system and is atomic.
+    """
+    check_target(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".rlgen-tmp", dir=target.parent))
+    try:
+        yield tmp
+        check_target(target)
+        if target.exists():
+            target.rmdir()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,160 @@
+"""Every ``kustomization.yaml`` of the generated repository is written here: the plugins'
+Components, the platform and training bases, the overlays, ``infrastructure/``, each run and
+the runs index (``rlgen run`` writes run kustomizations with the same functions).
+
+The project's own ``base/`` and ``overlays/`` are the starting point, loaded with their comments.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from rlgen import sources
+from rlgen.contributions import Layer, Patch, Resource
+from rlgen.errors import RlgenError
+from rlgen.generate.filetree import FileTree
+from rlgen.spec import Spec
+from rlgen.tools import yamlio
+
+ENVIRONMENTS = ("production", "staging")
+#: The run template every runs/<run>/ builds on.
+TRAINING_BASE = "base/training"
+RUNS_INDEX = "runs/kustomization.yaml"
+RENAME_TRANSFORMER = "rayjob-name"
+_FILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _kustomization(**fields) -> dict:
+    return {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", **fields}
+
+
+class Components:
+    """Collects plugin contributions per (plugin, layer) and writes one Component for each."""
+
+    def __init__(self) -> None:
+        self.resources: dict[tuple[str, Layer], list[Resource]] = defaultdict(list)
+        self.patches: dict[tuple[str, Layer], list[Patch]] = defaultdict(list)
+        self.order: list[tuple[str, Layer]] = []
+
+    def _key(self, plugin: str, layer, what: str) -> tuple[str, Layer]:
+        try:
+            key = (plugin, Layer(layer))
+        except ValueError:
+            known = ", ".join(repr(item.value) for item in Layer)
+            raise RlgenError(f"plugin '{plugin}' returns a {what} for unknown layer {layer!r} (layers: {known})") from None
+        if key not in self.order:
+            self.order.append(key)
+        return key
+
+    def add_resource(self, plugin: str, item: Resource) -> None:
+        self.resources[self._key(plugin, item.layer, "resource")].append(item)
+
+    def add_patch(self, plugin: str, item: Patch) -> None:
+        if not _FILE_NAME.match(item.name or ""):
+            raise RlgenError(f"plugin '{plugin}' returns a patch named {item.name!r}: "
+                             "use lower-case letters, digits and '-' (it names the patch file)")
+        self.patches[self._key(plugin, item.layer, "patch")].append(item)
+
+    def paths(self, layer: Layer) -> list[str]:
+        return [f"components/{p}/{l.value}" for p, l in self.order if l is layer]
+
+    def write(self, tree: FileTree) -> None:
+        for plugin, layer in self.order:
+            folder = f"components/{plugin}/{layer.value}"
+            doc: dict = {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component"}
+            by_file: dict[str, list[Resource]] = defaultdict(list)
+            for res in self.resources[(plugin, layer)]:
+                by_file[res.filename].append(res)
+            if by_file:
+                doc["resources"] = list(by_file)
+            for filename, items in by_file.items():
+                tree.add(f"{folder}/{filename}", yamlio.dump_all([r.obj for r in items], [r.comment for r in items]))
+            patches = []
+            for patch in self.patches[(plugin, layer)]:
+                tree.add(f"{folder}/{patch.name}.yaml", yamlio.dump(patch.patch, patch.comment))
+                patches.append({"path": f"{patch.name}.yaml", "target": dict(patch.target)})
+            if patches:
+                doc["patches"] = patches
+            tree.add(f"{folder}/kustomization.yaml",
+                     yamlio.dump(doc, f"What plugin '{plugin}' adds to the {layer.value} layer."))
+
+
+def _with_components(doc, components: list[str], prefix: str):
+    if components:
+        doc["components"] = [prefix + c for c in components]
+    return doc
+
+
+def write_platform(tree: FileTree, spec: Spec, components: Components, extra_resources: dict[str, str]) -> None:
+    namespace = sources.load("base/platform/namespace.yaml")
+    namespace["metadata"]["name"] = spec.namespace
+    tree.add("base/platform/namespace.yaml", yamlio.dump(namespace))
+    base = sources.load("base/platform/kustomization.yaml")
+    for filename, text in extra_resources.items():
+        tree.add(f"base/platform/{filename}", text)
+        base["resources"].append(filename)
+    tree.add("base/platform/kustomization.yaml", yamlio.dump(base))
+    for env in ENVIRONMENTS:
+        path = f"overlays/{env}/platform/kustomization.yaml"
+        tree.add(path, yamlio.dump(_with_components(sources.load(path), components.paths(Layer.PLATFORM), "../../../")))
+
+
+def write_training(tree: FileTree, spec: Spec, components: Components, trainer_files: dict[str, str],
+                   image: dict) -> None:
+    """The training base's kustomization; its other files are written beside it by the caller."""
+    kust = sources.load(f"{TRAINING_BASE}/kustomization.yaml")
+    kust["namespace"] = spec.namespace
+    kust["images"] = [image]
+    kust.yaml_set_comment_before_after_key(
+        "images", before="The RayJob's placeholder image 'training' is the one built from images/training/Dockerfile.")
+    generator = kust["configMapGenerator"][0]
+    generator["name"] = spec.trainer_configmap
+    generator["files"] = list(trainer_files)
+    tree.add(f"{TRAINING_BASE}/kustomization.yaml",
+             yamlio.dump(_with_components(kust, components.paths(Layer.TRAINING), "../../")))
+    tree.add(f"{TRAINING_BASE}/kustomizeconfig.yaml", sources.text(f"{TRAINING_BASE}/kustomizeconfig.yaml"))
+
+
+def write_infrastructure(tree: FileTree, components: Components) -> bool:
+    """``infrastructure/`` holds only what plugins add there; False when there is nothing."""
+    paths = components.paths(Layer.INFRASTRUCTURE)
+    if not paths:
+        return False
+    tree.add("infrastructure/kustomization.yaml",
+             yamlio.dump(_with_components(_kustomization(resources=[]), paths, "../"),
+                         "Cluster add-on settings applied before the platform."))
+    return True
+
+
+def run_kustomization(spec: Spec, run: str, rayjob_name: str | None) -> str:
+    """``runs/<run>/kustomization.yaml``; without ``rayjob_name`` it renders the unnamed run
+    whose RayJob spec the name is hashed from."""
+    doc = _kustomization(
+        resources=["../../base/training"],
+        # Every object of the run carries its name, so runs never collide in one namespace.
+        namePrefix=f"{run}-",
+        configMapGenerator=[{"name": spec.trainer_configmap, "behavior": "merge", "files": [spec.run_config_key]}],
+    )
+    if rayjob_name:
+        # A transformer runs after namePrefix, so the RayJob gets exactly this name.
+        doc["transformers"] = [yamlio.dump({
+            "apiVersion": "builtin",
+            "kind": "PatchTransformer",
+            "metadata": {"name": RENAME_TRANSFORMER},
+            "target": {"kind": "RayJob"},
+            "patch": f'[{{"op": "replace", "path": "/metadata/name", "value": "{rayjob_name}"}}]',
+        }).rstrip("\n")]
+    comment = (f"Training run '{run}'. Change it in run.yaml; the RayJob name below is set by\n"
+               "`rlgen run` from a hash of the rendered run, so an edit starts a new RayJob.")
+    return yamlio.dump(doc, comment)
+
+
+def runs_index(runs: list[str], current: str | None = None) -> str:
+    """``runs/kustomization.yaml`` listing ``runs``; given the ``current`` text, only its list
+    changes, so comments a user added to the index survive."""
+    if current is None:
+        return yamlio.dump(_kustomization(resources=sorted(runs)),
+                           "The active training runs: removing one here (or its folder) prunes its RayJob.")
+    doc = yamlio.load(current)
+    doc["resources"] = sorted(runs)
+    return yamlio.dump(doc)

@@ -1,0 +1,179 @@
+"""Options -> plugin contributions -> in-memory file tree: everything ``rlgen new`` writes.
+
+:func:`generate` runs :data:`STAGES` in order. Each stage adds its own files to the tree and
+never changes what an earlier stage added; only :func:`first_run` touches the disk, to let
+kustomize render the run it names (in a scratch folder that it removes).
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pluggy
+
+from rlgen.contributions import SLOTS, Context, SecretRef, Stage
+from rlgen.errors import RlgenError
+from rlgen.generate import dataset_job, readme, training_image
+from rlgen.generate.filetree import FileTree
+from rlgen.generate.kustomizations import (
+    RUNS_INDEX,
+    TRAINING_BASE,
+    Components,
+    run_kustomization,
+    runs_index,
+    write_infrastructure,
+    write_platform,
+    write_training,
+)
+from rlgen.generate.rayjob import rayjob
+from rlgen.registry.selection import Selection
+from rlgen.repo import answers
+from rlgen.runs import folders
+from rlgen.schemas.convert import bundled_schemas
+from rlgen.spec import Spec
+from rlgen.tools import yamlio
+from rlgen.verl import trainer_config
+
+
+@dataclass
+class Build:
+    """What the stages share: the inputs, and the tree they add to."""
+
+    selection: Selection
+    pm: pluggy.PluginManager
+    spec: Spec
+    ctx: Context
+    run: str
+    tree: FileTree = field(default_factory=FileTree)
+    components: Components = field(default_factory=Components)
+    stages: list[Stage] = field(default_factory=list)
+    rayjob: str = ""
+
+    def gather(self, hook: str, **kwargs) -> list:
+        """Every item the selected plugins return from ``hook``, in slot order."""
+        # pluggy calls the last registered plugin first; plugins are registered in slot order.
+        results = reversed(getattr(self.pm.hook, hook)(ctx=self.ctx, **kwargs))
+        return [item for batch in results if batch for item in batch]
+
+    def only(self, hook: str, slot: str, **kwargs):
+        """The answer of the one plugin that fills ``slot`` (a first-result hook)."""
+        answer = getattr(self.pm.hook, hook)(ctx=self.ctx, **kwargs)
+        if answer is None:
+            raise RlgenError(f"{slot} plugin '{self.selection.plugins[slot]}' returns no {hook}()")
+        return answer
+
+    def secrets(self) -> list[SecretRef]:
+        return self.gather("rlgen_secrets") + [dataset_job.hf_token(self.spec)]
+
+
+def check_selection(b: Build) -> None:
+    found = [p for batch in b.pm.hook.rlgen_check(ctx=b.ctx) for p in (batch or [])]
+    if found:
+        raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
+
+
+def plugin_components(b: Build) -> None:
+    """One kustomize Component per plugin and layer, from its resources and patches."""
+    selected = [b.selection.plugins[s] for s in SLOTS]
+    for plugin in selected:
+        # Called one plugin at a time: each plugin's contributions go to its own Component.
+        others = [b.pm.get_plugin(p) for p in selected if p != plugin]
+        for hook, add in (("rlgen_resources", b.components.add_resource), ("rlgen_patches", b.components.add_patch)):
+            for batch in b.pm.subset_hook_caller(hook, others)(ctx=b.ctx):
+                for item in batch or []:
+                    add(plugin, item)
+    b.components.write(b.tree)
+
+
+def training_base(b: Build) -> None:
+    """``base/training``: the RayJob, the trainer config and the tool config every run shares."""
+    fragments = [f for f in reversed(b.pm.hook.rlgen_trainer_config(ctx=b.ctx)) if f]
+    tools = b.gather("rlgen_tools")
+    files = {b.spec.trainer_config_key: yamlio.dump(trainer_config.base_trainer_config(b.spec, fragments, bool(tools)))}
+    if tools:
+        files[b.spec.tool_config_key] = trainer_config.tool_config(tools)
+    for cfg in b.gather("rlgen_config_files"):
+        files[cfg.key] = cfg.content
+    image = b.only("rlgen_training_image", "rollout")
+    write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec, image))
+    for key, text in files.items():
+        b.tree.add(f"{TRAINING_BASE}/{key}", text)
+    b.tree.add(f"{TRAINING_BASE}/rayjob.yaml", yamlio.dump(rayjob(b.spec)))
+    b.tree.add("images/training/Dockerfile",
+               training_image.dockerfile(b.spec, image, b.gather("rlgen_training_packages")))
+
+
+def platform_base(b: Build) -> None:
+    """``base/platform`` and the overlays: the namespace and the dataset Job with its identity."""
+    job, comment = dataset_job.dataset_job(b.spec)
+    write_platform(b.tree, b.spec, b.components, {
+        "service-account.yaml": yamlio.dump(dataset_job.service_account(b.spec), "Identity of the dataset Job."),
+        "dataset-job.yaml": yamlio.dump(job, comment),
+    })
+    b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
+
+
+def sync_entry_points(b: Build) -> None:
+    """The stages in sync order, and the sync plugin's files that apply them."""
+    has_infra = write_infrastructure(b.tree, b.components)
+    b.stages = [
+        Stage("infrastructure", "./infrastructure" if has_infra else "",
+              upstream=tuple(b.gather("rlgen_upstream_sources"))),
+        Stage("platform", f"./overlays/{b.spec.environment}/platform", depends_on=("infrastructure",)),
+        Stage("runs", "./runs", depends_on=("platform",)),
+    ]
+    files = b.only("rlgen_sync_files", "sync", stages=b.stages)
+    for path, docs in sorted(files.items()):
+        b.tree.add(path, yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs]))
+
+
+def plugin_files(b: Build) -> None:
+    for files in reversed(b.pm.hook.rlgen_files(ctx=b.ctx)):
+        for path, text in sorted((files or {}).items()):
+            b.tree.add(path, text)
+
+
+def schemas(b: Build) -> None:
+    """The schemas of the custom kinds, so the repository's CI validates them offline."""
+    for path, content in bundled_schemas().items():
+        b.tree.add(f"schemas/{path}", content)
+
+
+def first_run(b: Build) -> None:
+    """``runs/<run>/`` with its RayJob name pinned: kustomize renders the run, unnamed, in a
+    scratch copy of what it reads, and the name is a hash of the rendered RayJob."""
+    run_yaml = yamlio.dump(trainer_config.run_config(b.spec, b.run))
+    with tempfile.TemporaryDirectory(prefix="rlgen-name-") as scratch:
+        root = Path(scratch)
+        b.tree.write(root, under=("base/training/", "components/"))
+        (root / "runs" / b.run).mkdir(parents=True)
+        (root / "runs" / b.run / b.spec.run_config_key).write_text(run_yaml)
+        b.rayjob = folders.name_run(root, b.spec, b.run)
+    b.tree.add(f"runs/{b.run}/{b.spec.run_config_key}", run_yaml)
+    b.tree.add(f"runs/{b.run}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob))
+    b.tree.add(RUNS_INDEX, runs_index([b.run]))
+
+
+def answers_file(b: Build) -> None:
+    b.tree.add(answers.FILENAME, answers.render(b.selection, [s.name for s in b.secrets()]))
+
+
+def skeleton(b: Build) -> None:
+    """README, workflows and .gitignore."""
+    readme.render(b.tree, b.spec, b.selection, b.run, b.secrets(), b.gather("rlgen_readme"))
+
+
+STAGES = (check_selection, plugin_components, training_base, platform_base, sync_entry_points, plugin_files,
+          schemas, first_run, answers_file, skeleton)
+
+
+def generate(selection: Selection) -> Build:
+    """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob."""
+    pm = selection.plugin_manager()
+    spec = selection.spec(pm)
+    build = Build(selection, pm, spec, selection.context(spec), selection.values["rlgen"]["run"])
+    for stage in STAGES:
+        stage(build)
+    return build
+

@@ -1,0 +1,33 @@
+"""The repository skeleton (README, workflows, .gitignore): Jinja2 templates shipped in
+``rlgen/generate/templates/repo``, rendered in memory.
+
+Jinja2 directly rather than cookiecutter: the template is ours and fixed, nothing is asked
+and no hook runs, and cookiecutter only renders onto disk (a temporary folder read back).
+"""
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Iterator
+
+from rlgen.generate.filetree import FileTree
+
+
+def _templates(folder, prefix: str = "") -> Iterator[tuple[str, str]]:
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.is_dir():
+            yield from _templates(item, f"{prefix}{item.name}/")
+        else:
+            yield f"{prefix}{item.name}", item.read_text(encoding="utf-8")
+
+
+def render(tree: FileTree, context: dict) -> None:
+    from jinja2 import Environment, StrictUndefined
+
+    env = Environment(keep_trailing_newline=True, undefined=StrictUndefined, autoescape=False)
+    for path, source in _templates(files("rlgen") / "generate" / "templates" / "repo"):
+        tree.add(path, env.from_string(source).render(repo=context))
+
+
+def secret_env(secret: str, key: str, only_key: bool) -> str:
+    """The shell variable the README's ``kubectl create secret`` reads a value from."""
+    return (secret if only_key else f"{secret}_{key}").upper().replace("-", "_")

@@ -1,0 +1,313 @@
+"""The plugin contract of rlgen: every hook a plugin may implement.
+
+A plugin is a module registered under the entry-point group ``rlgen``::
+
+    [project.entry-points.rlgen]
+    my-sandbox = "my_package.my_sandbox"
+
+It implements :func:`rlgen_plugin` to say who it is, and any other hook to contribute to the
+generated repository. Only the selected plugins (one per slot) are registered while a
+repository is generated, so a hook never asks whether its plugin was chosen.
+
+Call semantics, the same for every hook unless its docstring says otherwise:
+
+- every selected plugin's implementation is called, and the results are used in slot order
+  (``sandbox, storage, dataset, rollout, sync``), whatever order ``--plugin`` flags came in;
+- a hook returning a list may return an empty list (or ``None``) to contribute nothing;
+- hooks marked *first result* are answered by the one plugin of the slot they belong to.
+
+Built-in plugins (``rlgen_plugins``) use nothing but this module, :mod:`rlgen.contributions`,
+:mod:`rlgen.spec` and :mod:`rlgen.naming`. Each example below runs in the test suite through
+the real pipeline (``tests/contract/test_hook_examples.py``).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from rlgen.contributions import (
+        ConfigFile,
+        Context,
+        DatasetFormat,
+        Document,
+        Patch,
+        PluginInfo,
+        Problem,
+        Resource,
+        SecretRef,
+        Stage,
+        TrainingImage,
+        UpstreamSource,
+    )
+
+hookspec = pluggy.HookspecMarker("rlgen")
+#: Decorate plugin functions with this: ``@hookimpl def rlgen_plugin(): ...``
+hookimpl = pluggy.HookimplMarker("rlgen")
+
+
+@hookspec
+def rlgen_plugin() -> PluginInfo:
+    """Describe the plugin: its name (the entry-point name), slot, summary and options.
+
+    Called on every installed plugin, selected or not (``rlgen plugins`` lists them all).
+
+    Example::
+
+        @hookimpl
+        def rlgen_plugin():
+            return PluginInfo(
+                name="vllm", slot="rollout", summary="vLLM async rollout",
+                options=(Option("gpu_memory_utilization", "KV-cache share", 0.5, float),),
+            )
+    """
+
+
+@hookspec
+def rlgen_check(ctx: Context) -> list[Problem]:
+    """Look at the whole selection and return its problems (empty when it is fine).
+
+    Each problem names the plugins involved; any problem stops ``rlgen new`` with exit code 2
+    before anything is written.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_check(ctx):
+            if ctx.plugins["dataset"] == "geometry3k" and "VL" not in ctx.spec.model:
+                return [Problem("geometry3k needs a vision-language model", ("geometry3k", "rlgen"))]
+            return []
+    """
+
+
+@hookspec
+def rlgen_trainer_config(ctx: Context) -> dict:
+    """Return a fragment of verl's Hydra trainer config (nested dicts).
+
+    Fragments are deep-merged in slot order into ``base/training/trainer.yaml``; a later slot
+    wins on the same key. Paths and GPU counts that Kubernetes objects share are set by the
+    generator after the fragments, from the spec.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_trainer_config(ctx):
+            return {"actor_rollout_ref": {"rollout": {"name": "vllm", "mode": "async"}}}
+    """
+
+
+@hookspec
+def rlgen_tools(ctx: Context) -> list[dict]:
+    """Return verl tool entries (dicts in the pinned verl line's tool-config format).
+
+    They are collected into the trainer ConfigMap key ``spec.tool_config_key``, and
+    ``actor_rollout_ref.rollout.multi_turn.tool_config_path`` points at it.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_tools(ctx):
+            return [{"class_name": "verl.tools.gsm8k_tool.Gsm8kTool",
+                     "config": {"type": "native"},
+                     "tool_schema": {"type": "function", "function": {"name": "calc_gsm8k_reward"}}}]
+    """
+
+
+@hookspec
+def rlgen_config_files(ctx: Context) -> list[ConfigFile]:
+    """Return files that become keys of the trainer ConfigMap.
+
+    The ConfigMap is mounted at ``spec.configs_mount``, so a file's path in the trainer is
+    ``ctx.spec.config_path(key)``.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_config_files(ctx):
+            return [ConfigFile("reward_weights.json", '{"format": 0.1}\\n')]
+    """
+
+
+@hookspec
+def rlgen_resources(ctx: Context) -> list[Resource]:
+    """Return objects of the plugin's kustomize Component, one Component per layer.
+
+    Resources of :attr:`Layer.PLATFORM <rlgen.contributions.Layer>` land in
+    ``components/<plugin>/platform/``, which every platform overlay lists; ``TRAINING`` ones in
+    ``components/<plugin>/training/``, which the training base (and so every run) lists;
+    ``INFRASTRUCTURE`` ones in ``components/<plugin>/infrastructure/``, synced first. Any other
+    layer is an error naming the plugin.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_resources(ctx):
+            quota = {"apiVersion": "v1", "kind": "ResourceQuota",
+                     "metadata": {"name": "gpu-quota", "namespace": ctx.spec.namespace},
+                     "spec": {"hard": {"requests.nvidia.com/gpu": "16"}}}
+            return [Resource(Layer.PLATFORM, "gpu-quota.yaml", quota, "At most two 8-GPU runs at a time.")]
+    """
+
+
+@hookspec
+def rlgen_patches(ctx: Context) -> list[Patch]:
+    """Return kustomize patches applied by the plugin's Component of their layer.
+
+    A patch is written to ``components/<plugin>/<layer>/<patch.name>.yaml``. Target objects
+    whose names carry a hash (the dataset Job, a run's RayJob) by a label selector.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_patches(ctx):  # give the dataset Job more memory
+            job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": ctx.spec.dataset_job},
+                   "spec": {"template": {"spec": {"containers": [
+                       {"name": "pipeline", "resources": {"limits": {"memory": "16Gi"}}}]}}}}
+            selector = f"app.kubernetes.io/name={ctx.spec.dataset_job}"
+            return [Patch(Layer.PLATFORM, {"kind": "Job", "labelSelector": selector}, job,
+                          "dataset-job-memory", "Large data sets need more memory.")]
+    """
+
+
+@hookspec(firstresult=True)
+def rlgen_training_image(ctx: Context) -> TrainingImage:
+    """Return the training image of the rollout engine. *First result*: the rollout plugin.
+
+    The generator writes ``images/training/Dockerfile`` from its base (plus the verl checkout of
+    ``spec.verl_version`` and every plugin's :func:`rlgen_training_packages`) and points the
+    RayJob at ``spec.training_image`` with its tag.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_training_image(ctx):
+            return TrainingImage("verlai/verl:vllm017.latest", f"{ctx.spec.verl_version}-vllm")
+    """
+
+
+@hookspec
+def rlgen_training_packages(ctx: Context) -> list[str]:
+    """Return pip requirements the training image needs for this plugin's part of the run.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_training_packages(ctx):
+            return ["mathruler==0.1.0"]  # geometry3k's reward
+    """
+
+
+@hookspec
+def rlgen_upstream_sources(ctx: Context) -> list[UpstreamSource]:
+    """Return upstream kustomize roots installed before the platform.
+
+    They are never remote bases of the generated kustomizations: the sync plugin turns each
+    into a pinned source of its engine, so the repository's own roots still build offline.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_upstream_sources(ctx):
+            return [UpstreamSource("sandbox-operator", "https://github.com/openkruise/agents",
+                                   "v0.3.0", "config/default", "sandbox-system")]
+    """
+
+
+@hookspec(firstresult=True)
+def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Document]]:
+    """Return the sync engine's entry points: ``{path: [Document, ...]}``. *First result*: the
+    sync plugin.
+
+    :param ctx: the selection and its shared names.
+    :param stages: the sync order (infrastructure -> platform -> runs); the files must make the
+        engine apply the stages in that order and prune what leaves Git.
+
+    Example::
+
+        @hookimpl
+        def rlgen_sync_files(ctx, stages):
+            return {f"clusters/{ctx.spec.cluster}/{s.name}.yaml": [Document(kustomization(s), "why")]
+                    for s in stages}
+    """
+
+
+@hookspec
+def rlgen_files(ctx: Context) -> dict[str, str]:
+    """Return plain files of the repository, ``{path: text}`` (values files, scripts).
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_files(ctx):
+            return {"docs/sandbox.md": "# The sandbox\\n"}
+    """
+
+
+@hookspec
+def rlgen_secrets(ctx: Context) -> list[SecretRef]:
+    """Return the Secrets the repository references but never holds.
+
+    The generated README tells how to create each one; ``rlgen validate`` reports an object
+    that references a Secret no plugin declared.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_secrets(ctx):
+            return [SecretRef("oss-credentials", ctx.spec.namespace, ("akId", "akSecret"),
+                              "OSS AccessKey for the CSI driver", "PersistentVolumes")]
+    """
+
+
+@hookspec
+def rlgen_readme(ctx: Context) -> list[str]:
+    """Return Markdown sections for the generated README.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_readme(ctx):
+            return ["## Sandbox\\nThe open-source OpenKruise agents operator ..."]
+    """
+
+
+@hookspec(firstresult=True)
+def rlgen_dataset_format() -> DatasetFormat:
+    """Return how a dataset plugin maps source rows to verl rows. *First result*: the dataset
+    plugin.
+
+    Takes no context: ``rlgen data prepare --dataset NAME`` calls it outside any repository,
+    and the generator reads the default model from it before the spec exists.
+
+    Example::
+
+        @hookimpl
+        def rlgen_dataset_format():
+            return DatasetFormat("gsm8k", "openai/gsm8k", ("question", "answer"), map_row,
+                                 default_model="Qwen/Qwen2.5-3B-Instruct", config="main")
+    """

@@ -1,0 +1,60 @@
+"""``rlgen plugins``: what is installed, by slot."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from rlgen.contributions import SLOTS
+from rlgen.registry.discovery import DEFAULT_PLUGINS, discover
+from rlgen.registry.selection import CORE
+
+
+@click.command("plugins")
+@click.option("--output", type=click.Choice(["table", "json"]), default=None,
+              help="Output format (default: a table on a terminal, json otherwise).")
+def command(output):
+    """List installed plugins by slot, with their options and defaults."""
+    show(output or ("table" if sys.stdout.isatty() else "json"))
+
+
+def rows() -> list[dict]:
+    installed = discover()
+    ordered = sorted(installed.values(), key=lambda i: (SLOTS.index(i.info.slot), i.info.name))
+    out = []
+    for item in ordered:
+        info = item.info
+        out.append({
+            "slot": info.slot,
+            "name": info.name,
+            "version": item.version,
+            "default": DEFAULT_PLUGINS.get(info.slot) == info.name,
+            "summary": info.summary,
+            "options": [{"name": o.name, "default": o.default, "required": o.required, "help": o.help}
+                        for o in info.options],
+        })
+    return out
+
+
+def show(fmt: str) -> None:
+    data = rows()
+    if fmt == "json":
+        core = [{"name": o.name, "default": o.default, "help": o.help} for o in CORE.options]
+        print(json.dumps({"plugins": data, "core_options": core}, indent=2))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    slot = None
+    for row in data:
+        if row["slot"] != slot:
+            slot = row["slot"]
+            console.print(f"\n[bold]{slot}[/bold]")
+        mark = " [green](default)[/green]" if row["default"] else ""
+        console.print(f"  [bold cyan]{row['name']}[/bold cyan] {row['version']}{mark}: {escape(row['summary'])}")
+        for o in row["options"]:
+            value = "REQUIRED" if o["required"] and o["default"] is None else repr(o["default"])
+            console.print(f"      --set {row['name']}.{o['name']}={escape(value)}")
+            console.print(f"          [dim]{escape(o['help'])}[/dim]")

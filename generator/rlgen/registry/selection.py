@@ -1,0 +1,205 @@
+"""From installed plugins and the user's answers to one validated selection: one plugin per
+slot, every option converted and checked."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pluggy
+
+from rlgen.contributions import SLOTS, Context, Option, PluginInfo
+from rlgen.errors import RlgenError
+from rlgen.naming import (
+    HASH_LENGTH,
+    MAX_RAYJOB_NAME,
+    dns1035_label_error,
+    dns1123_label_error,
+)
+from rlgen.registry.discovery import DEFAULT_PLUGINS, Installed, plugin_manager
+from rlgen.spec import Spec
+
+
+def _run_name_error(run: str) -> str | None:
+    # The RayJob is named <run>-<hash>; KubeRay refuses names over 47 characters.
+    limit = MAX_RAYJOB_NAME - HASH_LENGTH - 1
+    if len(run) > limit:
+        return f"'{run}' gives a RayJob name over {MAX_RAYJOB_NAME} characters (use at most {limit})"
+    return dns1035_label_error(run)
+
+
+#: Options of the generator itself, set as ``--set rlgen.NAME=VALUE``.
+CORE = PluginInfo(
+    name="rlgen",
+    slot="",
+    summary="Repository-wide settings",
+    options=(
+        Option("namespace", "Namespace of the training objects", "rl-training", check=dns1123_label_error),
+        Option("cluster", "Cluster name (clusters/<cluster>/ holds the sync entry points)", "production",
+               check=dns1123_label_error),
+        Option("git_url", "URL the sync engine pulls this repository from", "ssh://git@example.com/platform/rl-repo.git"),
+        Option("git_branch", "Branch the sync engine follows", "main"),
+        Option("model", "Hugging Face model to train (default: the dataset plugin's)", ""),
+        Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", ""),
+        Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
+        Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=lambda v: None if v > 0 else "must be > 0"),
+        Option("nnodes", "Ray nodes of a run", 1, int, check=lambda v: None if v > 0 else "must be > 0"),
+        Option("training_image", "Repository the training image is pushed to",
+               "registry.example.com/rl/verl-training"),
+        Option("data_image", "Image of the dataset Job (images/data/Dockerfile)",
+               "registry.example.com/rl/rlgen-data:0.1.0"),
+        Option("environment", "Platform overlay the cluster syncs", "production",
+               choices=("production", "staging")),
+        Option("run", "Name of the first training run", "baseline", check=_run_name_error),
+    ),
+)
+
+
+@dataclass
+class Selection:
+    """One plugin per slot, with every option converted and checked."""
+
+    plugins: dict[str, str]
+    installed: dict[str, Installed]
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def infos(self) -> list[PluginInfo]:
+        return [CORE] + [self.installed[self.plugins[slot]].info for slot in SLOTS]
+
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The selected plugins only, registered in slot order."""
+        return plugin_manager((self.plugins[s], self.installed[self.plugins[s]].module) for s in SLOTS)
+
+    def context(self, spec: Spec) -> Context:
+        return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
+
+    def spec(self, pm: pluggy.PluginManager) -> Spec:
+        """The shared names and paths these answers give (the dataset plugin supplies the
+        defaults of the model and the data source)."""
+        core = self.values["rlgen"]
+        fmt = pm.hook.rlgen_dataset_format()
+        if fmt is None:
+            raise RlgenError(f"dataset plugin '{self.plugins['dataset']}' returns no rlgen_dataset_format()")
+        return Spec(
+            namespace=core["namespace"],
+            cluster=core["cluster"],
+            git_url=core["git_url"],
+            git_branch=core["git_branch"],
+            dataset=fmt.name,
+            dataset_source=core["dataset_source"] or fmt.source,
+            model=core["model"] or fmt.default_model,
+            verl_version=core["verl_version"],
+            gpus_per_node=core["gpus_per_node"],
+            nnodes=core["nnodes"],
+            training_image=core["training_image"],
+            data_image=core["data_image"],
+            environment=core["environment"],
+        )
+
+
+def choose(installed: dict[str, Installed], names: list[str]) -> dict[str, str]:
+    """Slot -> plugin name, from ``--plugin`` names and the defaults."""
+    chosen: dict[str, str] = {}
+    for name in names:
+        if name not in installed:
+            raise RlgenError(f"unknown plugin '{name}'{_did_you_mean(name, installed)}")
+        slot = installed[name].info.slot
+        if chosen.get(slot) == name:
+            raise RlgenError(f"--plugin {name} is given twice")
+        if slot in chosen:
+            raise RlgenError(f"plugins '{chosen[slot]}' and '{name}' both fill slot '{slot}': pick one")
+        chosen[slot] = name
+    for slot in SLOTS:
+        if slot in chosen:
+            continue
+        default = DEFAULT_PLUGINS.get(slot)
+        if default not in installed:
+            options = ", ".join(sorted(n for n, i in installed.items() if i.info.slot == slot)) or "none installed"
+            raise RlgenError(f"slot '{slot}' needs a plugin: --plugin NAME ({options})")
+        chosen[slot] = default
+    # Slot order, not flag order: the same selection always writes the same files.
+    return {slot: chosen[slot] for slot in SLOTS}
+
+
+def parse_sets(items: list[str]) -> dict[str, dict[str, str]]:
+    """``["vllm.tp=2"]`` -> ``{"vllm": {"tp": "2"}}``."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        plugin, dot, option = key.partition(".")
+        if not sep or not dot or not plugin or not option:
+            raise RlgenError(f"--set expects PLUGIN.OPTION=VALUE, got '{item}'")
+        out.setdefault(plugin, {})[option] = value
+    return out
+
+
+def select(
+    installed: dict[str, Installed],
+    plugin_names: list[str],
+    sets: dict[str, dict[str, Any]],
+    ask: Callable[[str, Option], str] | None,
+) -> Selection:
+    """Validate the whole input. ``ask`` prompts for a missing required option; without it
+    (``--no-input`` or no terminal) a missing required option is an error."""
+    plugins = choose(installed, plugin_names)
+    selection = Selection(plugins, installed)
+    infos = {info.name: info for info in selection.infos()}
+    for name in sets:
+        if name not in infos:
+            where = "not selected" if name in installed else "unknown"
+            raise RlgenError(f"--set names plugin '{name}', which is {where}{_did_you_mean(name, infos)}")
+    for info in infos.values():
+        given = dict(sets.get(info.name, {}))
+        known = {o.name: o for o in info.options}
+        for key in given:
+            if key not in known:
+                raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+        values: dict[str, Any] = {}
+        for opt in info.options:
+            if opt.name in given:
+                raw = given[opt.name]
+            elif opt.required and opt.default is None:
+                if ask is None:
+                    raise RlgenError(
+                        f"missing required option {info.name}.{opt.name} ({opt.help}): "
+                        f"--set {info.name}.{opt.name}=VALUE")
+                raw = ask(info.name, opt)
+                given[opt.name] = raw
+            else:
+                values[opt.name] = opt.default
+                continue
+            values[opt.name] = convert(info.name, opt, raw)
+        selection.values[info.name] = values
+        if given:
+            selection.answers[info.name] = {k: values[k] for k in given}
+    return selection
+
+
+def convert(plugin: str, opt: Option, raw: Any) -> Any:
+    label = f"{plugin}.{opt.name}"
+    if opt.type is bool and isinstance(raw, str):
+        lowered = raw.strip().lower()
+        if lowered not in ("true", "false", "yes", "no", "1", "0"):
+            raise RlgenError(f"{label}: '{raw}' is not true or false")
+        value: Any = lowered in ("true", "yes", "1")
+    else:
+        try:
+            value = opt.type(raw)
+        except (TypeError, ValueError):
+            raise RlgenError(f"{label}: '{raw}' is not a valid {opt.type.__name__}") from None
+    if opt.choices and value not in opt.choices:
+        raise RlgenError(f"{label}: '{value}' is not one of {', '.join(opt.choices)}")
+    if opt.required and value in ("", None):
+        raise RlgenError(f"{label}: a value is required")
+    if opt.check and (message := opt.check(value)):
+        raise RlgenError(f"{label}: {message}")
+    return value
+
+
+def _did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    if close:
+        return f" (did you mean '{close[0]}'?)"
+    return f" (known: {', '.join(sorted(known))})" if known else ""
+

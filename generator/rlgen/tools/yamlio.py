@@ -1,0 +1,106 @@
+"""YAML in and out with ruamel.yaml: comments kept, key order kept, output stable."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, Iterable
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+
+from rlgen.errors import RlgenError
+
+#: Plain in YAML 1.2 but booleans to YAML 1.1 readers (kubectl's and Go's older parsers).
+_YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
+
+
+def _yaml() -> YAML:
+    y = YAML()
+    y.indent(mapping=2, sequence=4, offset=2)
+    y.width = 4096  # never fold long strings: a folded entrypoint is hard to review
+    y.preserve_quotes = True
+    return y
+
+
+def load(text: str) -> Any:
+    return _yaml().load(text)
+
+
+def read_file(path: Path) -> Any:
+    """A YAML file a user may have edited, parsed with its comments; any defect (unreadable,
+    not UTF-8, not YAML, a duplicate key) is one line naming the file and the place."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RlgenError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise RlgenError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise RlgenError(f"{path}: {where}{' '.join(str(exc.problem or exc.context).split())}") from None
+    except YAMLError as exc:
+        raise RlgenError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+
+
+def load_all(text: str) -> list[Any]:
+    return [d for d in _yaml().load_all(text) if d is not None]
+
+
+def read_plain_all(text: str) -> list[Any]:
+    """Plain data of every document, for reading rendered manifests that are never written
+    back: libyaml through PyYAML is many times faster than a round-trip parser."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+
+
+def literal_strings(value: Any) -> Any:
+    """Multi-line strings become ``|`` blocks so scripts and configs stay readable, and
+    strings a YAML 1.1 reader would take for booleans are quoted."""
+    if isinstance(value, dict):
+        out = value if isinstance(value, CommentedMap) else CommentedMap()
+        for k, v in list(value.items()):
+            out[k] = literal_strings(v)
+        return out
+    if isinstance(value, list):
+        out_seq = value if isinstance(value, CommentedSeq) else CommentedSeq()
+        if out_seq is value:
+            for i, v in enumerate(value):
+                value[i] = literal_strings(v)
+        else:
+            out_seq.extend(literal_strings(v) for v in value)
+        return out_seq
+    if isinstance(value, str) and "\n" in value and not isinstance(value, LiteralScalarString):
+        return LiteralScalarString(value)
+    if isinstance(value, str) and type(value) is str and value.lower() in _YAML11_BOOLEANS:
+        return SingleQuotedScalarString(value)
+    return value
+
+
+def dump(doc: Any, comment: str = "") -> str:
+    """One document, with ``comment`` as ``#`` lines above it."""
+    return dump_all([doc], [comment])
+
+
+def dump_all(docs: Iterable[Any], comments: Iterable[str] = ()) -> str:
+    docs = list(docs)
+    comments = list(comments) + [""] * (len(docs) - len(list(comments)))
+    parts = []
+    for doc, comment in zip(docs, comments):
+        buf = io.StringIO()
+        _yaml().dump(literal_strings(doc), buf)
+        parts.append(header(comment) + buf.getvalue())
+    return "---\n".join(parts)
+
+
+def header(comment: str) -> str:
+    return "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) if comment else ""

@@ -1,0 +1,90 @@
+"""``rlgen validate``: render every root, check every object against its schema and the
+semantic rules, print the findings grouped by file and object."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from rlgen.errors import ProblemsFound
+
+CRDS_CATALOG = ("https://raw.githubusercontent.com/datreeio/CRDs-catalog/main/"
+                "{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
+
+
+def default_locations(repo: Path) -> list[str]:
+    from rlgen.validate.schema import env_locations
+
+    locations = env_locations()
+    if (repo / "schemas").is_dir():
+        locations.append(str(repo / "schemas") + "/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
+    # kubeconform's default catalog has no CRDs; the community catalog has Flux's and Argo CD's.
+    return locations + ["default", CRDS_CATALOG]
+
+
+def collect(repo: Path, target: Path):
+    """Every object ``target`` gives the cluster, with the root or file it comes from.
+
+    For the whole repository only the top roots are rendered (the overlays and ``runs/``,
+    which contain ``base/`` and every ``runs/<run>``), so each object is checked once.
+    """
+    from rlgen.render import manifests
+    from rlgen.render.roots import render_all
+    from rlgen.tools.yamlio import read_plain_all
+    from rlgen.validate.semantics import Rendered
+
+    if target == repo:
+        sources = manifests.render({"repo": repo})["repo"]
+        return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
+    return [Rendered((target.parent / root).relative_to(repo).as_posix(), d)
+            for root, text in render_all(target) for d in read_plain_all(text)]
+
+
+@click.command("validate")
+@click.argument("target", required=False, type=click.Path(path_type=Path, exists=True), default=Path("."))
+@click.option("--schema-location", "locations", multiple=True, metavar="TEMPLATE",
+              help="kubeconform-style schema location (repeatable); default: RLGEN_SCHEMA_DIR, "
+                   "the repository's schemas/, then kubeconform's default.")
+@click.option("--output", type=click.Choice(["table", "json"]), default=None,
+              help="Output format (default: a table on a terminal, json otherwise).")
+def command(target: Path, locations, output):
+    """Render TARGET (default: the whole repository) and validate every object."""
+    from rlgen.repo import answers
+    from rlgen.repo.workspace import find_root
+    from rlgen.validate.schema import SchemaValidator
+    from rlgen.validate.semantics import Finding, check
+
+    target = target.resolve()
+    repo = find_root(target)
+    external = answers.read(repo)["external_secrets"]
+    objects = collect(repo, target)
+    validator = SchemaValidator(list(locations) or default_locations(repo), cache_dir=repo / ".rlgen-cache")
+    findings = [Finding(o.source, o.label, message) for o in objects for message in validator.validate(o.obj)]
+    findings += check(objects, external)
+    report(findings, len(objects), output or ("table" if sys.stdout.isatty() else "json"))
+    if findings:
+        raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
+
+
+def report(findings, checked: int, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"checked": checked, "problems": [f.__dict__ for f in findings]}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not findings:
+        console.print(f"{checked} objects valid.")
+        return
+    table = Table(title=f"{len(findings)} problem(s) in {checked} objects")
+    for column in ("file", "object", "problem"):
+        table.add_column(column)
+    last = (None, None)
+    for f in sorted(findings, key=lambda f: (f.source, f.obj)):
+        key = (f.source, f.obj)
+        table.add_row(*(("", "") if key == last else key), f.message)
+        last = key
+    console.print(table)

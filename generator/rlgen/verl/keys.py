@@ -1,0 +1,112 @@
+"""``KEY=VALUE`` for verl's Hydra config: parse the value as YAML, and refuse a key the pinned
+verl does not have (naming the closest one) or a value of another type than the default.
+
+The keys come from :mod:`rlgen.verl_reference`, generated from the real verl config tree, so a
+user's laptop needs no verl to get the same answer as Hydra would give in the cluster.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Any, Iterable
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from rlgen.errors import RlgenError
+from rlgen.verl import reference
+from rlgen.verl.trainer_config import flatten
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def parse(assignment: str) -> tuple[str, Any]:
+    """``"a.b=3e-6"`` -> ``("a.b", 3e-06)``: YAML 1.2 types, as a reviewer reads them."""
+    key, sep, raw = assignment.partition("=")
+    key = key.strip()
+    if not sep or not _KEY.match(key):
+        raise RlgenError(f"expected KEY=VALUE with a dotted verl key, got '{assignment}'")
+    try:
+        value = YAML(typ="safe").load(raw)
+    except YAMLError as exc:
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise RlgenError(f"{key}: '{raw}' is not a YAML value ({problem})") from None
+    return key, value
+
+
+def check(assignments: dict[str, Any], verl_version: str, in_use: Iterable[str] = ()) -> dict[str, Any]:
+    """The flat ``{key: value}`` to write, after checking each key and value against verl.
+
+    A mapping value stands for its keys (``optim={lr: 1e-6}`` is ``optim.lr=1e-6``).
+    ``in_use``: keys the repository's trainer config sets, preferred when naming the closest key.
+    """
+    if reference.VERSION != verl_version:
+        raise RlgenError(f"this rlgen knows the config keys of verl {reference.VERSION}, but the "
+                         f"repository pins verl {verl_version} (rlgen.verl_version): its keys cannot be checked")
+    out: dict[str, Any] = {}
+    for key, value in assignments.items():
+        flat = flatten({key: value}) if isinstance(value, dict) and value else {key: value}
+        for name, item in flat.items():
+            _check_one(name, item, reference.DEFAULTS, set(in_use))
+            out[name] = item
+    return out
+
+
+def _check_one(key: str, value: Any, defaults: dict[str, Any], in_use: set[str]) -> None:
+    if key in defaults:
+        if (problem := type_error(value, defaults[key])) is not None:
+            raise RlgenError(f"{key}: {problem}")
+        return
+    # An empty mapping in verl is open (engine_kwargs.vllm, override_config): any key below it.
+    parts = key.split(".")
+    if any(defaults.get(".".join(parts[:i])) == {} for i in range(1, len(parts))):
+        return
+    if any(k.startswith(key + ".") for k in defaults):
+        raise RlgenError(f"'{key}' is a section of verl's config: set one of its keys, e.g. "
+                         f"'{min(k for k in defaults if k.startswith(key + '.'))}'")
+    raise RlgenError(f"verl {reference.VERSION} has no config key '{key}' "
+                     f"(closest: '{closest(key, defaults, in_use)}')")
+
+
+def closest(key: str, known: Iterable[str], in_use: set[str]) -> str:
+    """The known key most like ``key``, looked for among keys with the same last part first
+    (``trainer.lr`` means an ``lr``, not ``trainer.logger``), and among those the ones the
+    repository already sets (a GRPO repository means the actor's ``optim.lr``, not the critic's)."""
+    last = key.rsplit(".", 1)[-1]
+    same_leaf = [k for k in known if k.rsplit(".", 1)[-1] == last]
+    candidates = [k for k in same_leaf if k in in_use] or same_leaf or list(known)
+    return difflib.get_close_matches(key, candidates, n=1, cutoff=0.0)[0]
+
+
+def type_error(value: Any, default: Any) -> str | None:
+    """Why ``value`` cannot replace ``default``; ``None`` when it can or there is nothing to
+    compare (a null on either side)."""
+    if value is None or default is None:
+        return None
+    if isinstance(default, bool):
+        ok, expected = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif isinstance(default, float):
+        ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+    elif isinstance(default, str):
+        # verl's file keys (data.train_files) take one path or a list of paths.
+        ok, expected = isinstance(value, str) or _list_of_str(value), "a string"
+    elif isinstance(default, list):
+        ok, expected = isinstance(value, list), "a list"
+    else:
+        ok, expected = isinstance(value, dict), "a mapping"
+    if ok:
+        return None
+    hint = " (quote it to pass a string)" if isinstance(default, str) and not isinstance(value, (list, dict)) else ""
+    return f"expects {expected} like the default {_show(default)}, got {_show(value)}{hint}"
+
+
+def _list_of_str(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _show(value: Any) -> str:
+    # JSON is also YAML: what the user would type back.
+    return json.dumps(value)

@@ -1,0 +1,72 @@
+"""verl's Hydra trainer config: the shared base, plugin fragments, and one run's changes."""
+from __future__ import annotations
+
+from typing import Any
+
+from rlgen import sources
+from rlgen.spec import Spec
+from rlgen.tools import yamlio
+
+
+def deep_merge(into: dict, fragment: dict) -> dict:
+    """Merge ``fragment`` into ``into`` in place; nested mappings merge, anything else wins."""
+    for key, value in fragment.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            deep_merge(into[key], value)
+        else:
+            into[key] = value
+    return into
+
+
+def base_trainer_config(spec: Spec, fragments: list[dict], has_tools: bool) -> Any:
+    """``base/training/trainer.yaml``: the project's base, then plugin fragments, then the
+    values that the spec owns (paths and GPU counts shared with Kubernetes objects)."""
+    config = sources.load("base/training/trainer.yaml")
+    for fragment in fragments:
+        deep_merge(config, fragment)
+    owned: dict[str, Any] = {
+        "data": {"train_files": spec.data_file("train"), "val_files": spec.data_file("test")},
+        "actor_rollout_ref": {"model": {"path": spec.model_path}},
+        "trainer": {
+            "n_gpus_per_node": spec.gpus_per_node,
+            "nnodes": spec.nnodes,
+            "project_name": f"{spec.namespace}-{spec.dataset}",
+        },
+    }
+    if has_tools:
+        owned["actor_rollout_ref"]["rollout"] = {
+            "multi_turn": {"tool_config_path": spec.config_path(spec.tool_config_key)}
+        }
+    return deep_merge(config, owned)
+
+
+def tool_config(tools: list[dict]) -> str:
+    return yamlio.dump({"tools": tools}, "verl tool config (the format of the pinned verl line).")
+
+
+def run_config(spec: Spec, run: str, changes: dict | None = None) -> Any:
+    """``runs/<run>/run.yaml``: the base config plus only what this run changes."""
+    head = yamlio.load(
+        "# Hydra entry point of this run: the shared base, then this file's changes.\n"
+        "hydra:\n"
+        "  searchpath:\n"
+        "    # Relative to the RayJob's working_dir: the verl checkout in the training image.\n"
+        "    - file://verl/trainer/config\n"
+        "defaults:\n"
+        f"  - {spec.trainer_config_key.removesuffix('.yaml')}\n"
+        "  - _self_\n"
+    )
+    run_owned = {"trainer": {"experiment_name": run, "default_local_dir": spec.checkpoint_dir(run)}}
+    return deep_merge(deep_merge(head, run_owned), changes or {})
+
+
+def flatten(config: dict, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: how reviewers and ``rlgen run`` name keys."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, path + "."))
+        else:
+            out[path] = value
+    return out

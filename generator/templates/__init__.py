@@ -1,1 +1,0 @@
-"""Templates rendered with cookiecutter (the skeleton of every generated repository)."""

@@ -1,0 +1,191 @@
+"""Sync plugin: Argo CD Applications per stage under one app-of-apps root, ordered by sync
+waves in the same order as Flux's dependsOn (infrastructure -> platform -> runs)."""
+from __future__ import annotations
+
+from rlgen.contributions import Document, PluginInfo
+from rlgen.hookspecs import hookimpl
+
+NAME = "argo"
+ARGOCD_NAMESPACE = "argocd"
+PROJECT = "rlgen"
+IN_CLUSTER = "https://kubernetes.default.svc"
+ROOT = "root"
+#: Removing a child Application from Git deletes what it deployed, as Flux's prune does;
+#: objects marked Delete=false (namespace, volumes) stay.
+CASCADE = "resources-finalizer.argocd.argoproj.io"
+
+#: Argo CD has no health check for ray.io kinds; without one a RayJob is never Degraded.
+RAYJOB_HEALTH = """\
+-- KubeRay's status.jobDeploymentStatus: Complete and Failed are terminal; a Ray job that
+-- was stopped also ends as Complete, so only SUCCEEDED counts as healthy.
+hs = {status = "Progressing", message = "Waiting for KubeRay"}
+if obj.status == nil or obj.status.jobDeploymentStatus == nil or obj.status.jobDeploymentStatus == "" then
+  return hs
+end
+local deployment = obj.status.jobDeploymentStatus
+local job = obj.status.jobStatus or ""
+hs.message = deployment
+if job ~= "" then
+  hs.message = hs.message .. " (Ray job " .. job .. ")"
+end
+if obj.status.message ~= nil and obj.status.message ~= "" then
+  hs.message = hs.message .. ": " .. obj.status.message
+end
+if deployment == "Complete" and job == "SUCCEEDED" then
+  hs.status = "Healthy"
+elseif deployment == "Complete" or deployment == "Failed" or deployment == "ValidationFailed" then
+  hs.status = "Degraded"
+elseif deployment == "Suspended" then
+  hs.status = "Suspended"
+end
+return hs
+"""
+
+#: Argo CD 1.8 dropped the health of Applications; sync waves of an app-of-apps only wait
+#: for a stage to be healthy with this check back (Argo CD's documented snippet).
+APPLICATION_HEALTH = """\
+hs = {}
+hs.status = "Progressing"
+hs.message = ""
+if obj.status ~= nil then
+  if obj.status.health ~= nil then
+    hs.status = obj.status.health.status
+    if obj.status.health.message ~= nil then
+      hs.message = obj.status.health.message
+    end
+  end
+end
+return hs
+"""
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME,
+        slot="sync",
+        summary="Argo CD: app-of-apps, one Application per stage, sync waves in order, prune and self-heal",
+    )
+
+
+def _metadata(name: str, wave: int, sync_options: str = "", **extra) -> dict:
+    annotations = {"argocd.argoproj.io/sync-wave": str(wave)}
+    if sync_options:
+        annotations["argocd.argoproj.io/sync-options"] = sync_options
+    return {"name": name, "namespace": ARGOCD_NAMESPACE, "annotations": annotations, **extra}
+
+
+def _application(name: str, wave: int, source: dict, namespace: str) -> dict:
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": _metadata(name, wave, finalizers=[CASCADE]),
+        "spec": {
+            "project": PROJECT,
+            "source": source,
+            "destination": {"server": IN_CLUSTER, "namespace": namespace},
+            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
+        },
+    }
+
+
+def _kustomize_image(image: dict) -> str:
+    return f"{image['name']}={image.get('newName', image['name'])}:{image['newTag']}"
+
+
+def _upstream_source(up) -> dict:
+    source = {"repoURL": up.url, "targetRevision": up.tag, "path": up.path}
+    if up.images:
+        source["kustomize"] = {"images": [_kustomize_image(i) for i in up.images]}
+    return source
+
+
+def _settings() -> dict:
+    # A partial argocd-cm applied server-side: the root owns these keys only, the rest stays
+    # with whoever installed Argo CD, and the ConfigMap is never pruned or deleted with the root.
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata("argocd-cm", -1, "ServerSideApply=true,Prune=false,Delete=false",
+                              labels={"app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"}),
+        "data": {
+            "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH,
+            "resource.customizations.health.ray.io_RayJob": RAYJOB_HEALTH,
+        },
+    }
+
+
+def _root(ctx, repos: list[str]) -> list[dict]:
+    cluster_dir = f"clusters/{ctx.spec.cluster}"
+    project = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": _metadata(PROJECT, -1),
+        "spec": {
+            "description": "This repository and the upstream sources it pins",
+            "sourceRepos": repos,
+            "destinations": [{"server": IN_CLUSTER, "namespace": "*"}],
+            # CRDs, PersistentVolumes, Namespaces and AlbConfigs are cluster-scoped.
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        },
+    }
+    root = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": _metadata(ROOT, -1),
+        "spec": {
+            "project": PROJECT,
+            "source": {"repoURL": ctx.spec.git_url, "targetRevision": ctx.spec.git_branch, "path": cluster_dir},
+            "destination": {"server": IN_CLUSTER, "namespace": ARGOCD_NAMESPACE},
+            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
+        },
+    }
+    return [project, root]
+
+
+@hookimpl
+def rlgen_sync_files(ctx, stages):
+    spec = ctx.spec
+    files: dict[str, list[Document]] = {}
+    repos = [spec.git_url]
+    wave = 0
+    for stage in stages:
+        docs = []
+        for up in stage.upstream:
+            docs.append(Document(_application(up.name, wave, _upstream_source(up), up.namespace)))
+            if up.url not in repos:
+                repos.append(up.url)
+        if stage.upstream:
+            wave += 1
+        if stage.path:
+            source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
+            docs.append(Document(_application(stage.name, wave, source, spec.namespace)))
+            wave += 1
+        if docs:
+            files[f"clusters/{spec.cluster}/{stage.name}.yaml"] = docs
+    files[f"clusters/{spec.cluster}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]
+    files[f"clusters/{spec.cluster}/argocd-cm.yaml"] = [Document(_settings())]
+    return files
+
+
+@hookimpl
+def rlgen_readme(ctx):
+    spec = ctx.spec
+    cluster_dir = f"clusters/{spec.cluster}"
+    return [
+        "## Sync: Argo CD\n"
+        f"Install Argo CD in namespace `{ARGOCD_NAMESPACE}`, give it read access to {spec.git_url}, then "
+        "apply the root once; from then on Argo CD manages the root too:\n\n"
+        "```sh\n"
+        f"kubectl apply -n {ARGOCD_NAMESPACE} -f {cluster_dir}/{ROOT}.yaml\n"
+        "```\n\n"
+        f"The root Application syncs `{cluster_dir}/`: one Application per stage, with "
+        "`argocd.argoproj.io/sync-wave` in the order Flux would use (upstream sources, infrastructure, "
+        "platform, runs), automated prune and self-heal. A wave starts when the previous one is healthy; "
+        f"that needs the Application health check that `{cluster_dir}/argocd-cm.yaml` adds to Argo CD's own "
+        "`argocd-cm`, together with a RayJob health check (Argo CD has none for `ray.io`). They live beside "
+        "the root rather than in `infrastructure/` because they configure Argo CD itself and must exist "
+        "before the first wave waits. The file holds only these two keys and is applied server-side, so the "
+        "rest of `argocd-cm` stays with whoever installed Argo CD, and it is never pruned. RayJobs sync with "
+        "`Replace=true`: each run has its own name, so a new run never edits a started one."
+    ]

@@ -1,0 +1,101 @@
+"""Sync plugin: Flux Kustomizations per cluster, ordered infrastructure -> platform -> runs."""
+from __future__ import annotations
+
+from rlgen.contributions import Document, Option, PluginInfo
+from rlgen.hookspecs import hookimpl
+
+NAME = "flux"
+FLUX_NAMESPACE = "flux-system"
+#: The GitRepository that ``flux bootstrap`` creates for this repository.
+BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME,
+        slot="sync",
+        summary="Flux: one Kustomization per stage, dependsOn in order, prune on",
+        options=(
+            Option("interval", "How often Flux re-applies each stage", "10m"),
+            Option("platform_timeout", "How long the platform may take (includes the dataset Job)", "60m"),
+        ),
+    )
+
+
+def _source_name(url: str) -> str:
+    """One GitRepository per upstream repository, named like ``openkruise-agents``."""
+    return "-".join(url.rstrip("/").removesuffix(".git").split("/")[-2:]).lower()
+
+
+def _meta(name: str) -> dict:
+    return {"name": name, "namespace": FLUX_NAMESPACE}
+
+
+def _kustomization(name: str, path: str, source: dict, depends_on: list[str], interval: str, **spec) -> dict:
+    body = {"interval": interval, "path": path, "prune": True, "sourceRef": source}
+    if depends_on:
+        body["dependsOn"] = [{"name": d} for d in depends_on]
+    body.update(spec)
+    return {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": _meta(name), "spec": body}
+
+
+@hookimpl
+def rlgen_sync_files(ctx, stages):
+    o = ctx.options(NAME)
+    files: dict[str, list[Document]] = {}
+    names_of: dict[str, list[str]] = {}
+    sources: dict[tuple[str, str], str] = {}
+    for stage in stages:
+        docs, names = [], []
+        depends = [n for dep in stage.depends_on for n in names_of[dep]]
+        for up in stage.upstream:
+            if (up.url, up.tag) not in sources:
+                source = _source_name(up.url)
+                if source in sources.values():
+                    source += "-" + up.tag.replace(".", "-").lower()
+                sources[(up.url, up.tag)] = source
+                docs.append(Document({
+                    "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                    "metadata": _meta(source),
+                    "spec": {"interval": "1h", "url": up.url, "ref": {"tag": up.tag}},
+                }, "Upstream kustomize roots come from here, pinned to a tag: an upstream push never\n"
+                   "changes the cluster, and this repository's own roots still build offline."))
+            source = sources[(up.url, up.tag)]
+            extra = {"wait": True}
+            if up.images:
+                extra["images"] = [dict(i) for i in up.images]
+            docs.append(Document(_kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
+                                        depends, o["interval"], **extra), up.comment))
+            names.append(up.name)
+        if stage.path:
+            if stage.name == "runs":
+                extra = {"wait": False}
+                comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
+                           "would block every later sync. Prune deletes the RayJob of a removed run.")
+            else:
+                extra = {"wait": True, "timeout": o["platform_timeout"]}
+                comment = (f"Waits until every object of '{stage.name}' is ready (the dataset Job included)\n"
+                           "before the stages that depend on it start.")
+            docs.append(Document(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
+                                        depends + names, o["interval"], **extra), comment))
+            names.append(stage.name)
+        names_of[stage.name] = names
+        if docs:
+            files[f"clusters/{ctx.spec.cluster}/{stage.name}.yaml"] = docs
+    return files
+
+
+@hookimpl
+def rlgen_readme(ctx):
+    return [
+        "## Sync: Flux\n"
+        f"Bootstrap Flux on the cluster with this repository and the path `clusters/{ctx.spec.cluster}`:\n\n"
+        "```sh\n"
+        f"flux bootstrap git --url={ctx.spec.git_url} --branch={ctx.spec.git_branch} "
+        f"--path=clusters/{ctx.spec.cluster}\n"
+        "```\n\n"
+        "Flux then applies `infrastructure` (sandbox controllers), `platform` (storage, sandbox pool, "
+        "dataset Job) and `runs` in that order (`dependsOn`), and prunes what is removed from Git."
+    ]

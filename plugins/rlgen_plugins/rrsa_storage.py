@@ -1,0 +1,121 @@
+"""Storage plugin: OSS volumes and dataset uploads authenticated by RRSA (RAM roles for
+service accounts), so no AccessKey exists anywhere, not even in a cluster Secret."""
+from __future__ import annotations
+
+import json
+import re
+
+from rlgen.contributions import Layer, Option, Patch, PluginInfo
+from rlgen.hookspecs import hookimpl
+
+from rlgen_plugins import oss_volumes
+
+NAME = "rrsa-storage"
+#: The ossfs fuse pods that mount OSS run under this ServiceAccount of the CSI driver,
+#: so they, not the trainer, assume the volume role.
+FUSE_SERVICE_ACCOUNT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
+ROLE_ANNOTATION = "pod-identity.alibabacloud.com/role-name"
+INJECTION_LABEL = "pod-identity.alibabacloud.com/injection"
+
+_RAM_ROLE = re.compile(r"^[A-Za-z0-9.-]{1,64}$")
+
+
+def _role_error(value: str) -> str | None:
+    if value == "" or _RAM_ROLE.match(value):
+        return None
+    return f"'{value}' is not a RAM role name (1-64 letters, digits, '.' or '-')"
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME,
+        slot="storage",
+        summary="OSS static volumes and dataset uploads with RRSA RAM roles (no AccessKey)",
+        options=oss_volumes.OPTIONS + (
+            Option("role_name", "RAM role the CSI driver assumes to mount the bucket", required=True,
+                   check=_role_error),
+            Option("pipeline_role_name", "RAM role of the dataset Job (default: role_name)", "",
+                   check=_role_error),
+        ),
+    )
+
+
+def _pipeline_role(options: dict) -> str:
+    return options["pipeline_role_name"] or options["role_name"]
+
+
+@hookimpl
+def rlgen_resources(ctx):
+    o = ctx.options(NAME)
+    return oss_volumes.volumes(ctx, o, {"volumeAttributes": {"authType": "rrsa", "roleName": o["role_name"]}})
+
+
+@hookimpl
+def rlgen_patches(ctx):
+    o = ctx.options(NAME)
+    spec = ctx.spec
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": spec.namespace, "labels": {INJECTION_LABEL: "on"}},
+    }
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": spec.dataset_service_account, "annotations": {ROLE_ANNOTATION: _pipeline_role(o)}},
+    }
+    return [
+        Patch(Layer.PLATFORM, {"kind": "Namespace", "name": spec.namespace}, namespace, "namespace-pod-identity",
+              "ack-pod-identity-webhook injects RRSA credentials only into pods of labelled namespaces."),
+        Patch(Layer.PLATFORM, {"kind": "ServiceAccount", "name": spec.dataset_service_account}, account,
+              "dataset-service-account-role",
+              "Pods of this ServiceAccount get a token the webhook's role accepts. The webhook mounts\n"
+              "its own projected token, so automountServiceAccountToken: false stays."),
+        oss_volumes.pipeline_patch(ctx, oss_volumes.pipeline_env(ctx, o),
+                                   "Where the dataset Job uploads; its credentials come from the pod identity\n"
+                                   "webhook (ALIBABA_CLOUD_ROLE_ARN and friends), never from a Secret."),
+    ]
+
+
+def _trust_policy(subjects: list[str]) -> str:
+    policy = {
+        "Version": "1",
+        "Statement": [{
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {"Federated": ["acs:ram::<account-id>:oidc-provider/ack-rrsa-<cluster-id>"]},
+            "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com",
+                                           "oidc:sub": subjects[0] if len(subjects) == 1 else subjects}},
+        }],
+    }
+    return json.dumps(policy, indent=2)
+
+
+@hookimpl
+def rlgen_readme(ctx):
+    o = ctx.options(NAME)
+    spec = ctx.spec
+    pipeline_subject = f"system:serviceaccount:{spec.namespace}:{spec.dataset_service_account}"
+    volume_role, pipeline_role = o["role_name"], _pipeline_role(o)
+    if volume_role == pipeline_role:
+        roles = (f"One RAM role, `{volume_role}`, serves both; its trust policy names both "
+                 "ServiceAccounts:\n\n```json\n" + _trust_policy([FUSE_SERVICE_ACCOUNT, pipeline_subject]) + "\n```")
+    else:
+        roles = (f"- `{volume_role}` (volumes) must trust `{FUSE_SERVICE_ACCOUNT}`:\n\n```json\n"
+                 + _trust_policy([FUSE_SERVICE_ACCOUNT]) + "\n```\n\n"
+                 f"- `{pipeline_role}` (dataset Job) must trust `{pipeline_subject}`:\n\n```json\n"
+                 + _trust_policy([pipeline_subject]) + "\n```")
+    return [
+        "## Storage: OSS with RRSA\n"
+        "No AccessKey exists in this repository or the cluster: the OSS volumes use `authType: rrsa` and the "
+        "dataset Job gets temporary credentials from `ack-pod-identity-webhook`.\n\n"
+        "Prerequisites: RRSA enabled on the cluster (Kubernetes 1.26 or later), the `ack-pod-identity-webhook` "
+        "add-on, and the CSI plugin v1.30.4 or later (static OSS volumes then also need `csi-provisioner`).\n\n"
+        "The volumes are mounted by the CSI driver's ossfs pods, not by the trainer, so the volume role trusts "
+        f"the driver's ServiceAccount; the dataset Job runs as `{spec.dataset_service_account}` in "
+        f"`{spec.namespace}`. {roles}\n\n"
+        f"Grant the volume role read and write on `oss://{o['bucket']}/` (the trainer writes checkpoints), and the "
+        f"dataset Job's role read and write on `oss://{o['bucket']}/{spec.dataset_bucket_prefix()}`. Replace `<account-id>` "
+        "and `<cluster-id>` with your Alibaba Cloud account and cluster."
+    ]

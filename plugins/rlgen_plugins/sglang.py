@@ -1,0 +1,45 @@
+"""Rollout plugin: SGLang async rollout and the matching verl training image."""
+from __future__ import annotations
+
+from rlgen.contributions import Option, PluginInfo
+from rlgen.hookspecs import hookimpl
+
+from rlgen_plugins import rollout_common
+
+NAME = "sglang"
+#: What verl (0.7.x) starts SGLang with when engine_kwargs.sglang names no attention_backend.
+VERL_ATTENTION_BACKEND = "fa3"
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME,
+        slot="rollout",
+        summary="SGLang async rollout (verl's verlai/verl SGLang image)",
+        options=rollout_common.rollout_options(
+            "Share of GPU memory SGLang reserves for weights and KV cache (its mem_fraction_static)") + (
+            Option("attention_backend", "SGLang attention kernels; flashinfer or triton where the GPU lacks "
+                   "FlashAttention 3", VERL_ATTENTION_BACKEND, choices=("fa3", "flashinfer", "triton")),
+        ),
+    )
+
+
+@hookimpl
+def rlgen_check(ctx):
+    return rollout_common.check(ctx, NAME, "sglang", ctx.options(NAME)["tensor_parallel_size"])
+
+
+@hookimpl
+def rlgen_trainer_config(ctx):
+    o = ctx.options(NAME)
+    rollout = rollout_common.rollout_config("sglang", o)
+    # engine_kwargs.sglang goes straight to SGLang's server arguments: only what differs from verl.
+    if o["attention_backend"] != VERL_ATTENTION_BACKEND:
+        rollout["engine_kwargs"] = {"sglang": {"attention_backend": o["attention_backend"]}}
+    return {"actor_rollout_ref": {"rollout": rollout}}
+
+
+@hookimpl
+def rlgen_training_image(ctx):
+    return rollout_common.training_image(ctx, "sglang")

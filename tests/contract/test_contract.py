@@ -1,0 +1,73 @@
+"""The plugin contract: documented hooks, loud failures for misspelled hooks, light CLI start."""
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+import types
+
+import pytest
+from rlgen import hookspecs
+
+
+def hook_functions():
+    return [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("rlgen_")]
+
+
+@pytest.mark.parametrize("hook", hook_functions(), ids=lambda f: f.__name__)
+def test_every_hook_is_documented_with_an_example(hook):
+    doc = inspect.getdoc(hook) or ""
+    assert len(doc.splitlines()[0]) > 20, f"{hook.__name__} needs a one-line summary"
+    assert "Example::" in doc and "@hookimpl" in doc, f"{hook.__name__} needs an example"
+
+
+def test_a_misspelled_hook_fails_loudly():
+    from rlgen.errors import RlgenError
+    from rlgen.registry.discovery import Installed, discover
+    from rlgen.registry.selection import Selection, choose
+
+    installed = discover()
+    broken = types.ModuleType("broken_plugin")
+
+    @hookspecs.hookimpl
+    def rlgen_resorces(ctx):  # misspelled on purpose
+        return []
+
+    broken.rlgen_resorces = rlgen_resorces
+    info = installed["vllm"].info
+    installed = {**installed, "vllm": Installed(broken, info, "0")}
+    selection = Selection(choose(installed, []), installed)
+    with pytest.raises(RlgenError, match="rlgen_resorces"):
+        selection.plugin_manager()
+
+
+def test_built_in_plugins_register_through_entry_points():
+    from importlib.metadata import entry_points
+
+    names = {ep.name for ep in entry_points(group="rlgen")}
+    assert {"opensource-sandbox", "ak-storage", "gsm8k", "vllm", "flux"} <= names
+
+
+def test_built_in_plugins_use_only_the_contract():
+    import pathlib
+
+    allowed = {"rlgen.contributions", "rlgen.hookspecs", "rlgen.spec", "rlgen.naming"}
+    plugins = pathlib.Path(hookspecs.__file__).resolve().parents[2] / "plugins" / "rlgen_plugins"
+    assert len(list(plugins.glob("*.py"))) > 10
+    for path in plugins.glob("*.py"):
+        for line in path.read_text().splitlines():
+            if line.startswith(("from rlgen", "import rlgen")) and not line.startswith(("from rlgen_plugins",)):
+                module = line.split()[1]
+                assert module in allowed, f"{path.name} imports {module}"
+
+
+HEAVY = ("datasets", "alibabacloud_oss_v2", "cookiecutter", "jinja2", "pyarrow", "rich", "jsonschema", "hydra")
+
+
+def test_cli_help_imports_nothing_heavy():
+    code = ("import sys; from rlgen.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            f"print([m for m in {HEAVY!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -1,0 +1,76 @@
+"""A plugin from another distribution: installed with pip, found through the ``rlgen``
+entry-point group, listed with its version and usable by ``rlgen new``."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.repos import build, kustomize_roots, run_rlgen
+
+SOURCE = Path(__file__).resolve().parent / "thirdparty_plugin"
+
+
+@pytest.fixture(scope="session")
+def plugin_env(tmp_path_factory):
+    """The environment of an rlgen that has the example distribution installed.
+
+    It goes to a folder of its own on PYTHONPATH rather than into the shared virtualenv,
+    so tests running at the same time never see it. pip builds it as it would for any
+    user (isolated build); a copy keeps the build's by-products out of the source tree.
+    """
+    work = tmp_path_factory.mktemp("thirdparty")
+    shutil.copytree(SOURCE, work / "src", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    site = work / "site"
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                             str(work / "src")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def test_listed_with_its_distribution_version(plugin_env):
+    result = run_rlgen("plugins", "--output", "json", env=plugin_env)
+    assert result.returncode == 0, result.stderr
+    rows = {p["name"]: p for p in json.loads(result.stdout)["plugins"]}
+    assert rows["example-math"]["version"] == "0.3.1"
+    assert rows["example-math"]["slot"] == "dataset"
+    assert rows["example-math"]["default"] is False
+    assert rows["gsm8k"]["default"] is True
+
+
+def test_not_installed_without_the_distribution():
+    result = run_rlgen("plugins", "--output", "json")
+    assert "example-math" not in {p["name"] for p in json.loads(result.stdout)["plugins"]}
+
+
+def test_new_uses_it(tmp_path, plugin_env):
+    target = tmp_path / "repo"
+    result = run_rlgen("new", str(target), "--plugin", "example-math", "--no-input", env=plugin_env)
+    assert result.returncode == 0, result.stderr
+    trainer = (target / "base" / "training" / "trainer.yaml").read_text()
+    assert "train_files: /var/datasets/example-math/train.parquet" in trainer
+    assert "## Dataset: MATH (example-math plugin)" in (target / "README.md").read_text()
+    assert "dataset: example-math" in (target / "rlgen.yaml").read_text()
+    for root in kustomize_roots(target):
+        build(root)
+    jobs = [o for o in build(target / "overlays" / "production" / "platform") if o["kind"] == "Job"]
+    env = {e["name"]: e.get("value") for e in jobs[0]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["DATASET"] == "example-math"
+    assert env["DATASET_SOURCE"] == "DigitalLearningGmbH/MATH-lighteval"
+
+
+def test_its_rows_carry_the_last_boxed_answer(plugin_env):
+    code = ("import json, rlgen_example_math as m; "
+            "print(json.dumps(m.map_row({'problem': 'p', 'solution': 'a \\\\boxed{1} b \\\\boxed{\\\\frac{1}{2}}'}, "
+            "'train', 3)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=plugin_env)
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)
+    assert row["reward_model"] == {"style": "rule", "ground_truth": "\\frac{1}{2}"}
+    assert row["data_source"] == "DigitalLearningGmbH/MATH-lighteval"
+    assert row["extra_info"] == {"split": "train", "index": 3}

@@ -1,0 +1,258 @@
+"""rlgen new: the generated repository, end to end with real kustomize and real git."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from ruamel.yaml import YAML
+from support.repos import (
+    all_objects,
+    build,
+    kustomize_roots,
+    one_error_line,
+    repo_files,
+    run_rlgen,
+)
+
+
+def test_defaults_and_explicit_plugin_give_identical_repositories(generate):
+    implicit = generate()
+    explicit = generate("--plugin", "opensource-sandbox")
+    assert repo_files(implicit) == repo_files(explicit)
+
+
+def test_generation_is_byte_identical_across_runs(tmp_path, generate):
+    again = tmp_path / "again"
+    assert run_rlgen("new", str(again), "--no-input").returncode == 0
+    assert repo_files(again) == repo_files(generate())
+
+
+def test_every_root_builds_and_every_object_validates(generate, schemas):
+    repo = generate()
+    objects = all_objects(repo)
+    kinds = {o["kind"] for o in objects}
+    assert {"RayJob", "SandboxSet", "Service", "PersistentVolume", "PersistentVolumeClaim", "Job",
+            "ServiceAccount", "Namespace", "ConfigMap", "GitRepository", "Kustomization"} <= kinds
+    problems = [p for o in objects for p in schemas(o)]
+    assert problems == []
+
+
+def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        env.pop(var, None)
+    target = tmp_path / "repo"
+    result = run_rlgen("new", str(target), "--no-input", env=env)
+    assert result.returncode == 0, result.stderr
+    git = lambda *a: subprocess.run(["git", *a], cwd=target, capture_output=True, text=True, env=env).stdout
+    assert git("branch", "--show-current").strip() == "main"
+    assert git("rev-list", "--count", "HEAD").strip() == "1"
+    assert git("status", "--porcelain") == ""
+    assert "rlgen" in git("log", "-1", "--format=%an")
+
+
+def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):
+    objects = build(generate() / "runs")
+    rayjob = next(o for o in objects if o["kind"] == "RayJob")
+    configmap = next(o for o in objects if o["kind"] == "ConfigMap")
+    assert rayjob["metadata"]["name"].startswith("baseline-")
+    assert len(rayjob["metadata"]["name"]) <= 47
+    volumes = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["volumes"]
+    assert {"name": "configs", "configMap": {"name": configmap["metadata"]["name"]}} in volumes
+    assert configmap["metadata"]["name"].startswith("baseline-trainer-config-")
+    assert rayjob["metadata"]["namespace"] == configmap["metadata"]["namespace"] == "rl-training"
+
+
+def test_shared_names_agree_across_objects(generate):
+    repo = generate()
+    platform = build(repo / "overlays" / "production" / "platform")
+    runs = build(repo / "runs")
+    pvcs = {o["metadata"]["name"] for o in platform if o["kind"] == "PersistentVolumeClaim"}
+    rayjob = next(o for o in runs if o["kind"] == "RayJob")
+    pod = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+    assert claims == pvcs
+    # The MCP URL names the rendered Service.
+    configmap = next(o for o in runs if o["kind"] == "ConfigMap")
+    servers = json.loads(configmap["data"]["mcp_server.json"])
+    url = servers["mcpServers"]["sandbox"]["url"]
+    service = next(o for o in platform if o["kind"] == "Service")
+    assert f"//{service['metadata']['name']}.{service['metadata']['namespace']}.svc" in url
+    assert f":{service['spec']['ports'][0]['port']}/" in url
+    # The dataset Job uploads to the folder the trainer reads.
+    trainer = YAML(typ="safe").load(configmap["data"]["trainer.yaml"])
+    job = next(o for o in platform if o["kind"] == "Job")
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert trainer["data"]["train_files"] == f"/var/datasets/{env['DATASET']}/train.parquet"
+    assert env["OSS_PREFIX"] == f"datasets/{env['DATASET']}/"
+
+
+def test_no_secret_values_anywhere(generate):
+    repo = generate()
+    objects = all_objects(repo)
+    assert not [o for o in objects if o["kind"] == "Secret"]
+    readme = (repo / "README.md").read_text()
+    for secret in YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["external"]["secrets"]:
+        assert f"kubectl create secret generic {secret}" in readme
+    history = subprocess.run(["git", "log", "-p", "--all"], cwd=repo, capture_output=True, text=True).stdout
+    assert "stringData" not in history
+    # Shapes of real Hugging Face tokens and Alibaba Cloud AccessKey ids.
+    assert not re.search(r"hf_[A-Za-z0-9]{20,}|LTAI[A-Za-z0-9]{12,}", history)
+
+
+def test_images_are_pinned(generate):
+    for obj in all_objects(generate()):
+        text = json.dumps(obj)
+        assert ":latest\"" not in text and "image\": \"training\"" not in text
+
+
+def test_mcp_server_json_is_strict_json(generate):
+    text = (generate() / "base" / "training" / "mcp_server.json").read_text()
+    assert json.loads(text)["mcpServers"]
+
+
+def test_readme_and_workflow_come_from_the_template(generate):
+    repo = generate()
+    assert "# RL training on ACK" in (repo / "README.md").read_text()
+    workflow = YAML(typ="safe").load((repo / ".github" / "workflows" / "validate.yaml").read_text())
+    assert "pull_request" in workflow["on"]
+
+
+def test_every_kustomization_root_is_listed(generate):
+    roots = {p.relative_to(generate()).as_posix() for p in kustomize_roots(generate())}
+    assert {"base/platform", "base/training", "overlays/production/platform", "overlays/staging/platform",
+            "runs", "runs/baseline"} <= roots
+
+
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--plugin", "no-such-plugin"], "unknown plugin 'no-such-plugin'"),
+    (["--plugin", "vllm", "--plugin", "gsm8k", "--plugin", "flux", "--plugin", "vlm"], "unknown plugin 'vlm'"),
+    (["--set", "vllm.tensor_paralel_size=2"], "did you mean 'tensor_parallel_size'"),
+    (["--set", "vllm.tensor_parallel_size=two"], "'two' is not a valid int"),
+    (["--set", "vllm.tensor_parallel_size=3"], "does not divide 8 GPUs per node"),
+    (["--set", "rlgen.namespace=Bad_Name"], "not a DNS-1123 label"),
+    (["--set", "rlgen.run=" + "r" * 45], "RayJob name over 47 characters"),
+    (["--set", "novalue"], "PLUGIN.OPTION=VALUE"),
+    (["--set", "rlgen.verl_version=0.9.1"], "opensource-sandbox + rlgen: the MCP sandbox tool needs verl 0.7.x"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, expected):
+    target = tmp_path / "repo"
+    line = one_error_line(run_rlgen("new", str(target), *args, "--no-input"))
+    assert expected in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_plugins_for_one_slot_name_both(tmp_path):
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), "--plugin", "vllm", "--plugin", "sglang",
+                                    "--no-input"))
+    assert "'vllm' and 'sglang' both fill slot 'rollout'" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_empty_target_is_refused_untouched(tmp_path):
+    target = tmp_path / "repo"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    line = one_error_line(run_rlgen("new", str(target), "--no-input"))
+    assert "not empty" in line
+    assert [p.name for p in target.iterdir()] == ["keep.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["repo"]
+
+
+def test_missing_kustomize_binary_is_a_clear_error(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    env = {**os.environ, "PATH": str(bin_dir)}
+    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), "--no-input", env=env))
+    assert "no kustomize binary" in line
+    assert [p.name for p in tmp_path.iterdir()] == ["bin"]
+
+
+def test_required_option_is_prompted_for_or_refused():
+    from rlgen.contributions import Option, PluginInfo
+    from rlgen.errors import RlgenError
+    from rlgen.registry.discovery import Installed, discover
+    from rlgen.registry.selection import select
+
+    info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
+    installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
+    with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
+        select(installed, ["needs-domain"], {}, ask=None)
+    asked = []
+    selection = select(installed, ["needs-domain"], {},
+                       ask=lambda plugin, opt: asked.append(f"{plugin}.{opt.name}") or "a.example.com")
+    assert asked == ["needs-domain.domain"]
+    assert selection.answers["needs-domain"] == {"domain": "a.example.com"}
+
+
+def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
+    """On a real pseudo-terminal rlgen asks for the marketplace domain and records it."""
+    import pty
+    import sys
+    import time
+
+    target = tmp_path / "repo"
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-m", "rlgen", "new", str(target), "--plugin", "marketplace-sandbox"])
+    output, answered = b"", False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+        if not answered and b"marketplace-sandbox.domain" in output:
+            os.write(fd, b"sandbox.example.com\n")
+            answered = True
+    _, status = os.waitpid(pid, 0)
+    assert answered, output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, output.decode(errors="replace")
+    answers = YAML(typ="safe").load((target / "rlgen.yaml").read_text())
+    assert answers["options"]["marketplace-sandbox"] == {"domain": "sandbox.example.com"}
+
+
+def test_dataset_job_runs_commands_this_rlgen_has(generate):
+    """The Job's script calls `rlgen data ...` in the data image: every flag it passes must
+    exist, or the Job fails in the cluster long after the merge."""
+    import shlex
+
+    repo = generate()
+    job = next(o for o in build(repo / "overlays" / "production" / "platform") if o["kind"] == "Job")
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    dockerfile = (repo / "images" / "data" / "Dockerfile").read_text()
+    assert container["image"].rpartition(":")[0] in dockerfile
+    calls = [shlex.split(line) for line in container["command"][-1].splitlines() if line.startswith("rlgen ")]
+    assert [c[:3] for c in calls] == [["rlgen", "data", "prepare"], ["rlgen", "data", "upload"]]
+    for call in calls:
+        help_text = run_rlgen(*call[1:3], "--help").stdout
+        for flag in [a for a in call if a.startswith("--")]:
+            assert flag in help_text, f"{' '.join(call[:3])} has no {flag}"
+
+
+def test_training_image_gets_every_plugins_packages(generate):
+    """The rollout plugin names the base image; the sandbox needs fastmcp, geometry3k mathruler."""
+    text = (generate("--plugin", "geometry3k", "--plugin", "sglang") / "images" / "training" / "Dockerfile").read_text()
+    assert "FROM verlai/verl:sgl059.latest\n" in text
+    assert '"fastmcp>=2.3,<3"' in text and '"mathruler==0.1.0"' in text
+    assert "mathruler" not in (generate() / "images" / "training" / "Dockerfile").read_text()
+
+
+def test_staging_keeps_a_smaller_sandbox_pool(generate):
+    def pool(env):
+        objects = build(generate() / "overlays" / env / "platform")
+        return next(o for o in objects if o["kind"] == "SandboxSet")["spec"]["replicas"]
+
+    assert (pool("production"), pool("staging")) == (3, 1)

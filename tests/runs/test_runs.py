@@ -1,0 +1,236 @@
+"""rlgen run new/set/list/rm on real generated repositories: real git, real kustomize."""
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+from rlgen.naming import dns1035_label_error
+from ruamel.yaml import YAML
+from support.repos import (
+    REPO,
+    build,
+    commit_all,
+    git,
+    ok,
+    one_error_line,
+    pinned,
+    rlgen_in,
+)
+from support.verl_config import compose_run, mounted_configs
+
+LR = "actor_rollout_ref.actor.optim.lr"
+
+
+
+
+
+
+
+
+def state(repo) -> tuple:
+    """Everything an error must leave alone: files, branches, HEAD, index and worktree status."""
+    files = {p.relative_to(repo).as_posix(): p.read_bytes()
+             for p in sorted(repo.rglob("*")) if p.is_file() and ".git" not in p.relative_to(repo).parts}
+    return files, git(repo, "branch", "-a"), git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
+
+
+def load(path):
+    return YAML(typ="safe").load(path.read_text())
+
+
+def rendered(repo, run: str) -> tuple[dict, dict]:
+    objects = build(repo / "runs" / run)
+    return (next(o for o in objects if o["kind"] == "RayJob"), next(o for o in objects if o["kind"] == "ConfigMap"))
+
+
+
+
+def test_run_new_commits_the_run_on_its_own_branch(repo):
+    main = git(repo, "rev-parse", "HEAD").strip()
+    out = ok(rlgen_in(repo, "run", "new", "lr-sweep", "--set", f"{LR}=3e-6", "--set", "trainer.total_epochs=2"))
+    rayjob, configmap = rendered(repo, "lr-sweep")
+    assert re.fullmatch(r"lr-sweep-[0-9a-f]{7}", rayjob["metadata"]["name"])
+    assert rayjob["metadata"]["name"] in out and pinned(repo, "lr-sweep") == rayjob["metadata"]["name"]
+    assert git(repo, "branch", "--show-current").strip() == "run/lr-sweep"
+    assert git(repo, "rev-parse", "HEAD~1").strip() == main
+    assert git(repo, "status", "--porcelain") == ""
+    assert sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == [
+        "runs/kustomization.yaml", "runs/lr-sweep/kustomization.yaml", "runs/lr-sweep/run.yaml"]
+    message = git(repo, "log", "-1", "--format=%B")
+    assert f"{LR}=3e-06" in message and "trainer.total_epochs=2" in message
+    assert load(repo / "runs" / "kustomization.yaml")["resources"] == ["baseline", "lr-sweep"]
+    # What the pod gets: its own ConfigMap, with this run's changes, experiment and checkpoints.
+    run = YAML(typ="safe").load(configmap["data"]["run.yaml"])
+    assert run["actor_rollout_ref"]["actor"]["optim"]["lr"] == 3e-06
+    assert run["trainer"] == {"experiment_name": "lr-sweep", "default_local_dir": "/var/checkpoints/lr-sweep",
+                              "total_epochs": 2}
+    volumes = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["volumes"]
+    assert {"name": "configs", "configMap": {"name": configmap["metadata"]["name"]}} in volumes
+
+
+def test_a_new_run_composes_with_the_pinned_verl(repo, tmp_path):
+    ok(rlgen_in(repo, "run", "new", "exp", "--no-branch", "--set", f"{LR}=3e-6",
+             "--set", "trainer.logger=[console, mlflow]", "--set", "actor_rollout_ref.rollout.n=8"))
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    cfg = compose_run(*mounted_configs(repo, "exp", configs))
+    assert cfg.actor_rollout_ref.actor.optim.lr == 3e-06
+    assert list(cfg.trainer.logger) == ["console", "mlflow"]
+    assert cfg.actor_rollout_ref.rollout.n == 8
+    assert cfg.trainer.experiment_name == "exp" and cfg.trainer.default_local_dir == "/var/checkpoints/exp"
+
+
+def test_no_branch_commits_on_the_current_branch(repo):
+    ok(rlgen_in(repo, "run", "new", "exp", "--no-branch"))
+    assert git(repo, "branch", "--show-current").strip() == "main"
+    assert "run/exp" not in git(repo, "branch")
+    assert "Changed keys: none" in git(repo, "log", "-1", "--format=%B")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["new", "exp", "--set", f"{LR}r=1e-6"], f"no config key '{LR}r' (closest: '{LR}')"),
+    (["new", "exp", "--set", "trainer.total_epoch=2"], "(closest: 'trainer.total_epochs')"),
+    (["new", "exp", "--set", f"{LR}=fast"], f"{LR}: expects a number like the default 1e-06, got \"fast\""),
+    (["new", "exp", "--set", "trainer.logger=console"], "trainer.logger: expects a list"),
+    (["new", "exp", "--set", "trainer.total_epochs=1.5"], "expects an integer"),
+    (["new", "exp", "--set", "trainer.total_epochs=[1"], "is not a YAML value"),
+    (["new", "exp", "--set", "actor_rollout_ref.actor.optim=1"], "is a section of verl's config"),
+    (["new", "exp", "--set", "trainer.experiment_name=other"], "experiment names and checkpoints are per run"),
+    (["new", "exp", "--set", "trainer.n_gpus_per_node=4"], "GPUs the RayJob requests"),
+    (["new", "exp", "--set", "no-equals-sign"], "expected KEY=VALUE"),
+    (["new", "Exp_1"], "not a DNS-1035 label"),
+    (["new", "r" * 64], "longer than 63 characters"),
+    (["new", "baseline"], "run 'baseline' already exists"),
+    (["new", "exp", "--from", "nope"], "no run 'nope' (runs: baseline)"),
+    (["set", "nope", f"{LR}=1e-6"], "no run 'nope'"),
+    (["set", "baseline", "trainer.lr=1e-6"], f"(closest: '{LR}')"),
+    (["rm", "nope"], "no run 'nope'"),
+])
+def test_bad_input_is_one_line_and_changes_nothing(repo, args, expected):
+    before = state(repo)
+    assert expected in one_error_line(rlgen_in(repo, "run", *args))
+    assert state(repo) == before
+
+
+def test_a_dirty_working_tree_is_refused(repo):
+    (repo / "README.md").write_text("edited\n")
+    before = state(repo)
+    for args in (["new", "exp"], ["set", "baseline", f"{LR}=2e-6"], ["rm", "baseline"]):
+        assert "uncommitted changes" in one_error_line(rlgen_in(repo, "run", *args))
+    assert state(repo) == before
+
+
+def test_an_existing_branch_is_refused(repo):
+    git(repo, "branch", "run/exp")
+    before = state(repo)
+    assert "branch run/exp already exists" in one_error_line(rlgen_in(repo, "run", "new", "exp"))
+    assert state(repo) == before
+
+
+def test_a_failure_after_writing_restores_files_and_branch(repo):
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho refused by hook >&2\nexit 1\n")
+    hook.chmod(0o755)
+    before = state(repo)
+    assert "git commit failed: refused by hook" in one_error_line(rlgen_in(repo, "run", "new", "exp", "--set", f"{LR}=2e-6"))
+    assert state(repo) == before
+
+
+def test_a_kustomize_failure_restores_the_files(repo):
+    (repo / "base" / "training" / "rayjob.yaml").unlink()
+    commit_all(repo, "break the training base")
+    before = state(repo)
+    assert "kustomize failed on" in one_error_line(rlgen_in(repo, "run", "new", "exp", "--no-branch"))
+    assert state(repo) == before
+
+
+def test_run_set_renames_the_rayjob_keeps_comments_and_commits(repo):
+    old = pinned(repo, "baseline")
+    out = ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6"))
+    new = pinned(repo, "baseline")
+    assert new != old and f"{old} -> {new}" in out
+    assert rendered(repo, "baseline")[0]["metadata"]["name"] == new
+    text = (repo / "runs" / "baseline" / "run.yaml").read_text()
+    assert "# Relative to the RayJob's working_dir" in text and "lr: 2e-06" in text
+    message = git(repo, "log", "-1", "--format=%B")
+    assert message.startswith(f"Run baseline: set {LR}") and f"{LR}: (base) -> 2e-06" in message
+    assert git(repo, "branch", "--show-current").strip() == "main" and git(repo, "status", "--porcelain") == ""
+    # The same value again: nothing to commit.
+    head = git(repo, "rev-parse", "HEAD")
+    assert "unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6"))
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_run_set_after_a_hand_edit_starts_the_run_again(repo):
+    old = pinned(repo, "baseline")
+    path = repo / "runs" / "baseline" / "run.yaml"
+    path.write_text(path.read_text() + "data:\n  train_batch_size: 128\n")
+    commit_all(repo, "hand edit: the RayJob keeps its name")
+    assert rendered(repo, "baseline")[0]["metadata"]["name"] == old
+    ok(rlgen_in(repo, "run", "set", "baseline", "data.train_batch_size=128"))
+    assert pinned(repo, "baseline") != old
+
+
+def test_run_new_from_copies_the_changes_of_another_run(repo):
+    ok(rlgen_in(repo, "run", "new", "first", "--no-branch", "--set", f"{LR}=3e-6"))
+    ok(rlgen_in(repo, "run", "new", "second", "--from", "first", "--set", "trainer.total_epochs=3"))
+    run = load(repo / "runs" / "second" / "run.yaml")
+    assert run["actor_rollout_ref"]["actor"]["optim"]["lr"] == 3e-06
+    assert run["trainer"] == {"experiment_name": "second", "default_local_dir": "/var/checkpoints/second",
+                              "total_epochs": 3}
+    assert "new run from first" in git(repo, "log", "-1", "--format=%B")
+
+
+def test_run_list_shows_runs_rayjobs_and_changed_keys(repo):
+    ok(rlgen_in(repo, "run", "new", "exp", "--no-branch", "--set", f"{LR}=3e-6", "--set", "trainer.total_epochs=2"))
+    lines = ok(rlgen_in(repo, "run", "list")).splitlines()
+    assert lines[0].split() == ["RUN", "RAYJOB", "CHANGED", "KEYS"]
+    assert lines[1].split() == ["baseline", pinned(repo, "baseline"), "-"]
+    assert lines[2].split(maxsplit=2) == ["exp", pinned(repo, "exp"), f"{LR}=3e-06, trainer.total_epochs=2"]
+
+
+def test_run_rm_removes_the_folder_and_the_index_entry(repo):
+    ok(rlgen_in(repo, "run", "new", "exp", "--no-branch"))
+    rayjob = pinned(repo, "exp")
+    assert rayjob in ok(rlgen_in(repo, "run", "rm", "exp"))
+    assert not (repo / "runs" / "exp").exists()
+    assert load(repo / "runs" / "kustomization.yaml")["resources"] == ["baseline"]
+    assert git(repo, "status", "--porcelain") == "" and "Run exp: remove" in git(repo, "log", "-1", "--format=%B")
+    assert rayjob not in {o["metadata"]["name"] for o in build(repo / "runs")}
+
+
+def test_a_long_run_name_keeps_its_folder_and_gets_a_short_rayjob_name(repo):
+    name = "grpo-qwen2-5-3b-gsm8k-tool-agent-lr-3e6-epochs-4"
+    ok(rlgen_in(repo, "run", "new", name, "--no-branch"))
+    rayjob = rendered(repo, name)[0]["metadata"]["name"]
+    assert len(rayjob) <= 47 and dns1035_label_error(rayjob, 47) is None
+    assert rayjob.startswith("grpo-qwen2-5-3b-gsm8k-tool-agent-")
+    assert load(repo / "runs" / name / "run.yaml")["trainer"]["experiment_name"] == name
+
+
+def test_every_run_renders_and_passes_the_schema_checks(repo, schemas):
+    ok(rlgen_in(repo, "run", "new", "lr-high", "--no-branch", "--set", f"{LR}=1e-5"))
+    ok(rlgen_in(repo, "run", "new", "long-" + "x" * 50, "--no-branch", "--set", "data.train_batch_size=128"))
+    ok(rlgen_in(repo, "run", "new", "sweep", "--from", "lr-high", "--set", "actor_rollout_ref.rollout.n=8"))
+    names = load(repo / "runs" / "kustomization.yaml")["resources"]
+    assert len(names) == 4
+    rayjobs = set()
+    for run in names:
+        objects = build(repo / "runs" / run)
+        assert {o["kind"] for o in objects} == {"RayJob", "ConfigMap"}
+        assert [p for o in objects for p in schemas(o)] == []
+        rayjob = next(o for o in objects if o["kind"] == "RayJob")["metadata"]["name"]
+        assert rayjob == pinned(repo, run) and dns1035_label_error(rayjob, 47) is None
+        rayjobs.add(rayjob)
+    everything = build(repo / "runs")
+    assert {o["metadata"]["name"] for o in everything if o["kind"] == "RayJob"} == rayjobs
+    assert [p for o in everything for p in schemas(o)] == []
+
+
+def test_the_shipped_verl_key_list_is_the_installed_verls():
+    spec = importlib.util.spec_from_file_location("make_verl_reference", REPO / "scripts" / "make_verl_reference.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.module_text() == (REPO / "generator" / "rlgen" / "verl" / "reference.py").read_text(), \
+        "generator/rlgen/verl/reference.py is stale: run scripts/make_verl_reference.py"

@@ -1,0 +1,91 @@
+"""Run the real CLI, render generated repositories with the real kustomize, read them back."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):
+    return subprocess.run([sys.executable, "-m", "rlgen", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, input=input)
+
+
+def ok(result) -> str:
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def one_error_line(result, code: int = 2) -> str:
+    """The single stderr line of a refused command (exit ``code``, no traceback)."""
+    assert result.returncode == code, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def kustomize_roots(repo: Path) -> list[Path]:
+    from rlgen.tools.kustomize import roots
+
+    return roots(repo)
+
+
+def build(root: Path) -> list[dict]:
+    out = subprocess.run(["kubectl", "kustomize", str(root)], capture_output=True, text=True)
+    assert out.returncode == 0, f"kustomize failed on {root}: {out.stderr}"
+    return [d for d in YAML(typ="safe").load_all(out.stdout) if d]
+
+
+def repo_files(repo: Path) -> dict[str, bytes]:
+    return {p.relative_to(repo).as_posix(): p.read_bytes()
+            for p in sorted(repo.rglob("*")) if p.is_file() and ".git" not in p.relative_to(repo).parts}
+
+
+def plain_manifests(repo: Path) -> list[dict]:
+    """YAML objects outside kustomization roots (the sync engine's entry points)."""
+    docs = []
+    for path in sorted((repo / "clusters").rglob("*.yaml")):
+        docs += [d for d in YAML(typ="safe").load_all(path.read_text()) if d]
+    return docs
+
+
+def all_objects(repo: Path) -> list[dict]:
+    objects = plain_manifests(repo)
+    for root in kustomize_roots(repo):
+        objects += build(root)
+    return objects
+
+
+def pinned(repo: Path, run: str) -> str:
+    """The RayJob name pinned in ``runs/<run>/kustomization.yaml``."""
+    return re.search(r'"value": "([^"]+)"', (repo / "runs" / run / "kustomization.yaml").read_text())[1]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)
+
+
+def schema_dir() -> Path:
+    """``RLGEN_SCHEMA_DIR``, else the schemas beside the project checkout."""
+    import os
+
+    env = os.environ.get("RLGEN_SCHEMA_DIR")
+    path = Path(env) if env else REPO.parent / "shared" / "schemas"
+    if not (path / "k8s").is_dir():
+        raise RuntimeError(f"no schema folder at {path}: set RLGEN_SCHEMA_DIR")
+    return path
+
+
+def rlgen_in(repo: Path, *args: str, **kwargs):
+    """``rlgen ARGS`` run inside ``repo``."""
+    return run_rlgen(*args, cwd=repo, **kwargs)

@@ -1,0 +1,71 @@
+"""Compose a generated run's config with Hydra against the installed verl config tree."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shlex
+from contextlib import contextmanager
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+from rlgen.verl.trainer_config import flatten
+
+from support.repos import build
+
+VERL_LINE = "0.7."
+
+
+def verl_root() -> Path:
+    """The folder holding the installed ``verl`` package, found without importing it (its
+    ``__init__`` needs ray and torch, which a config check does not)."""
+    spec = importlib.util.find_spec("verl")
+    assert spec and spec.submodule_search_locations, "verl is not installed (pip install --no-deps verl)"
+    return Path(list(spec.submodule_search_locations)[0]).parent
+
+
+@contextmanager
+def in_dir(path: Path):
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def mounted_configs(repo: Path, run: str, dest: Path) -> tuple[Path, list[str]]:
+    """Write the run's ConfigMap as the pod sees it; return the dir and entrypoint overrides."""
+    objects = build(repo / "runs" / run)
+    configmap = next(o for o in objects if o["kind"] == "ConfigMap")
+    for key, text in configmap["data"].items():
+        (dest / key).write_text(text)
+    rayjob = next(o for o in objects if o["kind"] == "RayJob")
+    argv = shlex.split(rayjob["spec"]["entrypoint"])
+    assert argv[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
+    options = dict(a.split("=", 1) for a in argv[3:] if a.startswith("--"))
+    assert options["--config-path"] == "/var/configs" and options["--config-name"] == "run"
+    return dest, [a for a in argv[3:] if not a.startswith("--")]
+
+
+def compose_run(configs: Path, overrides: list[str]):
+    # hydra.searchpath is relative to the RayJob's working_dir, the folder holding verl/.
+    with in_dir(verl_root()), initialize_config_dir(config_dir=str(configs), version_base=None):
+        return compose(config_name="run", overrides=overrides)
+
+
+def verl_defaults():
+    with initialize_config_dir(config_dir=str(verl_root() / "verl" / "trainer" / "config"), version_base=None):
+        return OmegaConf.to_container(compose(config_name="ppo_trainer"))
+
+
+def unknown_keys(config: dict, reference: dict) -> list[str]:
+    missing = []
+    for key in flatten({k: v for k, v in config.items() if k not in ("hydra", "defaults")}):
+        node = reference
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                missing.append(key)
+                break
+            node = node[part]
+    return missing

@@ -1,0 +1,147 @@
+"""rlgen validate: clean on a generated repository; each semantic rule, broken on purpose,
+gives exit code 1 and a problem naming the object."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from rlgen.tools import yamlio
+from support.repos import run_rlgen, schema_dir
+
+
+def validate(repo, *args):
+    env = {**os.environ, "RLGEN_SCHEMA_DIR": str(schema_dir())}
+    return run_rlgen("validate", str(repo), "--output", "json", *args, env=env)
+
+
+def edit(path, change):
+    docs = yamlio.load_all(path.read_text())
+    for doc in docs:
+        change(doc)
+    path.write_text(yamlio.dump_all(docs))
+
+
+def head(doc):
+    return doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+
+
+def set_trainer(repo, section, key, value):
+    path = repo / "base" / "training" / "trainer.yaml"
+    doc = yamlio.load(path.read_text())
+    node = doc
+    for part in section:
+        node = node[part]
+    node[key] = value
+    path.write_text(yamlio.dump(doc))
+
+
+def test_generated_repository_is_valid(generate):
+    result = validate(generate())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["problems"] == []
+
+
+RAYJOB = ("base", "training", "rayjob.yaml")
+BREAKS = {
+    "submission mode": (RAYJOB, lambda d: d["spec"].__setitem__("submissionMode", "SideCarMode"), "submissionMode 'SideCarMode'"),
+    "sidecar restart policy": (RAYJOB, lambda d: head(d).__setitem__("restartPolicy", "Always"), "restartPolicy Never"),
+    "sidecar submitter": (RAYJOB, lambda d: d["spec"].__setitem__("submitterConfig", {"backoffLimit": 2}), "SidecarMode does not allow submitterConfig"),
+    "ttl without shutdown": (RAYJOB, lambda d: d["spec"].__setitem__("shutdownAfterJobFinishes", False), "needs shutdownAfterJobFinishes"),
+    "delete self": (RAYJOB, lambda d: d["spec"].__setitem__("deletionStrategy", {"deletionRules": [
+        {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED"}}]}), "DeleteSelf"),
+    "gpu count": (RAYJOB, lambda d: head(d)["containers"][0]["resources"]["limits"].__setitem__("nvidia.com/gpu", "4"), "request 4 GPUs"),
+    "missing pvc": (RAYJOB, lambda d: head(d)["volumes"][1]["persistentVolumeClaim"].__setitem__("claimName", "rl-modles"), "PersistentVolumeClaim 'rl-modles'"),
+    "latest image": (RAYJOB, lambda d: head(d)["containers"][0].__setitem__("image", "busybox:latest"), "not pinned"),
+}
+
+
+@pytest.mark.parametrize("case", BREAKS, ids=list(BREAKS))
+def test_each_rayjob_rule(repo, case):
+    parts, change, expected = BREAKS[case]
+    edit(repo.joinpath(*parts), change)
+    result = validate(repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    problems = json.loads(result.stdout)["problems"]
+    assert any(expected in p["message"] and p["obj"].startswith("RayJob/rl-training/baseline-") for p in problems), problems
+
+
+@pytest.mark.parametrize("edits, expected", [
+    ([(("actor_rollout_ref", "rollout"), "tensor_model_parallel_size", 3)], "does not divide"),
+    ([(("actor_rollout_ref", "rollout"), "n", 3), (("data",), "train_batch_size", 65)], "is not divisible by 8 GPUs"),
+    ([(("data",), "train_batch_size", 32)], "smaller than actor.ppo_mini_batch_size"),
+    ([(("trainer",), "n_gpus_per_node", 4)], "trainer expects"),
+])
+def test_trainer_rules(repo, edits, expected):
+    for section, key, value in edits:
+        set_trainer(repo, section, key, value)
+    result = validate(repo)
+    assert result.returncode == 1
+    assert any(expected in p["message"] and p["obj"].startswith("RayJob/") for p in json.loads(result.stdout)["problems"])
+
+
+def test_json_config_and_mcp_url(repo):
+    (repo / "base" / "training" / "mcp_server.json").write_text('{"mcpServers": {"sandbox": {"url": "http://x"}}} # no')
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("mcp_server.json is not valid JSON" in p["message"] and p["obj"].startswith("ConfigMap/") for p in problems)
+    (repo / "base" / "training" / "mcp_server.json").write_text(
+        json.dumps({"mcpServers": {"sandbox": {"url": "http://mcp-sandbox.sandbox-system.svc.cluster.local:9000/mcp"}}}))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("port 9000" in p["message"] for p in problems)
+
+
+def test_secret_reference_must_be_rendered_or_external(repo):
+    answers = yamlio.load((repo / "rlgen.yaml").read_text())
+    answers["external"]["secrets"].remove("oss-credentials")
+    (repo / "rlgen.yaml").write_text(yamlio.dump(answers))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("Secret 'oss-credentials'" in p["message"] and p["obj"].startswith("Job/") for p in problems)
+
+
+def test_schema_errors_name_the_field(repo):
+    edit(repo.joinpath(*RAYJOB), lambda d: d["spec"].__setitem__("entrypointt", "x"))
+    result = validate(repo)
+    assert result.returncode == 1
+    assert any("entrypointt" in p["message"] for p in json.loads(result.stdout)["problems"])
+
+
+def test_flux_substitution_rule(repo):
+    flux = repo / "clusters" / "production" / "runs.yaml"
+    edit(flux, lambda d: d["spec"].__setitem__("postBuild", {"substitute": {"cluster": "prod"}}))
+    (repo / "runs" / "baseline" / "run.yaml").write_text(
+        (repo / "runs" / "baseline" / "run.yaml").read_text() + "data:\n  train_files: ${DATA}/train.parquet\n")
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("${DATA}" in p["message"] for p in problems)
+
+
+def test_rayjob_name_rule(repo):
+    kust = repo / "runs" / "baseline" / "kustomization.yaml"
+    kust.write_text(kust.read_text().replace('"value": "baseline-', '"value": "Baseline-x-' + "y" * 40 + "-"))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("RayJob name" in p["message"] and p["obj"].startswith("RayJob/rl-training/Baseline-x")
+               for p in problems), problems
+
+
+def test_alb_listen_ports_need_an_albconfig_listener(generate, tmp_path):
+    copy = tmp_path / "repo"
+    shutil.copytree(generate("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com"),
+                    copy)
+    assert validate(copy).returncode == 0
+    albconfig = next(p for p in (copy / "components" / "marketplace-sandbox" / "infrastructure").glob("*.yaml")
+                     if "kind: AlbConfig" in p.read_text())
+    edit(albconfig, lambda d: d["spec"].__setitem__("listeners", [l for l in d["spec"]["listeners"] if l["port"] != 443]))
+    result = validate(copy)
+    assert result.returncode == 1
+    assert any("HTTPS:443 has no AlbConfig listener" in p["message"] and p["obj"].startswith("Ingress/")
+               for p in json.loads(result.stdout)["problems"])
+
+
+def test_service_account_and_configmap_references(repo):
+    job = repo / "base" / "platform" / "dataset-job.yaml"
+    edit(job, lambda d: d["spec"]["template"]["spec"].__setitem__("serviceAccountName", "dataset-pipline"))
+    edit(repo.joinpath(*RAYJOB), lambda d: head(d)["volumes"][0]["configMap"].__setitem__("name", "trainer-confg"))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("ServiceAccount 'dataset-pipline'" in p["message"] and p["obj"].startswith("Job/") for p in problems)
+    assert any("ConfigMap 'trainer-confg'" in p["message"] and p["obj"].startswith("RayJob/")
+               for p in problems), problems
