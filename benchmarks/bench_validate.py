@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgen.runs import folders
+from rlgen.generate import kustomizations
 from rlgen.tools import kustomize
 from rlgen.tools.yamlio import dump
 from rlgen.verl import trainer_config
@@ -31,10 +31,10 @@ def make_repo(parent: Path, count: int) -> Path:
         folder.mkdir()
         spec_like = _spec(repo)
         change = {"actor_rollout_ref": {"actor": {"optim": {"lr": 1e-6 * (1 + i / 100)}}}}
-        (folder / "run.yaml").write_text(dump(trainer_config.run_config(spec_like, name, change)))
-        (folder / "kustomization.yaml").write_text(folders.run_kustomization(spec_like, name, f"{name}-0000000"))
+        (folder / "run.yaml").write_text(dump(trainer_config.deep_merge(trainer_config.run_config(spec_like, name), change)))
+        (folder / "kustomization.yaml").write_text(kustomizations.run_kustomization(spec_like, name, f"{name}-0000000"))
         names.append(name)
-    (repo / "runs" / "kustomization.yaml").write_text(folders.runs_index(names))
+    (repo / "runs" / "kustomization.yaml").write_text(kustomizations.runs_index(names))
     return repo
 
 

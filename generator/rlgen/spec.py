@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+#: The environments that have a platform overlay (``overlays/<env>/platform``).
+ENVIRONMENTS = ("production", "staging")
+
 
 @dataclass(frozen=True)
 class Volume:

@@ -16,15 +16,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from rlgen.errors import RlgenError
 from rlgen.naming import HASH_LENGTH
 from rlgen.runs import folders
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
-from rlgen.verl.trainer_config import deep_merge, flatten
+from rlgen.verl.trainer_config import effective_config, flatten
 
 #: kustomize's ConfigMap/Secret suffix: 10 characters of a hash in its own alphabet.
 KUSTOMIZE_HASH = r"[245-9bcdfghkmt]{10}"
@@ -119,12 +116,11 @@ def compare(base: dict[str, list[str]], head: dict[str, list[str]], spec: Spec) 
 
 def _index(source: str, docs: Counter) -> dict[Key, dict]:
     out = {}
-    loader = YAML(typ="safe", pure=True)
     for text in docs:
         try:
-            obj = loader.load(text)
-        except YAMLError as exc:
-            raise RlgenError(f"{source}: a rendered document is not YAML ({getattr(exc, 'problem', exc)})") from None
+            obj = yamlio.read_plain(text)
+        except ValueError as exc:
+            raise RlgenError(f"{source}: a rendered document is not YAML ({exc})") from None
         if not isinstance(obj, dict) or "kind" not in obj:
             continue
         meta = obj.get("metadata") or {}
@@ -208,14 +204,12 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
 
 
 def _effective(data: dict, spec: Spec) -> dict[str, Any]:
-    """The trainer config a run's pod composes: the base, then run.yaml (Hydra's ``_self_``)."""
-    merged = deep_merge(_load(data.get(spec.trainer_config_key)), _load(data.get(spec.run_config_key)))
-    return flatten({k: v for k, v in merged.items() if k not in ("hydra", "defaults")})
+    return flatten({k: v for k, v in effective_config(data).items() if k not in ("hydra", "defaults")})
 
 
 def _load(text: str | None) -> dict:
     try:
-        doc = YAML(typ="safe", pure=True).load(text or "")
-    except YAMLError:
-        return {}
+        doc = yamlio.parse_value(text or "")
+    except ValueError as exc:
+        raise RlgenError(f"a run's {Spec.run_config_key} is not valid YAML: {exc}") from None
     return doc if isinstance(doc, dict) else {}

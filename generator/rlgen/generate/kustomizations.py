@@ -13,10 +13,9 @@ from rlgen import sources
 from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate.filetree import FileTree
-from rlgen.spec import Spec
+from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 
-ENVIRONMENTS = ("production", "staging")
 #: The run template every runs/<run>/ builds on.
 TRAINING_BASE = "base/training"
 RUNS_INDEX = "runs/kustomization.yaml"

@@ -17,7 +17,7 @@ from rlgen.naming import (
     dns1123_label_error,
 )
 from rlgen.registry.discovery import DEFAULT_PLUGINS, Installed, plugin_manager
-from rlgen.spec import Spec
+from rlgen.spec import ENVIRONMENTS, Spec
 
 
 def _run_name_error(run: str) -> str | None:
@@ -49,7 +49,7 @@ CORE = PluginInfo(
         Option("data_image", "Image of the dataset Job (images/data/Dockerfile)",
                "registry.example.com/rl/rlgen-data:0.1.0"),
         Option("environment", "Platform overlay the cluster syncs", "production",
-               choices=("production", "staging")),
+               choices=ENVIRONMENTS),
         Option("run", "Name of the first training run", "baseline", check=_run_name_error),
     ),
 )

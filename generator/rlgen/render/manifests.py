@@ -12,10 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
-from ruamel.yaml import YAML
-
 from rlgen.errors import RlgenError
-from rlgen.tools import git, kustomize
+from rlgen.tools import git, kustomize, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 
@@ -37,7 +35,7 @@ def _resources(root: Path) -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def _resources_of(text: str) -> tuple[str, ...]:
     # Cached by content: most kustomizations are the same in both revisions.
-    doc = YAML(typ="safe", pure=True).load(text) or {}
+    doc = yamlio.read_plain(text) or {}
     return tuple(str(entry) for entry in doc.get("resources") or [])
 
 

@@ -56,11 +56,54 @@ def load_all(text: str) -> list[Any]:
 
 def read_plain_all(text: str) -> list[Any]:
     """Plain data of every document, for reading rendered manifests that are never written
-    back: libyaml through PyYAML is many times faster than a round-trip parser."""
+    back: libyaml through PyYAML is many times faster than a round-trip parser. A defect
+    raises ``ValueError``."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+    try:
+        return [d for d in yaml.load_all(text, Loader=_c_loader()) if d is not None]
+    except yaml.YAMLError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+
+
+def read_plain(text: str) -> Any:
+    """The first document of ``text`` as plain data (``None`` when empty); see :func:`read_plain_all`."""
+    docs = read_plain_all(text)
+    return docs[0] if docs else None
+
+
+def read_yaml11_all(text: str) -> list[Any]:
+    """Every document read by YAML 1.1 rules, like the API server's go-yaml v2 and kubeconform's
+    CRD converter (an unquoted ``on`` in an enum is a boolean). A defect raises ``ValueError``."""
+    import yaml
+
+    class Loader(_c_loader()):
+        """YAML 1.1 reads a bare ``=`` as a "value" tag that safe loaders cannot build; like
+        kubeconform's converter (PyYAML issue 89), read it as the string."""
+
+    Loader.add_constructor("tag:yaml.org,2002:value", yaml.SafeLoader.construct_yaml_str)
+    try:
+        return list(yaml.load_all(text, Loader=Loader))
+    except yaml.YAMLError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+
+
+def _c_loader():
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_value(raw: str) -> Any:
+    """A value a user typed (``--set k=3e-6``) or a config file they wrote, as plain data by
+    YAML 1.2 rules, as Hydra and a reviewer read it (``3e-6`` is a number, ``yes`` a string).
+    A defect raises ``ValueError`` with the problem."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="safe").load(raw)
+    except YAMLError as exc:
+        raise ValueError(getattr(exc, "problem", None) or type(exc).__name__) from None
 
 
 def literal_strings(value: Any) -> Any:

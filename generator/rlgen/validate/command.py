@@ -33,7 +33,7 @@ def collect(repo: Path, target: Path):
     from rlgen.render import manifests
     from rlgen.render.roots import render_all
     from rlgen.tools.yamlio import read_plain_all
-    from rlgen.validate.semantics import Rendered
+    from rlgen.validate.rules import Rendered
 
     if target == repo:
         sources = manifests.render({"repo": repo})["repo"]
@@ -53,8 +53,8 @@ def command(target: Path, locations, output):
     """Render TARGET (default: the whole repository) and validate every object."""
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root
+    from rlgen.validate.rules import Finding, check
     from rlgen.validate.schema import SchemaValidator
-    from rlgen.validate.semantics import Finding, check
 
     target = target.resolve()
     repo = find_root(target)

@@ -11,10 +11,8 @@ import json
 import re
 from typing import Any, Iterable
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from rlgen.errors import RlgenError
+from rlgen.tools import yamlio
 from rlgen.verl import reference
 from rlgen.verl.trainer_config import flatten
 
@@ -28,10 +26,9 @@ def parse(assignment: str) -> tuple[str, Any]:
     if not sep or not _KEY.match(key):
         raise RlgenError(f"expected KEY=VALUE with a dotted verl key, got '{assignment}'")
     try:
-        value = YAML(typ="safe").load(raw)
-    except YAMLError as exc:
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise RlgenError(f"{key}: '{raw}' is not a YAML value ({problem})") from None
+        value = yamlio.parse_value(raw)
+    except ValueError as exc:
+        raise RlgenError(f"{key}: '{raw}' is not a YAML value ({exc})") from None
     return key, value
 
 

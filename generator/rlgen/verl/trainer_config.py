@@ -1,9 +1,10 @@
 """verl's Hydra trainer config: the shared base, plugin fragments, and one run's changes."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from rlgen import sources
+from rlgen.errors import RlgenError
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 
@@ -44,8 +45,9 @@ def tool_config(tools: list[dict]) -> str:
     return yamlio.dump({"tools": tools}, "verl tool config (the format of the pinned verl line).")
 
 
-def run_config(spec: Spec, run: str, changes: dict | None = None) -> Any:
-    """``runs/<run>/run.yaml``: the base config plus only what this run changes."""
+def run_config(spec: Spec, run: str) -> Any:
+    """``runs/<run>/run.yaml`` of a new run: the Hydra entry point and the run's own names;
+    what the run changes is set on it afterwards."""
     head = yamlio.load(
         "# Hydra entry point of this run: the shared base, then this file's changes.\n"
         "hydra:\n"
@@ -57,7 +59,28 @@ def run_config(spec: Spec, run: str, changes: dict | None = None) -> Any:
         "  - _self_\n"
     )
     run_owned = {"trainer": {"experiment_name": run, "default_local_dir": spec.checkpoint_dir(run)}}
-    return deep_merge(deep_merge(head, run_owned), changes or {})
+    return deep_merge(head, run_owned)
+
+
+def effective_config(data: Mapping[str, str]) -> dict:
+    """The config a run's pod composes from its ConfigMap ``data``: the base trainer config,
+    then the run's file on top (its ``_self_`` comes last in the Hydra defaults)."""
+    merged = _plain(data, Spec.trainer_config_key)
+    return deep_merge(merged, _plain(data, Spec.run_config_key))
+
+
+def _plain(data: Mapping[str, str], key: str) -> dict:
+    text = data.get(key)
+    if text is None:
+        return {}
+    try:
+        doc = yamlio.parse_value(text)
+    except ValueError as exc:
+        raise RlgenError(f"the trainer ConfigMap's {key} is not valid YAML: {' '.join(str(exc).split())}") from None
+    doc = {} if doc is None else doc
+    if not isinstance(doc, dict):
+        raise RlgenError(f"the trainer ConfigMap's {key} is not a mapping of verl keys")
+    return doc
 
 
 def flatten(config: dict, prefix: str = "") -> dict[str, Any]:

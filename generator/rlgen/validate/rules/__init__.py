@@ -1,0 +1,21 @@
+"""Rules that no schema holds. Every rule takes the rendered objects of the whole repository
+and yields findings naming the object; none of them needs a cluster. A new rule is a function
+in one of these modules, listed in :data:`RULES`."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from rlgen.validate.rules.base import Finding, Rendered
+from rlgen.validate.rules.manifests import image_rules, json_rules, substitution_rules
+from rlgen.validate.rules.rayjob import rayjob_rules, trainer_rules
+from rlgen.validate.rules.references import reference_rules
+from rlgen.validate.rules.sandbox import alb_rules, mcp_rules
+
+__all__ = ["Finding", "Rendered", "check"]
+
+RULES = (rayjob_rules, trainer_rules, json_rules, mcp_rules, alb_rules, image_rules, substitution_rules)
+
+
+def check(objects: list[Rendered], external_secrets: Iterable[str] = ()) -> list[Finding]:
+    rules = (*RULES, reference_rules(set(external_secrets)))
+    return [f for rule in rules for f in rule(objects)]
