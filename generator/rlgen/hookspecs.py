@@ -77,8 +77,8 @@ def rlgen_check(ctx: Context) -> list[Problem]:
 
         @hookimpl
         def rlgen_check(ctx):
-            if ctx.plugins["dataset"] == "geometry3k" and "VL" not in ctx.spec.model:
-                return [Problem("geometry3k needs a vision-language model", ("geometry3k", "rlgen"))]
+            if ctx.plugins["rollout"] == "sglang" and ctx.spec.gpus_per_node < 2:
+                return [Problem("this reward model needs 2 GPUs per node", ("sglang", "rlgen"))]
             return []
     """
 
@@ -97,7 +97,7 @@ def rlgen_trainer_config(ctx: Context) -> dict:
 
         @hookimpl
         def rlgen_trainer_config(ctx):
-            return {"actor_rollout_ref": {"rollout": {"name": "vllm", "mode": "async"}}}
+            return {"actor_rollout_ref": {"rollout": {"gpu_memory_utilization": 0.6}}}
     """
 
 
@@ -114,9 +114,9 @@ def rlgen_tools(ctx: Context) -> list[dict]:
 
         @hookimpl
         def rlgen_tools(ctx):
-            return [{"class_name": "verl.tools.gsm8k_tool.Gsm8kTool",
+            return [{"class_name": "verl.tools.geo3k_tool.Geo3kTool",
                      "config": {"type": "native"},
-                     "tool_schema": {"type": "function", "function": {"name": "calc_gsm8k_reward"}}}]
+                     "tool_schema": {"type": "function", "function": {"name": "calc_geo3k_reward"}}}]
     """
 
 
@@ -245,8 +245,14 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
 
         @hookimpl
         def rlgen_sync_files(ctx, stages):
-            return {f"clusters/{ctx.spec.cluster}/{s.name}.yaml": [Document(kustomization(s), "why")]
-                    for s in stages}
+            source = {"kind": "GitRepository", "name": "flux-system"}
+            return {f"clusters/{ctx.spec.cluster}/{s.name}.yaml": [Document(
+                {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                 "metadata": {"name": s.name, "namespace": "flux-system"},
+                 "spec": {"interval": "10m", "path": s.path, "prune": True, "sourceRef": source,
+                          "dependsOn": [{"name": d} for d in s.depends_on]}},
+                f"Stage {s.name}: applied after {', '.join(s.depends_on) or 'nothing'}.")]
+                for s in stages if s.path}
     """
 
 
@@ -277,8 +283,8 @@ def rlgen_secrets(ctx: Context) -> list[SecretRef]:
 
         @hookimpl
         def rlgen_secrets(ctx):
-            return [SecretRef("oss-credentials", ctx.spec.namespace, ("akId", "akSecret"),
-                              "OSS AccessKey for the CSI driver", "PersistentVolumes")]
+            return [SecretRef("wandb-api-key", ctx.spec.namespace, ("key",),
+                              "Weights & Biases API key", "the trainer")]
     """
 
 
@@ -292,7 +298,7 @@ def rlgen_readme(ctx: Context) -> list[str]:
 
         @hookimpl
         def rlgen_readme(ctx):
-            return ["## Sandbox\\nThe open-source OpenKruise agents operator ..."]
+            return ["## Dashboards\\nGrafana boards for the runs live in `dashboards/`."]
     """
 
 

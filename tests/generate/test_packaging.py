@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from support.repos import REPO, repo_files
 
 
@@ -23,5 +25,25 @@ def test_a_wheel_install_generates_the_same_repository(tmp_path, generate):
     out = tmp_path / "repo"
     result = subprocess.run([sys.executable, "-m", "rlgen", "new", str(out), "--no-input"], env=env,
                             capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert repo_files(out) == repo_files(generate())
+
+
+@pytest.mark.parametrize("mode", ["lenient", "strict"])
+def test_an_editable_install_generates_the_same_repository(tmp_path, generate, mode):
+    """``pip install -e .`` in its default (lenient) mode and in strict mode: both find the
+    kustomize sources and templates through the same package layout a wheel has."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    # The dependencies come from the test environment; rlgen itself from this install only.
+    (site / "deps.pth").write_text("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
+    python = venv / "bin" / "python"
+    settings = ["--config-settings", "editable_mode=strict"] if mode == "strict" else []
+    subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps",
+                    "-e", str(REPO), *settings], check=True, capture_output=True)
+    out = tmp_path / "repo"
+    result = subprocess.run([str(python), "-m", "rlgen", "new", str(out), "--no-input"], capture_output=True,
+                            text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert repo_files(out) == repo_files(generate())

@@ -1,0 +1,164 @@
+"""Every example in the hook contract runs through the real pipeline and does what it says.
+
+An example's function replaces (or joins) the hooks of one selected plugin; the repository is
+generated in memory and, where the example changes Kubernetes objects, rendered by kustomize.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import textwrap
+import types
+
+import pytest
+from support.repos import build
+
+from rlgen import contributions, hookspecs
+from rlgen.errors import RlgenError
+from rlgen.registry.discovery import Installed, discover
+from rlgen.registry.selection import select
+
+HOOKS = {name: fn for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("rlgen_")}
+
+
+def example(hook: str):
+    """The function an example defines, executed with the names a plugin imports."""
+    doc = inspect.getdoc(HOOKS[hook])
+    code = textwrap.dedent(re.search(r"Example::\n\n(.*)", doc, re.S)[1])
+    from rlgen_plugins.gsm8k import map_row
+
+    namespace = {"hookimpl": hookspecs.hookimpl, "map_row": map_row,
+                 **{n: getattr(contributions, n) for n in dir(contributions) if n[0].isupper()}}
+    exec(compile(code, f"<example of {hook}>", "exec"), namespace)
+    return namespace[hook]
+
+
+def with_example(installed: dict, plugin: str, hook: str) -> dict:
+    """``installed`` where ``plugin`` also has (or now has) the example's ``hook``."""
+    original = installed[plugin]
+    module = types.ModuleType(f"{plugin}_with_example")
+    for name in dir(original.module):
+        if name.startswith("rlgen_"):
+            setattr(module, name, getattr(original.module, name))
+    setattr(module, hook, example(hook))
+    return {**installed, plugin: Installed(module, original.info, original.version)}
+
+
+def generate(hook: str, plugin: str, plugins=(), sets=None):
+    from rlgen.generate.pipeline import generate as run_pipeline
+
+    installed = with_example(discover(), plugin, hook)
+    return run_pipeline(select(installed, list(plugins), sets or {}, None))
+
+
+def written(tmp_path, build_result):
+    build_result.tree.write(tmp_path)
+    return tmp_path
+
+
+def text(b, path: str) -> str:
+    return b.tree.files[path].decode()
+
+
+def test_every_hook_has_a_runnable_example():
+    assert set(HOOKS) == set(CASES) | {"rlgen_plugin"}
+    for hook in HOOKS:
+        assert callable(example(hook))
+
+
+def test_plugin_example_describes_a_plugin():
+    info = example("rlgen_plugin")()
+    assert info.slot in contributions.SLOTS and info.options[0].default == 0.5
+
+
+def test_check_example_stops_generation():
+    with pytest.raises(RlgenError, match="sglang \\+ rlgen: this reward model needs 2 GPUs per node"):
+        generate("rlgen_check", "flux", ["sglang"], {"rlgen": {"gpus_per_node": "1"}})
+
+
+def _trainer_memory(b, tmp_path):
+    assert "gpu_memory_utilization: 0.6" in text(b, "base/training/trainer.yaml")
+
+
+def _tools(b, tmp_path):
+    assert "verl.tools.geo3k_tool.Geo3kTool" in text(b, "base/training/tool_config.yaml")
+
+
+def _config_file(b, tmp_path):
+    assert "reward_weights.json" in text(b, "base/training/kustomization.yaml")
+    configmap = next(o for o in build(written(tmp_path, b) / "runs" / "baseline") if o["kind"] == "ConfigMap")
+    assert configmap["data"]["reward_weights.json"] == '{"format": 0.1}\n'
+
+
+def _resources(b, tmp_path):
+    objects = build(written(tmp_path, b) / "overlays" / "production" / "platform")
+    quota = next(o for o in objects if o["kind"] == "ResourceQuota")
+    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": "16"}
+
+
+def _patches(b, tmp_path):
+    assert "components/flux/platform/dataset-job-memory.yaml" in b.tree.files
+    objects = build(written(tmp_path, b) / "overlays" / "production" / "platform")
+    job = next(o for o in objects if o["kind"] == "Job")
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["memory"] == "16Gi"
+
+
+def _training_image(b, tmp_path):
+    assert "FROM verlai/verl:vllm017.latest" in text(b, "images/training/Dockerfile")
+    assert "newTag: 0.7.1-vllm" in text(b, "base/training/kustomization.yaml")
+
+
+def _packages(b, tmp_path):
+    assert '"mathruler==0.1.0"' in text(b, "images/training/Dockerfile")
+
+
+def _upstream(b, tmp_path):
+    assert "openkruise/agents" in text(b, "clusters/production/infrastructure.yaml")
+
+
+def _sync_files(b, tmp_path):
+    platform = text(b, "clusters/production/platform.yaml")
+    assert "# Stage platform: applied after infrastructure." in platform and "- name: infrastructure" in platform
+
+
+def _files(b, tmp_path):
+    assert text(b, "docs/sandbox.md") == "# The sandbox\n"
+
+
+def _secrets(b, tmp_path):
+    assert "wandb-api-key" in text(b, "rlgen.yaml") and "wandb-api-key" in text(b, "README.md")
+
+
+def _readme(b, tmp_path):
+    assert "## Dashboards\nGrafana boards for the runs live in `dashboards/`." in text(b, "README.md")
+
+
+def _dataset_format(b, tmp_path):
+    assert "value: openai/gsm8k" in text(b, "base/platform/dataset-job.yaml")
+
+
+MARKETPLACE = {"marketplace-sandbox": {"domain": "sandbox.example.com"}}
+#: hook -> (plugin that gets the example, extra plugins, options, what the user sees)
+CASES = {
+    "rlgen_check": None,
+    "rlgen_trainer_config": ("flux", (), None, _trainer_memory),
+    "rlgen_tools": ("flux", (), None, _tools),
+    "rlgen_config_files": ("flux", (), None, _config_file),
+    "rlgen_resources": ("flux", (), None, _resources),
+    "rlgen_patches": ("flux", (), None, _patches),
+    "rlgen_training_image": ("vllm", (), None, _training_image),
+    "rlgen_training_packages": ("flux", (), None, _packages),
+    "rlgen_upstream_sources": ("flux", ("marketplace-sandbox",), MARKETPLACE, _upstream),
+    "rlgen_sync_files": ("flux", (), None, _sync_files),
+    "rlgen_files": ("flux", (), None, _files),
+    "rlgen_secrets": ("flux", (), None, _secrets),
+    "rlgen_readme": ("flux", (), None, _readme),
+    "rlgen_dataset_format": ("gsm8k", (), None, _dataset_format),
+}
+
+
+@pytest.mark.parametrize("hook", [h for h, case in CASES.items() if case])
+def test_example_changes_the_generated_repository(hook, tmp_path):
+    plugin, plugins, sets, check = CASES[hook]
+    check(generate(hook, plugin, plugins, sets), tmp_path)
