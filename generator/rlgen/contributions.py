@@ -166,6 +166,11 @@ class DatasetFormat:
     ``map_row(row, split, index)`` returns the verl row, or raises ``ValueError`` to drop
     the row (the reason is counted in the manifest). ``default_model`` is the Hugging Face
     model trained when the user names none; ``vision`` says the rows carry images.
+
+    ``agent_name`` is the verl agent loop every row names in its ``agent_name`` column
+    (``tool_agent`` calls the configured tools); ``None`` means the rows carry no such column
+    and verl runs ``actor_rollout_ref.rollout.agent.default_agent_loop`` (``single_turn_agent``
+    unless set), which never calls a tool. ``rlgen validate`` compares it with the tool setup.
     """
 
     name: str
@@ -177,6 +182,7 @@ class DatasetFormat:
     splits: tuple[str, ...] = ("train", "test")
     #: The Hugging Face config of ``source`` (e.g. GSM8K's "main"); used only with that source.
     config: str | None = None
+    agent_name: str | None = None
 
 
 @dataclass(frozen=True)

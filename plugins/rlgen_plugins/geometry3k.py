@@ -1,4 +1,11 @@
-"""Dataset plugin: Geometry3K diagram problems in verl's vision-language format."""
+"""Dataset plugin: Geometry3K diagram problems in verl's vision-language tool-agent format.
+
+The rows follow verl's ``examples/data_preprocess/geo3k_multiturn_w_tool.py`` (a system
+prompt that asks for tool use, the problem and instruction as the user turn) and name
+verl's ``tool_agent`` loop, so the sandbox tool the repository deploys is actually called.
+verl's own ``calc_geo3k_reward`` tool is left out: in verl 0.7.1 ``Geo3kTool.create`` reads
+``ground_truth`` only as a keyword, while ``tool_agent`` passes it inside ``create_kwargs``,
+so it would grade every answer against ``None``."""
 from __future__ import annotations
 
 import re
@@ -10,11 +17,20 @@ NAME = "geometry3k"
 SOURCE = "hiyouga/geometry3k"
 DEFAULT_MODEL = "Qwen/Qwen2.5-VL-3B-Instruct"
 IMAGE = "<image>"
+#: verl's agent loop that calls tools; rows without it run single_turn_agent, which never does.
+AGENT = "tool_agent"
 
 INSTRUCTION = (
     "You FIRST think about the reasoning process as an internal monologue and then provide the final answer. "
     "The reasoning process MUST BE enclosed within <think> </think> tags. "
     r"The final answer MUST BE put in \boxed{}."
+)
+
+SYSTEM_PROMPT = (
+    "You are a math expert. You are given a question and you need to solve it step by step. "
+    "Reasoning step by step before any tool call. "
+    "You should use the tools you are given to check your calculations before you generate the final answer, "
+    "and refine your answer if necessary."
 )
 
 _VISION_MODEL = re.compile(r"vl|vision", re.IGNORECASE)
@@ -33,7 +49,11 @@ def map_row(row: dict, split: str, index: int) -> dict:
         raise ValueError("the number of <image> placeholders differs from the number of images")
     return {
         "data_source": SOURCE,
-        "prompt": [{"role": "user", "content": f"{problem} {INSTRUCTION}"}],
+        "agent_name": AGENT,
+        "prompt": [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": f"{problem} {INSTRUCTION}"},
+        ],
         "images": [{"bytes": image["bytes"], "path": image.get("path")} for image in images],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": answer},
@@ -59,6 +79,7 @@ def rlgen_dataset_format():
         map_row=map_row,
         default_model=DEFAULT_MODEL,
         vision=True,
+        agent_name=AGENT,
     )
 
 
@@ -75,7 +96,8 @@ def rlgen_check(ctx):
 def rlgen_readme(ctx):
     return [
         "## Dataset: Geometry3K\n"
-        f"The dataset Job maps `{ctx.spec.dataset_source}` to verl's vision rows (the diagram as an image, "
+        f"The dataset Job maps `{ctx.spec.dataset_source}` to verl's vision tool-agent rows (`agent_name: {AGENT}`, "
+        "so rollouts call the sandbox tool; the diagram as an image, "
         f"one `<image>` placeholder per image, the answer in `\\boxed{{}}`) and uploads train/test parquet to "
         f"`oss://<bucket>/{ctx.spec.dataset_bucket_prefix()}`, which the trainer reads as "
         f"`{ctx.spec.data_file('train')}`. Rows whose placeholders and images disagree are dropped and listed "

@@ -9,6 +9,8 @@ from rlgen.hookspecs import hookimpl
 NAME = "gsm8k"
 SOURCE = "openai/gsm8k"
 REWARD_TOOL = "calc_gsm8k_reward"
+#: verl's agent loop that calls tools; rows without it run single_turn_agent, which never does.
+AGENT = "tool_agent"
 
 INSTRUCTION = "Let's think step by step and output the final answer after `####`."
 SYSTEM_PROMPT = (
@@ -36,7 +38,7 @@ def map_row(row: dict, split: str, index: int) -> dict:
     solution = extract_solution(answer)
     return {
         "data_source": SOURCE,
-        "agent_name": "tool_agent",
+        "agent_name": AGENT,
         "prompt": [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": f"{question} {INSTRUCTION}"},
@@ -73,6 +75,7 @@ def rlgen_dataset_format():
         map_row=map_row,
         default_model="Qwen/Qwen2.5-3B-Instruct",
         config="main",
+        agent_name=AGENT,
     )
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.repos import build, kustomize_roots, run_rlgen
+from support.repos import build, kustomize_roots, run_rlgen, schema_dir
 
 SOURCE = Path(__file__).resolve().parent / "thirdparty_plugin"
 
@@ -74,3 +74,20 @@ def test_its_rows_carry_the_last_boxed_answer(plugin_env):
     assert row["reward_model"] == {"style": "rule", "ground_truth": "\\frac{1}{2}"}
     assert row["data_source"] == "DigitalLearningGmbH/MATH-lighteval"
     assert row["extra_info"] == {"split": "train", "index": 3}
+
+
+def test_agent_loop_comes_from_the_trainer_config_when_rows_name_none(tmp_path, plugin_env):
+    """Its rows carry no agent_name: only its default_agent_loop makes rollouts call the tools."""
+    target = tmp_path / "repo"
+    assert run_rlgen("new", str(target), "--plugin", "example-math", "--no-input", env=plugin_env).returncode == 0
+    assert agent_problems(target, plugin_env) == []
+    trainer = target / "base" / "training" / "trainer.yaml"
+    trainer.write_text(trainer.read_text().replace("default_agent_loop: tool_agent", "default_agent_loop: single_turn_agent"))
+    (problem,) = agent_problems(target, plugin_env)
+    assert problem["obj"].startswith("ConfigMap/rl-training/")
+    assert "example-math rows run 'single_turn_agent' (agent.default_agent_loop), which never calls a tool" in problem["message"]
+
+
+def agent_problems(repo, env):
+    result = run_rlgen("validate", str(repo), "--output", "json", env={**env, "RLGEN_SCHEMA_DIR": str(schema_dir())})
+    return [p for p in json.loads(result.stdout)["problems"] if "agent" in p["message"]]

@@ -126,7 +126,10 @@ def test_geometry3k_rows_carry_their_images_and_one_placeholder_each(tmp_path):
         index = row["extra_info"]["index"]
         assert row["images"] == [{"bytes": train["images"][index][0]["bytes"], "path": None}]
         assert Image.open(io.BytesIO(row["images"][0]["bytes"])).size == (16, 16)
-        (message,) = row["prompt"]
+        # The tool-agent loop, so rollouts of these rows call the sandbox tool.
+        assert row["agent_name"] == "tool_agent"
+        system, message = row["prompt"]
+        assert system["role"] == "system" and "tool" in system["content"]
         assert message["role"] == "user" and message["content"].count("<image>") == len(row["images"])
         assert message["content"].startswith(train["problem"][index]) and "\\boxed{}" in message["content"]
         assert row["reward_model"] == {"style": "rule", "ground_truth": train["answer"][index]}

@@ -81,6 +81,15 @@ def test_trainer_rules(repo, edits, expected):
     assert any(expected in p["message"] and p["obj"].startswith("RayJob/") for p in json.loads(result.stdout)["problems"])
 
 
+def test_tool_agent_rows_without_tools(repo):
+    """gsm8k rows name tool_agent; a trainer config without tools gives them none to call."""
+    set_trainer(repo, ("actor_rollout_ref", "rollout", "multi_turn"), "tool_config_path", None)
+    result = validate(repo)
+    assert result.returncode == 1
+    assert any("gsm8k rows run tool_agent (its rows' agent_name)" in p["message"] and p["obj"].startswith("ConfigMap/")
+               for p in json.loads(result.stdout)["problems"])
+
+
 def test_json_config_and_mcp_url(repo):
     (repo / "base" / "training" / "mcp_server.json").write_text('{"mcpServers": {"sandbox": {"url": "http://x"}}} # no')
     problems = json.loads(validate(repo).stdout)["problems"]

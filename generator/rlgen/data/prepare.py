@@ -106,7 +106,7 @@ def map_split(fmt: DatasetFormat, source: datasets.DatasetDict, split: str, limi
         rows = []
         for row in batch.to_pylist():
             try:
-                rows.append(fmt.map_row(row, split, index))
+                rows.append(_checked(fmt, fmt.map_row(row, split, index)))
             except ValueError as exc:
                 dropped.append((index, str(exc)))
             index += 1
@@ -122,6 +122,14 @@ def map_split(fmt: DatasetFormat, source: datasets.DatasetDict, split: str, limi
         # type cannot be read together (data.train_files may list several).
         table = table.set_column(table.column_names.index(IMAGES), IMAGES, table[IMAGES].cast(IMAGES_TYPE))
     return SplitResult(split, table, index, dropped)
+
+
+def _checked(fmt: DatasetFormat, row: dict) -> dict:
+    # rlgen validate trusts the declared agent loop; rows that disagree would train without tools.
+    if row.get("agent_name") != fmt.agent_name:
+        raise RlgenError(f"dataset plugin '{fmt.name}' declares agent_name {fmt.agent_name!r}, "
+                         f"but its map_row wrote {row.get('agent_name')!r}")
+    return row
 
 
 def prepare(dataset: str, out: Path, source: str | None = None, config: str | None = None,

@@ -45,6 +45,13 @@ def rlgen_dataset_format():
 
 
 @hookimpl
+def rlgen_trainer_config(ctx):
+    # The rows name no agent loop; verl's default (single_turn_agent) would never call the
+    # sandbox tool the repository deploys.
+    return {"actor_rollout_ref": {"rollout": {"agent": {"default_agent_loop": "tool_agent"}}}}
+
+
+@hookimpl
 def rlgen_readme(ctx):
     return [
         "## Dataset: MATH (example-math plugin)\n"

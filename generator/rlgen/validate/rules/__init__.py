@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from rlgen.validate.rules.agent import agent_rules
 from rlgen.validate.rules.base import Finding, Rendered
 from rlgen.validate.rules.manifests import image_rules, json_rules, substitution_rules
 from rlgen.validate.rules.rayjob import rayjob_rules, trainer_rules
@@ -13,7 +14,8 @@ from rlgen.validate.rules.sandbox import alb_rules, mcp_rules
 
 __all__ = ["Finding", "Rendered", "check"]
 
-RULES = (rayjob_rules, trainer_rules, json_rules, mcp_rules, alb_rules, image_rules, substitution_rules)
+RULES = (rayjob_rules, trainer_rules, json_rules, mcp_rules, alb_rules, image_rules, substitution_rules,
+         agent_rules)
 
 
 def check(objects: list[Rendered], external_secrets: Iterable[str] = ()) -> list[Finding]:
