@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rlgen.spec import Spec
 
 #: The slots of a selection, in the order plugins are called and their results merged.
-SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync")
+SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync", "tracking")
 
 
 class Layer(str, Enum):

@@ -19,6 +19,7 @@ DEFAULT_PLUGINS = {
     "dataset": "gsm8k",
     "rollout": "vllm",
     "sync": "flux",
+    "tracking": "no-tracking",
 }
 
 

@@ -11,11 +11,12 @@ from rlgen.validate.rules.manifests import image_rules, json_rules, substitution
 from rlgen.validate.rules.rayjob import rayjob_rules, trainer_rules
 from rlgen.validate.rules.references import reference_rules
 from rlgen.validate.rules.sandbox import alb_rules, mcp_rules
+from rlgen.validate.rules.tracking import tracking_rules
 
 __all__ = ["Finding", "Rendered", "check"]
 
 RULES = (rayjob_rules, trainer_rules, json_rules, mcp_rules, alb_rules, image_rules, substitution_rules,
-         agent_rules)
+         agent_rules, tracking_rules)
 
 
 def check(objects: list[Rendered], external_secrets: Iterable[str] = ()) -> list[Finding]:
