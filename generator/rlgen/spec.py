@@ -39,6 +39,10 @@ class Spec:
     data_image: str
     environment: str = "production"
     sandbox_namespace: str = "sandbox-system"
+    #: Hub the model Job downloads ``model`` from: huggingface or modelscope.
+    model_source: str = "huggingface"
+    #: Branch, tag or commit of the model; empty: the hub's default branch.
+    model_revision: str = ""
 
     # The training layer's fixed object names (runs prefix them with the run name).
     rayjob_name: str = "trainer"
@@ -51,6 +55,9 @@ class Spec:
     dataset_job: str = "dataset-pipeline"
     dataset_configmap: str = "dataset-pipeline"
     dataset_service_account: str = "dataset-pipeline"
+    model_job: str = "model-pipeline"
+    #: Label (value "true") of the Jobs that write to the bucket; storage plugins patch by it.
+    bucket_writer_label: str = "rlgen.io/bucket-writer"
 
     # MCP sandbox service the trainer's tools call.
     mcp_service: str = "mcp-sandbox"
@@ -84,7 +91,7 @@ class Spec:
 
     @property
     def model_bucket_path(self) -> str:
-        """The same folder seen from the bucket, where the user uploads the model."""
+        """The same folder seen from the bucket, where the model Job uploads the model."""
         return f"{self.volumes['models'].bucket_prefix}/{self.model_folder}"
 
     @property

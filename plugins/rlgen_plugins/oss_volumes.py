@@ -83,12 +83,13 @@ def pipeline_env(ctx, options: dict) -> list[dict]:
 
 
 def pipeline_patch(ctx, env: list[dict], comment: str) -> Patch:
-    """Add ``env`` to the dataset Job's container (its name carries a hash, so match its label)."""
+    """Add ``env`` to the container of every Job that writes to the bucket (the dataset and
+    model Jobs; their names carry a hash, so match their label)."""
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": ctx.spec.dataset_job},
         "spec": {"template": {"spec": {"containers": [{"name": "pipeline", "env": env}]}}},
     }
-    return Patch(Layer.PLATFORM, {"kind": "Job", "labelSelector": f"app.kubernetes.io/name={ctx.spec.dataset_job}"},
+    return Patch(Layer.PLATFORM, {"kind": "Job", "labelSelector": f"{ctx.spec.bucket_writer_label}=true"},
                  job, "dataset-job-oss-target", comment)

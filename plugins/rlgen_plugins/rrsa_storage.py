@@ -113,9 +113,10 @@ def rlgen_readme(ctx):
         "Prerequisites: RRSA enabled on the cluster (Kubernetes 1.26 or later), the `ack-pod-identity-webhook` "
         "add-on, and the CSI plugin v1.30.4 or later (static OSS volumes then also need `csi-provisioner`).\n\n"
         "The volumes are mounted by the CSI driver's ossfs pods, not by the trainer, so the volume role trusts "
-        f"the driver's ServiceAccount; the dataset Job runs as `{spec.dataset_service_account}` in "
+        f"the driver's ServiceAccount; the dataset and model Jobs run as `{spec.dataset_service_account}` in "
         f"`{spec.namespace}`. {roles}\n\n"
         f"Grant the volume role read and write on `oss://{o['bucket']}/` (the trainer writes checkpoints), and the "
-        f"dataset Job's role read and write on `oss://{o['bucket']}/{spec.dataset_bucket_prefix()}`. Replace `<account-id>` "
+        f"Jobs' role read and write on `oss://{o['bucket']}/{spec.dataset_bucket_prefix()}` and "
+        f"`oss://{o['bucket']}/{spec.model_bucket_path}/`. Replace `<account-id>` "
         "and `<cluster-id>` with your Alibaba Cloud account and cluster."
     ]

@@ -61,7 +61,8 @@ def test_built_in_plugins_use_only_the_contract():
                 assert module in allowed, f"{path.name} imports {module}"
 
 
-HEAVY = ("datasets", "alibabacloud_oss_v2", "cookiecutter", "jinja2", "pyarrow", "rich", "jsonschema", "hydra")
+HEAVY = ("datasets", "alibabacloud_oss_v2", "cookiecutter", "jinja2", "pyarrow", "rich", "jsonschema", "hydra",
+         "huggingface_hub", "modelscope")
 
 
 def test_cli_help_imports_nothing_heavy():

@@ -9,7 +9,19 @@ cluster's dataset Job.
 Only this package's ``cli`` module is imported by ``rlgen``; the others pull in datasets,
 pyarrow and the OSS SDK, so they are imported when a command runs.
 """
+from __future__ import annotations
+
+from pathlib import Path
 
 #: Written by ``prepare`` beside the parquet files; ``upload`` sends it last, so a reader
 #: that finds it in the bucket also finds every file it lists.
 MANIFEST = "manifest.json"
+
+
+def visible_files(folder: Path) -> list[Path]:
+    """The files of ``folder`` that are data, sorted by their relative path. Hidden paths are
+    tools' state, never data: prepare's ``.<name>.partial`` files, the hubs' resume folders
+    (``.cache/huggingface/``, ModelScope's ``._____temp/``)."""
+    found = (p for p in folder.rglob("*")
+             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())

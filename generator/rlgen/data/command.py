@@ -2,6 +2,7 @@
 cluster's dataset Job. datasets, pyarrow and the OSS SDK load only when a command runs."""
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections import Counter
@@ -41,6 +42,27 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
         dropped = f"{len(r.dropped)} dropped" + (f" ({reasons})" if reasons else "")
         click.echo(f"{r.split}: {r.rows_in} rows in, {r.table.num_rows} out, {dropped} -> {out / r.file}")
     click.echo(f"manifest: {manifest}")
+
+
+@command.command("model")
+@click.option("--source", type=click.Choice(["huggingface", "modelscope"]), default="huggingface", show_default=True,
+              help="Hub to download from (ModelScope is the nearer one in mainland-China regions).")
+@click.option("--model", required=True, metavar="OWNER/NAME", help="Model repository, e.g. Qwen/Qwen2.5-3B-Instruct.")
+@click.option("--revision", metavar="REF", help="Branch, tag or commit (default: the hub's default branch).")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the model's files; a second run resumes what is missing.")
+def model_cmd(source: str, model: str, revision: str | None, out: Path):
+    """Download a model's files, for `rlgen data upload` to copy to the bucket."""
+    from rlgen.data import visible_files
+    from rlgen.data.model import download
+
+    if not sys.stderr.isatty():
+        # Off a terminal (the model Job's log) progress bars are noise; read when the hub loads.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    folder = download(source, model, out, revision)
+    found = visible_files(folder)
+    size = sum(p.stat().st_size for p in found)
+    click.echo(f"{model} from {source}: {len(found)} files ({_size(size)}) in {folder}")
 
 
 @command.command("upload")

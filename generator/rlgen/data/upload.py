@@ -31,7 +31,7 @@ import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
 from alibabacloud_oss_v2.endpoints import from_region
 
-from rlgen.data import MANIFEST
+from rlgen.data import MANIFEST, visible_files
 from rlgen.data.credentials import CredentialsError, from_environment
 from rlgen.errors import RlgenError
 
@@ -86,7 +86,7 @@ class LocalFile:
 
 
 def local_files(directory: Path, target: Target) -> list[LocalFile]:
-    paths = sorted((p for p in directory.rglob("*") if p.is_file()), key=lambda p: p.relative_to(directory).as_posix())
+    paths = visible_files(directory)
     return [LocalFile(p, target.prefix + p.relative_to(directory).as_posix(), p.stat().st_size) for p in paths]
 
 

@@ -18,17 +18,18 @@ rlgen data upload /scratch/prepared "oss://$OSS_BUCKET/$OSS_PREFIX" --region "$O
 
 
 #: The data image's Python packages, pinned to the versions rlgen's tests run with.
-DATA_PACKAGES = ("datasets==5.2.0", "pyarrow==26.0.1", "pillow==13.0.0", "alibabacloud-oss-v2==1.4.1")
+DATA_PACKAGES = ("datasets==5.2.0", "pyarrow==26.0.1", "pillow==13.0.0", "alibabacloud-oss-v2==1.4.1",
+                 "huggingface_hub==2.4.0", "modelscope==1.40.2")
 
 
 def data_dockerfile(spec: Spec) -> str:
-    """``images/data/Dockerfile``: the image the dataset Job runs, with rlgen itself in it,
+    """``images/data/Dockerfile``: the image the dataset and model Jobs run, with rlgen in it,
     so the cluster runs the very ``rlgen data`` code that was tested."""
     packages = " ".join(f'"{p}"' for p in DATA_PACKAGES)
     return f"""\
 # Dataset pipeline image, pushed as {spec.data_image}.
-# The Job runs `rlgen data prepare` and `rlgen data upload` from this image: nothing is
-# installed when the Job starts, so a re-run cannot pick up different packages.
+# The Jobs run `rlgen data prepare`/`model` and `rlgen data upload` from this image: nothing
+# is installed when a Job starts, so a re-run cannot pick up different packages.
 FROM python:3.11.11-slim-bookworm
 
 RUN pip install --no-cache-dir "rlgen[data]=={__version__}" {packages} \\
@@ -51,39 +52,7 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
             "name": hf_token(spec).name, "key": hf_token(spec).keys[0], "optional": True}}},
     ]
-    job = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": spec.namespace,
-            "labels": {"app.kubernetes.io/name": spec.dataset_job, "app.kubernetes.io/part-of": "rlgen"},
-        },
-        "spec": {
-            "backoffLimit": 3,
-            "template": {
-                "metadata": {"labels": {"app.kubernetes.io/name": spec.dataset_job}},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "serviceAccountName": spec.dataset_service_account,
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [{
-                        "name": "pipeline",
-                        "image": spec.data_image,
-                        "command": ["/bin/sh", "-c", _SCRIPT],
-                        "env": env,
-                        "securityContext": {"allowPrivilegeEscalation": False,
-                                            "capabilities": {"drop": ["ALL"]}},
-                        "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
-                                      "limits": {"cpu": "4", "memory": "8Gi"}},
-                        "volumeMounts": [{"name": "work", "mountPath": "/scratch"}],
-                    }],
-                    "volumes": [{"name": "work", "emptyDir": {"sizeLimit": "50Gi"}}],
-                },
-            },
-        },
-    }
+    job = pipeline_job(spec, name, spec.dataset_job, _SCRIPT, env, "50Gi")
     comment = (
         f"Prepares {spec.dataset} and uploads it to the folder the trainer reads ({spec.dataset_dir()}).\n"
         "No ttlSecondsAfterFinished: a GitOps engine would re-create a deleted Job and run it again.\n"
@@ -93,10 +62,47 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
     return job, comment
 
 
+def pipeline_job(spec: Spec, name: str, app: str, script: str, env: list[dict], scratch: str) -> dict:
+    """A Job of the data image that runs ``script`` as an unprivileged user with a scratch
+    folder of ``scratch``; the dataset and model Jobs share it, so they share its hardening.
+    Both carry ``spec.bucket_writer_label``: the storage plugin gives them the bucket by it."""
+    labels = {"app.kubernetes.io/name": app, "app.kubernetes.io/part-of": "rlgen", spec.bucket_writer_label: "true"}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": spec.namespace, "labels": labels},
+        "spec": {
+            "backoffLimit": 3,
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": app}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "serviceAccountName": spec.dataset_service_account,
+                    "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [{
+                        "name": "pipeline",
+                        "image": spec.data_image,
+                        "command": ["/bin/sh", "-c", script],
+                        "env": env,
+                        "securityContext": {"allowPrivilegeEscalation": False,
+                                            "capabilities": {"drop": ["ALL"]}},
+                        "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
+                                      "limits": {"cpu": "4", "memory": "8Gi"}},
+                        "volumeMounts": [{"name": "work", "mountPath": "/scratch"}],
+                    }],
+                    "volumes": [{"name": "work", "emptyDir": {"sizeLimit": scratch}}],
+                },
+            },
+        },
+    }
+
+
 def hf_token(spec: Spec) -> SecretRef:
-    """Only private datasets need it; the Job reads it as optional."""
+    """Only private or gated datasets and models need it; the Jobs read it as optional."""
     return SecretRef("hf-token", spec.namespace, ("token",),
-                     "optional Hugging Face token, only for private datasets", "the dataset Job")
+                     "optional Hugging Face token, only for private or gated datasets and models",
+                     "the dataset and model Jobs")
 
 
 def service_account(spec: Spec) -> dict:

@@ -14,7 +14,7 @@ import pluggy
 
 from rlgen.contributions import SLOTS, Context, SecretRef, Stage
 from rlgen.errors import RlgenError
-from rlgen.generate import dataset_job, readme, training_image
+from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
     RUNS_INDEX,
@@ -105,11 +105,14 @@ def training_base(b: Build) -> None:
 
 
 def platform_base(b: Build) -> None:
-    """``base/platform`` and the overlays: the namespace and the dataset Job with its identity."""
+    """``base/platform`` and the overlays: the namespace, the dataset and model Jobs and their identity."""
     job, comment = dataset_job.dataset_job(b.spec)
+    model, model_comment = model_job.model_job(b.spec)
     write_platform(b.tree, b.spec, b.components, {
-        "service-account.yaml": yamlio.dump(dataset_job.service_account(b.spec), "Identity of the dataset Job."),
+        "service-account.yaml": yamlio.dump(dataset_job.service_account(b.spec),
+                                            "Identity of the dataset and model Jobs."),
         "dataset-job.yaml": yamlio.dump(job, comment),
+        "model-job.yaml": yamlio.dump(model, model_comment),
     })
     b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
 

@@ -22,10 +22,22 @@ def render(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: 
         "secrets": [_secret(s) for s in secrets],
         "sections": sections,
         "dataset_dir": spec.dataset_dir(),
-        "bucket_note": f"Upload the model `{spec.model}` to `{spec.model_bucket_path}/` in the bucket; "
-                       f"the dataset Job uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
-                       f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`.",
+        "bucket_note": _bucket_note(spec),
     })
+
+
+def _bucket_note(spec: Spec) -> str:
+    revision = f" --revision {spec.model_revision}" if spec.model_revision else ""
+    return (
+        f"The model Job downloads `{spec.model}` from {spec.model_source} and uploads it to "
+        f"`{spec.model_bucket_path}/` in the bucket, where the trainer loads it as `{spec.model_path}`; "
+        f"the dataset Job uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
+        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`. Both Jobs run code you can run yourself "
+        f"(`rlgen data model --source {spec.model_source} --model {spec.model}{revision} --out model/` then "
+        f"`rlgen data upload model/ oss://<bucket>/{spec.model_bucket_path}/`); a second run fetches and "
+        "uploads only what is missing. `--set rlgen.model_source=modelscope` downloads from ModelScope "
+        "(nearer in mainland-China regions)."
+    )
 
 
 def _secret(s: SecretRef) -> dict:
