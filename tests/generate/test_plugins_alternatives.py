@@ -141,10 +141,12 @@ def test_rrsa_volumes_and_dataset_job_hold_no_access_key(generate):
         assert "nodePublishSecretRef" not in csi
         assert csi["volumeAttributes"]["authType"] == "rrsa"
         assert csi["volumeAttributes"]["roleName"] == "rl-oss-reader"
-    (job,) = of_kind(found, "Job")
-    env = job["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert {e["name"] for e in env} >= {"OSS_BUCKET", "OSS_REGION", "OSS_ENDPOINT"}
-    assert not [e for e in env if e["name"].startswith("OSS_ACCESS_KEY")]
+    jobs = of_kind(found, "Job")
+    assert len(jobs) == 2  # the dataset and model Jobs
+    for job in jobs:
+        env = job["spec"]["template"]["spec"]["containers"][0]["env"]
+        assert {e["name"] for e in env} >= {"OSS_BUCKET", "OSS_REGION", "OSS_ENDPOINT"}
+        assert not [e for e in env if e["name"].startswith("OSS_ACCESS_KEY")]
     assert YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["external"]["secrets"] == ["hf-token"]
     assert "oss-credentials" not in (repo / "README.md").read_text()
 
@@ -153,9 +155,9 @@ def test_rrsa_pod_identity_for_the_dataset_job(generate):
     repo = generate(*RRSA)
     found = build(repo / "overlays" / "production" / "platform")
     (account,) = of_kind(found, "ServiceAccount")
-    (job,) = of_kind(found, "Job")
     (namespace,) = of_kind(found, "Namespace")
-    assert job["spec"]["template"]["spec"]["serviceAccountName"] == account["metadata"]["name"]
+    for job in of_kind(found, "Job"):  # the dataset and model Jobs
+        assert job["spec"]["template"]["spec"]["serviceAccountName"] == account["metadata"]["name"]
     assert annotations(account)["pod-identity.alibabacloud.com/role-name"] == "rl-oss-reader"
     assert namespace["metadata"]["labels"]["pod-identity.alibabacloud.com/injection"] == "on"
     assert annotations(namespace)["kustomize.toolkit.fluxcd.io/prune"] == "disabled", "base annotations kept"
