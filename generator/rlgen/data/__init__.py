@@ -1,13 +1,14 @@
-"""The dataset pipeline behind ``rlgen data``: the same code runs on a laptop and in the
-cluster's dataset Job.
+"""The data pipeline behind ``rlgen data``: the same code runs on a laptop and in the
+cluster's dataset and model Jobs.
 
 - :mod:`rlgen.data.prepare` maps a source data set to the parquet rows verl reads;
-- :mod:`rlgen.data.upload` copies the prepared folder to OSS with the OSS SDK;
+- :mod:`rlgen.data.model` downloads a model from the Hugging Face Hub or ModelScope;
+- :mod:`rlgen.data.upload` copies a prepared or downloaded folder to OSS with the OSS SDK;
 - :mod:`rlgen.data.credentials` picks RRSA or an AccessKey from the environment;
 - :mod:`rlgen.data.cli` is the ``rlgen data`` command group.
 
 Only this package's ``cli`` module is imported by ``rlgen``; the others pull in datasets,
-pyarrow and the OSS SDK, so they are imported when a command runs.
+pyarrow, the hub clients and the OSS SDK, so they are imported when a command runs.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""``rlgen data``: prepare a data set for verl and upload it to OSS, on a laptop or as the
-cluster's dataset Job. datasets, pyarrow and the OSS SDK load only when a command runs."""
+"""``rlgen data``: prepare a data set for verl, download a model, upload either to OSS, on a
+laptop or as the cluster's dataset and model Jobs. datasets, pyarrow, the hub clients and the
+OSS SDK load only when a command runs."""
 from __future__ import annotations
 
 import os
@@ -13,7 +14,7 @@ import click
 
 @click.group("data")
 def command():
-    """Prepare a data set for verl and upload it to OSS."""
+    """Prepare a data set for verl, download a model, upload either to OSS."""
 
 
 @command.command("prepare")
