@@ -8,6 +8,7 @@ import itertools
 
 import pytest
 from rlgen.tools.yamlio import load
+from rlgen.validate.rules import Rendered, check
 from support.repos import all_objects, build
 from support.verl_config import (
     compose_run,
@@ -49,6 +50,8 @@ def test_combination(generate, schemas, tmp_path, combo):
     repo = generate(*args_for(combo))
     objects = all_objects(repo)
     assert [p for o in objects for p in schemas(o)] == []
+    external = load((repo / "rlgen.yaml").read_text())["external"]["secrets"]
+    assert check([Rendered("repo", o) for o in objects], external) == []
     assert sum(o["kind"] == "RayJob" for o in build(repo / "runs")) == 1
     configs, overrides = mounted_configs(repo, "baseline", tmp_path)
     cfg = compose_run(configs, overrides)
