@@ -35,7 +35,7 @@ def args_for(combo) -> tuple[str, ...]:
     return tuple(args)
 
 
-TRACKING = [("no-tracking",), ("mlflow", "mlflow.tracking_uri=https://mlflow.example.net")]
+TRACKING = [("no-tracking",), ("mlflow", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000")]
 
 
 def with_tracking(choice: tuple[int, ...]):

@@ -8,7 +8,7 @@ import os
 from rlgen.verl.trainer_config import effective_config
 from support.repos import build, one_error_line, run_rlgen, schema_dir
 
-MLFLOW = ("--plugin", "mlflow", "--set", "mlflow.tracking_uri=https://mlflow.example.net")
+MLFLOW = ("--plugin", "mlflow", "--set", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000")
 
 
 def rendered_run(repo):
@@ -47,7 +47,7 @@ def test_mlflow_reaches_the_ray_head_from_a_configmap_and_a_secret(generate):
     platform = build(repo / "overlays" / "production" / "platform")
     (uri,) = [o for o in platform if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "mlflow-tracking"]
     assert uri["metadata"]["namespace"] == job["metadata"]["namespace"]
-    assert uri["data"] == {"MLFLOW_TRACKING_URI": "https://mlflow.example.net"}
+    assert uri["data"] == {"MLFLOW_TRACKING_URI": "http://mlflow.mlops.svc.cluster.local:5000"}
     # The credentials are referenced, never written.
     assert not [o for o in platform + build(repo / "runs") if o["kind"] == "Secret"]
     assert "mlflow-credentials" in (repo / "rlgen.yaml").read_text()
