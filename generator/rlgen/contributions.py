@@ -127,7 +127,10 @@ class UpstreamSource:
 
     The sync plugin turns it into whatever its engine uses (a Flux GitRepository and
     Kustomization, an Argo CD Application), so every root of the generated repository
-    still builds offline. ``images`` entries are kustomize ``images:`` items.
+    still builds offline. ``images`` entries are kustomize ``images:`` items; ``patches``
+    entries are ``{"target": {...}, "patch": [JSON 6902 ops]}`` applied on top of the root
+    (Flux ``spec.patches``, Argo CD ``kustomize.patches``); ``depends_on`` names upstream
+    sources of the same stage that must be ready first (e.g. the one creating its Namespace).
     """
 
     name: str
@@ -137,6 +140,23 @@ class UpstreamSource:
     namespace: str
     images: tuple[dict, ...] = ()
     comment: str = ""
+    patches: tuple[dict, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    #: The root creates ``namespace`` (upstream's own Namespace object); other stages using it wait.
+    creates_namespace: bool = False
+
+    def annotations(self) -> dict[str, str]:
+        """What ``rlgen validate`` needs to order the stage without fetching the root: the
+        sync plugins put these on the object that applies it."""
+        out = {NAMESPACE_ANNOTATION: self.namespace}
+        if self.creates_namespace:
+            out[CREATES_ANNOTATION] = "true"
+        return out
+
+
+#: Annotations of a sync stage applying an upstream root: its namespace, and whether it creates it.
+NAMESPACE_ANNOTATION = "rlgen.io/namespace"
+CREATES_ANNOTATION = "rlgen.io/creates-namespace"
 
 
 @dataclass(frozen=True)

@@ -44,3 +44,26 @@ def hashed_name(base: str, data: bytes, max_length: int = MAX_RAYJOB_NAME) -> st
         tag = short_hash(base.encode(), 4)
         base = base[: room - len(tag) - 1].rstrip("-") + "-" + tag
     return base + suffix
+
+
+#: Second-level domains RFC 2606 reserves for examples: no registry or Git server lives there.
+EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
+
+
+def is_example_host(host: str) -> bool:
+    host = host.lower().rstrip(".")
+    return any(host == d or host.endswith("." + d) for d in EXAMPLE_DOMAINS)
+
+
+def image_host(image: str) -> str:
+    """The registry host of an image reference (``docker.io`` when it names none)."""
+    first, sep, _ = image.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost"):
+        return first.split(":")[0]
+    return "docker.io"
+
+
+def url_host(url: str) -> str:
+    """The host of a Git URL: ``https://h/p``, ``ssh://git@h:22/p`` or scp-like ``git@h:p``."""
+    rest = url.split("://", 1)[1] if "://" in url else url
+    return rest.split("/", 1)[0].rpartition("@")[2].split(":")[0]

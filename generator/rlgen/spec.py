@@ -43,6 +43,8 @@ class Spec:
     model_source: str = "huggingface"
     #: Branch, tag or commit of the model; empty: the hub's default branch.
     model_revision: str = ""
+    #: The team's image registry (``rlgen.registry``): images this repository builds go there.
+    registry: str = ""
 
     # The training layer's fixed object names (runs prefix them with the run name).
     rayjob_name: str = "trainer"

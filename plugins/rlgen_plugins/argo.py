@@ -2,6 +2,8 @@
 waves in the same order as Flux's dependsOn (infrastructure -> platform -> runs)."""
 from __future__ import annotations
 
+import json
+
 from rlgen.contributions import Document, PluginInfo
 from rlgen.hookspecs import hookimpl
 
@@ -59,6 +61,11 @@ return hs
 """
 
 
+def ops_text(ops: list[dict]) -> str:
+    """JSON 6902 ops as the patch string the engine expects, one op a line (JSON is YAML)."""
+    return "[\n" + ",\n".join("  " + json.dumps(op) for op in ops) + "\n]\n"
+
+
 @hookimpl
 def rlgen_plugin():
     return PluginInfo(
@@ -95,8 +102,15 @@ def _kustomize_image(image: dict) -> str:
 
 def _upstream_source(up) -> dict:
     source = {"repoURL": up.url, "targetRevision": up.tag, "path": up.path}
+    kustomize = {}
     if up.images:
-        source["kustomize"] = {"images": [_kustomize_image(i) for i in up.images]}
+        kustomize["images"] = [_kustomize_image(i) for i in up.images]
+    if up.patches:
+        # Argo CD's kustomize.patches take the same entries as a kustomization's patches.
+        kustomize["patches"] = [{"target": dict(p["target"]), "patch": ops_text(p["patch"])}
+                                for p in up.patches]
+    if kustomize:
+        source["kustomize"] = kustomize
     return source
 
 
@@ -152,11 +166,14 @@ def rlgen_sync_files(ctx, stages):
     for stage in stages:
         docs = []
         for up in stage.upstream:
-            docs.append(Document(_application(up.name, wave, _upstream_source(up), up.namespace)))
+            # One wave per upstream source, in order: a source that needs another one (the
+            # Namespace sandbox-operator creates) syncs only once that one is healthy.
+            app = _application(up.name, wave, _upstream_source(up), up.namespace)
+            app["metadata"]["annotations"].update(up.annotations())
+            docs.append(Document(app, up.comment))
+            wave += 1
             if up.url not in repos:
                 repos.append(up.url)
-        if stage.upstream:
-            wave += 1
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
             docs.append(Document(_application(stage.name, wave, source, spec.namespace)))
@@ -179,13 +196,13 @@ def rlgen_readme(ctx):
         "```sh\n"
         f"kubectl apply -n {ARGOCD_NAMESPACE} -f {cluster_dir}/{ROOT}.yaml\n"
         "```\n\n"
-        f"The root Application syncs `{cluster_dir}/`: one Application per stage, with "
-        "`argocd.argoproj.io/sync-wave` in the order Flux would use (upstream sources, infrastructure, "
-        "platform, runs), automated prune and self-heal. A wave starts when the previous one is healthy; "
+        f"The root Application syncs `{cluster_dir}/`: one Application per stage and upstream source, with "
+        "`argocd.argoproj.io/sync-wave` in the order of *What syncs where* (each upstream source its own "
+        "wave), automated prune and self-heal. A wave starts when the previous one is healthy; "
         f"that needs the Application health check that `{cluster_dir}/argocd-cm.yaml` adds to Argo CD's own "
         "`argocd-cm`, together with a RayJob health check (Argo CD has none for `ray.io`). They live beside "
-        "the root rather than in `infrastructure/` because they configure Argo CD itself and must exist "
+        "the root because they configure Argo CD itself and must exist "
         "before the first wave waits. The file holds only these two keys and is applied server-side, so the "
         "rest of `argocd-cm` stays with whoever installed Argo CD, and it is never pruned. RayJobs sync with "
-        "`Replace=true`: each run has its own name, so a new run never edits a started one."
+        "a plain apply: each run has its own name, so a new run is a new RayJob and never edits a started one."
     ]

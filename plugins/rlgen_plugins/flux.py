@@ -1,6 +1,8 @@
 """Sync plugin: Flux Kustomizations per cluster, ordered infrastructure -> platform -> runs."""
 from __future__ import annotations
 
+import json
+
 from rlgen.contributions import Document, Option, PluginInfo
 from rlgen.hookspecs import hookimpl
 
@@ -8,6 +10,11 @@ NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+
+
+def ops_text(ops: list[dict]) -> str:
+    """JSON 6902 ops as the patch string the engine expects, one op a line (JSON is YAML)."""
+    return "[\n" + ",\n".join("  " + json.dumps(op) for op in ops) + "\n]\n"
 
 
 @hookimpl
@@ -41,6 +48,11 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
             "metadata": _meta(name), "spec": body}
 
 
+def patch(item: dict) -> dict:
+    """A Flux ``spec.patches`` entry: the JSON 6902 ops as the string Flux expects."""
+    return {"target": dict(item["target"]), "patch": ops_text(item["patch"])}
+
+
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     o = ctx.options(NAME)
@@ -66,8 +78,12 @@ def rlgen_sync_files(ctx, stages):
             extra = {"wait": True}
             if up.images:
                 extra["images"] = [dict(i) for i in up.images]
-            docs.append(Document(_kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
-                                        depends, o["interval"], **extra), up.comment))
+            if up.patches:
+                extra["patches"] = [patch(p) for p in up.patches]
+            doc = _kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
+                                 depends + list(up.depends_on), o["interval"], **extra)
+            doc["metadata"]["annotations"] = up.annotations()
+            docs.append(Document(doc, up.comment))
             names.append(up.name)
         if stage.path:
             if stage.name == "runs":
@@ -76,7 +92,8 @@ def rlgen_sync_files(ctx, stages):
                            "would block every later sync. Prune deletes the RayJob of a removed run.")
             else:
                 extra = {"wait": True, "timeout": o["platform_timeout"]}
-                comment = (f"Waits until every object of '{stage.name}' is ready (the dataset Job included)\n"
+                what = " (the dataset Job included)" if stage.name == "platform" else ""
+                comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
                            "before the stages that depend on it start.")
             docs.append(Document(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
                                         depends + names, o["interval"], **extra), comment))
@@ -96,6 +113,7 @@ def rlgen_readme(ctx):
         f"flux bootstrap git --url={ctx.spec.git_url} --branch={ctx.spec.git_branch} "
         f"--path=clusters/{ctx.spec.cluster}\n"
         "```\n\n"
-        "Flux then applies `infrastructure` (sandbox controllers), `platform` (storage, sandbox pool, "
-        "dataset Job) and `runs` in that order (`dependsOn`), and prunes what is removed from Git."
+        f"Flux then applies the Kustomizations of `clusters/{ctx.spec.cluster}/` in the order of *What syncs "
+        "where* (each `dependsOn` the one before and waits for it to be ready), and prunes what is removed "
+        "from Git."
     ]

@@ -18,6 +18,7 @@ from rlgen_plugins import sandbox_common
 # The MCP tool, its server list and its packages are the same for both sandbox plugins.
 from rlgen_plugins.sandbox_common import (  # noqa: F401
     rlgen_config_files,
+    rlgen_patches,
     rlgen_tools,
     rlgen_training_packages,
 )
@@ -26,8 +27,11 @@ NAME = "marketplace-sandbox"
 VALUES_FILE = "infrastructure/ack-sandbox-manager-values.yaml"
 #: The Ingress ack-sandbox-manager creates for the E2B API.
 INGRESS = "sandbox-manager"
-ADMIN_KEY_SECRET = "sandbox-admin-api-key"
-ADMIN_KEY = "adminApiKey"
+ADMIN_KEY_SECRET = sandbox_common.ADMIN_KEY_SECRET
+ADMIN_KEY = sandbox_common.ADMIN_KEY
+#: Port of the MCP endpoint in the add-on's sandbox-manager image (the tutorial's Service
+#: targets it); upstream's MCP server defaults to 8082, the add-on's port is not published.
+MCP_TARGET_PORT = 18082
 #: The add-on's sandbox-manager pods. The tutorial also selects app.kubernetes.io/instance:
 #: release-name, a Helm template placeholder that no ACK-installed pod carries.
 MANAGER_LABELS = {"app.kubernetes.io/name": "ack-sandbox-manager", "component": "sandbox-manager"}
@@ -84,7 +88,7 @@ def rlgen_check(ctx):
 @hookimpl
 def rlgen_resources(ctx):
     o = ctx.options(NAME)
-    out = [sandbox_common.mcp_service(ctx, MANAGER_LABELS), sandbox_common.sandbox_set(ctx, o)]
+    out = [sandbox_common.mcp_service(ctx, MANAGER_LABELS, MCP_TARGET_PORT), sandbox_common.sandbox_set(ctx, o)]
     if o["ingress_class"] == "alb":
         out += _alb_https(ctx, o)
     return out
@@ -165,7 +169,8 @@ ingress:
 def rlgen_secrets(ctx):
     return [SecretRef(ADMIN_KEY_SECRET, ctx.spec.sandbox_namespace, (ADMIN_KEY,),
                       "initial admin API key of the E2B API (a long random string)",
-                      f"the ack-sandbox-manager add-on parameter adminApiKey ({VALUES_FILE})")]
+                      f"the ack-sandbox-manager add-on parameter adminApiKey ({VALUES_FILE})"),
+            sandbox_common.trainer_key_secret(ctx)]
 
 
 @hookimpl
@@ -191,5 +196,5 @@ def rlgen_readme(ctx):
         "Secret.\n\n"
         f"Point DNS for `{o['domain']}` and `*.{o['domain']}` at the Ingress address, with a certificate for "
         f"both. {synced} The trainer reaches the sandbox manager inside the cluster through the Service "
-        f"`{ctx.spec.mcp_service}` in `{ns}`."
+        f"`{ctx.spec.mcp_service}` in `{ns}`. " + sandbox_common.MCP_UNVERIFIED
     ]

@@ -18,8 +18,9 @@ from rlgen import __version__
 @click.option("--no-input", is_flag=True, help="Never prompt; a missing required option is an error.")
 def command(directory: Path, plugins, sets, cluster, no_input):
     """Generate a repository in DIRECTORY, then git init and commit it."""
-    from rlgen.generate.filetree import check_target, staged
+    from rlgen.generate.filetree import check_target, empty_clone, staged
     from rlgen.generate.pipeline import generate
+    from rlgen.generate.self_check import refuse_failing
     from rlgen.registry.discovery import discover
     from rlgen.registry.selection import parse_sets, select
     from rlgen.tools import git, kustomize
@@ -30,13 +31,18 @@ def command(directory: Path, plugins, sets, cluster, no_input):
     answers = parse_sets(list(sets))
     if cluster:
         answers.setdefault("rlgen", {})["cluster"] = cluster
+    if empty_clone(target) and (origin := git.origin_url(target)):
+        # The repository the sync engine pulls is the one being filled.
+        answers.setdefault("rlgen", {}).setdefault("git_url", origin)
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
     build = generate(selection)
     with staged(target) as tmp:
         build.tree.write(tmp)
+        git.init(tmp, build.spec.git_branch)
+        refuse_failing(tmp, [s.name for s in build.secrets()])
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
-        git.init_and_commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
+        git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     click.echo(f"Created {directory} ({len(build.tree.files)} files; "
                f"first run '{build.run}' -> RayJob {build.rayjob}).")
 

@@ -31,8 +31,17 @@ class FileTree:
             dest.write_bytes(self.files[path])
 
 
+def empty_clone(target: Path) -> bool:
+    """``target`` holds only ``.git`` of a repository without commits (``git clone`` of an
+    empty repository): rlgen commits into it, keeping its remote."""
+    from rlgen.tools import git
+
+    return (target.is_dir() and [p.name for p in target.iterdir()] == [".git"]
+            and (target / ".git").is_dir() and not git.has_commits(target))
+
+
 def check_target(target: Path) -> None:
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not empty_clone(target):
         raise RlgenError(f"{target} already exists and is not empty")
 
 
@@ -45,12 +54,17 @@ def staged(target: Path) -> Iterator[Path]:
     check_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".rlgen-tmp", dir=target.parent))
+    adopted = empty_clone(target)
     try:
+        if adopted:
+            os.replace(target / ".git", tmp / ".git")
         yield tmp
         check_target(target)
         if target.exists():
             target.rmdir()
         os.replace(tmp, target)
     except BaseException:
+        if adopted and (tmp / ".git").is_dir() and not (target / ".git").exists():
+            os.replace(tmp / ".git", target / ".git")
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pluggy
 
-from rlgen.contributions import SLOTS, Context, SecretRef, Stage
+from rlgen.contributions import SLOTS, Context, Layer, SecretRef, Stage
 from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
@@ -164,7 +164,10 @@ def answers_file(b: Build) -> None:
 
 def skeleton(b: Build) -> None:
     """README, workflows and .gitignore."""
-    readme.render(b.tree, b.spec, b.selection, b.run, b.secrets(), b.gather("rlgen_readme"))
+    parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
+    readme.render(b.tree, b.spec, b.selection, b.run, b.secrets(), b.gather("rlgen_readme"),
+                  readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
+                                               "platform": parts["platform"]}, b.spec))
 
 
 STAGES = (check_selection, plugin_components, training_base, platform_base, sync_entry_points, plugin_files,

@@ -3,16 +3,30 @@ to create and each plugin's own sections."""
 from __future__ import annotations
 
 from rlgen import __version__
-from rlgen.contributions import SecretRef
+from rlgen.contributions import SecretRef, Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.registry.selection import Selection
 from rlgen.spec import Spec
 
 
+def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
+    """The README's *What syncs where*: what each stage of this selection really holds."""
+    fixed = {"platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
+    rows = []
+    for stage in stages:
+        where = [f"`{stage.path.removeprefix('./')}/`"] if stage.path else []
+        where += [f"upstream `{up.name}` ({up.path}@{up.tag})" for up in stage.upstream]
+        what = fixed.get(stage.name, []) + [f"`{p}`" for p in components.get(stage.name, [])]
+        if where:
+            rows.append({"where": ", ".join(where), "what": ", ".join(what) or "upstream sources"})
+    return rows
+
+
 def render(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: list[SecretRef],
-           sections: list[str]) -> None:
+           sections: list[str], rows: list[dict] = ()) -> None:
     skeleton.render(tree, {
+        "stages": list(rows),
         "rlgen_version": __version__,
         "namespace": spec.namespace,
         "cluster": spec.cluster,

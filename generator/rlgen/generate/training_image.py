@@ -26,7 +26,8 @@ FROM {image.base}
 
 ARG VERL_VERSION={spec.verl_version}
 # The dependency image carries no verl: the job runs this checkout (RayJob working_dir).
-RUN git clone --depth 1 --branch v${{VERL_VERSION}} https://github.com/volcengine/verl.git /home/verl \\
+# verl-project/verl is the project's home since it moved from volcengine/verl.
+RUN git clone --depth 1 --branch v${{VERL_VERSION}} https://github.com/verl-project/verl.git /home/verl \\
  && pip install --no-cache-dir --no-deps -e /home/verl{extra}
 
 # Train as an unprivileged user; the RayJob sets runAsUser 1000 to match.

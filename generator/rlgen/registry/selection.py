@@ -12,6 +12,8 @@ from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
     HASH_LENGTH,
+    is_example_host,
+    url_host,
     MAX_RAYJOB_NAME,
     dns1035_label_error,
     dns1123_label_error,
@@ -28,6 +30,22 @@ def _run_name_error(run: str) -> str | None:
     return dns1035_label_error(run)
 
 
+def _registry_error(value: str) -> str | None:
+    if "://" in value or value.endswith("/") or ":" in value.rpartition("/")[2] or "@" in value:
+        return f"'{value}' is not a registry path like registry.<region>.aliyuncs.com/team (no scheme, tag or digest)"
+    return _example_domain(value.split("/")[0])
+
+
+def _git_url_error(value: str) -> str | None:
+    return _example_domain(url_host(value))
+
+
+def _example_domain(host: str) -> str | None:
+    if is_example_host(host):
+        return f"'{host}' is a reserved example domain: nothing can be pulled from it"
+    return None
+
+
 #: Options of the generator itself, set as ``--set rlgen.NAME=VALUE``.
 CORE = PluginInfo(
     name="rlgen",
@@ -37,7 +55,12 @@ CORE = PluginInfo(
         Option("namespace", "Namespace of the training objects", "rl-training", check=dns1123_label_error),
         Option("cluster", "Cluster name (clusters/<cluster>/ holds the sync entry points)", "production",
                check=dns1123_label_error),
-        Option("git_url", "URL the sync engine pulls this repository from", "ssh://git@example.com/platform/rl-repo.git"),
+        # The team's own registry: images/training and images/data are built and pushed there.
+        Option("registry", "Image registry and namespace the team pushes to, e.g. registry.<region>.aliyuncs.com/rl",
+               required=True, check=_registry_error),
+        # No default: a placeholder URL would give a repository the sync engine can never fetch.
+        Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
+               required=True, check=_git_url_error),
         Option("git_branch", "Branch the sync engine follows", "main"),
         Option("model", "Hugging Face model to train (default: the dataset plugin's)", ""),
         Option("model_source", "Hub the model Job downloads the model from", "huggingface",
@@ -47,10 +70,9 @@ CORE = PluginInfo(
         Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
         Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=lambda v: None if v > 0 else "must be > 0"),
         Option("nnodes", "Ray nodes of a run", 1, int, check=lambda v: None if v > 0 else "must be > 0"),
-        Option("training_image", "Repository the training image is pushed to",
-               "registry.example.com/rl/verl-training"),
-        Option("data_image", "Image of the dataset Job (images/data/Dockerfile)",
-               "registry.example.com/rl/rlgen-data:0.1.0"),
+        Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", ""),
+        Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0)",
+               ""),
         Option("environment", "Platform overlay the cluster syncs", "production",
                choices=ENVIRONMENTS),
         Option("run", "Name of the first training run", "baseline", check=_run_name_error),
@@ -97,9 +119,10 @@ class Selection:
             verl_version=core["verl_version"],
             gpus_per_node=core["gpus_per_node"],
             nnodes=core["nnodes"],
-            training_image=core["training_image"],
-            data_image=core["data_image"],
+            training_image=core["training_image"] or f"{core['registry']}/verl-training",
+            data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
             environment=core["environment"],
+            registry=core["registry"],
         )
 
 

@@ -35,7 +35,24 @@ def _has_identity(repo: Path) -> bool:
     return probe.returncode == 0 and bool(probe.stdout.strip())
 
 
-def init_and_commit(repo: Path, message: str) -> None:
-    run(repo, "init", "-q", "-b", "main")
+def init(repo: Path, branch: str) -> None:
+    """A repository whose first commit lands on ``branch``: a new one, or an empty clone
+    already there (symbolic-ref, not ``init -b``, which a re-init ignores)."""
+    run(repo, "init", "-q")
+    run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+
+
+def commit_all(repo: Path, message: str) -> None:
     run(repo, "add", "-A")
     run(repo, "commit", "-q", "-m", message, identity=True)
+
+
+def origin_url(repo: Path) -> str | None:
+    """``git remote get-url origin`` of ``repo``, or None when it has no such remote."""
+    probe = subprocess.run(["git", "remote", "get-url", "origin"], cwd=repo, capture_output=True, text=True)
+    return probe.stdout.strip() or None if probe.returncode == 0 else None
+
+
+def has_commits(repo: Path) -> bool:
+    probe = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo, capture_output=True, text=True)
+    return probe.returncode == 0

@@ -53,7 +53,7 @@ def command(target: Path, locations, output):
     """Render TARGET (default: the whole repository) and validate every object."""
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root
-    from rlgen.validate.rules import Finding, check
+    from rlgen.validate.rules import Finding, check, warnings
     from rlgen.validate.schema import SchemaValidator
 
     target = target.resolve()
@@ -63,14 +63,19 @@ def command(target: Path, locations, output):
     validator = SchemaValidator(list(locations) or default_locations(repo), cache_dir=repo / ".rlgen-cache")
     findings = [Finding(o.source, o.label, message) for o in objects for message in validator.validate(o.obj)]
     findings += check(objects, external)
-    report(findings, len(objects), output or ("table" if sys.stdout.isatty() else "json"))
+    cautions = warnings(objects)
+    # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
+    for w in cautions:
+        click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)
+    report(findings, len(objects), output or ("table" if sys.stdout.isatty() else "json"), cautions)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
 
-def report(findings, checked: int, fmt: str) -> None:
+def report(findings, checked: int, fmt: str, cautions=()) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"checked": checked, "problems": [f.__dict__ for f in findings]}, indent=2))
+        click.echo(json.dumps({"checked": checked, "problems": [f.__dict__ for f in findings],
+                               "warnings": [w.__dict__ for w in cautions]}, indent=2))
         return
     from rich.console import Console
     from rich.table import Table

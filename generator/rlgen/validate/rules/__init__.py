@@ -12,13 +12,21 @@ from rlgen.validate.rules.rayjob import rayjob_rules, trainer_rules
 from rlgen.validate.rules.references import reference_rules
 from rlgen.validate.rules.sandbox import alb_rules, mcp_rules
 from rlgen.validate.rules.tracking import tracking_rules
+from rlgen.validate.rules.sync import example_domain_rules, ordering_rules
+from rlgen.validate.rules.tools import mcp_warnings, secret_value_rules, tool_rules
 
-__all__ = ["Finding", "Rendered", "check"]
+__all__ = ["Finding", "Rendered", "check", "warnings"]
 
 RULES = (rayjob_rules, trainer_rules, json_rules, mcp_rules, alb_rules, image_rules, substitution_rules,
-         agent_rules, tracking_rules)
+         agent_rules, tracking_rules, ordering_rules, example_domain_rules, tool_rules, secret_value_rules)
+#: Findings shown as warnings: they never change the exit code.
+WARNINGS = (mcp_warnings,)
 
 
 def check(objects: list[Rendered], external_secrets: Iterable[str] = ()) -> list[Finding]:
     rules = (*RULES, reference_rules(set(external_secrets)))
     return [f for rule in rules for f in rule(objects)]
+
+
+def warnings(objects: list[Rendered]) -> list[Finding]:
+    return [f for rule in WARNINGS for f in rule(objects)]
