@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from support.repos import run_rlgen
+from support.repos import REQUIRED, run_rlgen
 
 
 @pytest.fixture(scope="session")
@@ -15,7 +15,7 @@ def generate(tmp_path_factory):
     def _generate(*args: str):
         if args not in cache:
             target = tmp_path_factory.mktemp("repo") / "repo"
-            result = run_rlgen("new", str(target), *args, "--no-input")
+            result = run_rlgen("new", str(target), *REQUIRED, *args, "--no-input")
             assert result.returncode == 0, result.stderr
             cache[args] = target
         return cache[args]

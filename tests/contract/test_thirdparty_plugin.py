@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.repos import build, kustomize_roots, run_rlgen, schema_dir
+from support.repos import REQUIRED, build, kustomize_roots, run_rlgen, schema_dir
 
 SOURCE = Path(__file__).resolve().parent / "thirdparty_plugin"
 
@@ -50,7 +50,7 @@ def test_not_installed_without_the_distribution():
 
 def test_new_uses_it(tmp_path, plugin_env):
     target = tmp_path / "repo"
-    result = run_rlgen("new", str(target), "--plugin", "example-math", "--no-input", env=plugin_env)
+    result = run_rlgen("new", str(target), *REQUIRED, "--plugin", "example-math", "--no-input", env=plugin_env)
     assert result.returncode == 0, result.stderr
     trainer = (target / "base" / "training" / "trainer.yaml").read_text()
     assert "train_files: /var/datasets/example-math/train.parquet" in trainer
@@ -79,7 +79,7 @@ def test_its_rows_carry_the_last_boxed_answer(plugin_env):
 def test_agent_loop_comes_from_the_trainer_config_when_rows_name_none(tmp_path, plugin_env):
     """Its rows carry no agent_name: only its default_agent_loop makes rollouts call the tools."""
     target = tmp_path / "repo"
-    assert run_rlgen("new", str(target), "--plugin", "example-math", "--no-input", env=plugin_env).returncode == 0
+    assert run_rlgen("new", str(target), *REQUIRED, "--plugin", "example-math", "--no-input", env=plugin_env).returncode == 0
     assert agent_problems(target, plugin_env) == []
     trainer = target / "base" / "training" / "trainer.yaml"
     trainer.write_text(trainer.read_text().replace("default_agent_loop: tool_agent", "default_agent_loop: single_turn_agent"))

@@ -10,6 +10,9 @@ import subprocess
 import pytest
 from ruamel.yaml import YAML
 from support.repos import (
+    GIT_URL,
+    REGISTRY,
+    REQUIRED,
     all_objects,
     build,
     kustomize_roots,
@@ -27,7 +30,7 @@ def test_defaults_and_explicit_plugin_give_identical_repositories(generate):
 
 def test_generation_is_byte_identical_across_runs(tmp_path, generate):
     again = tmp_path / "again"
-    assert run_rlgen("new", str(again), "--no-input").returncode == 0
+    assert run_rlgen("new", str(again), *REQUIRED, "--no-input").returncode == 0
     assert repo_files(again) == repo_files(generate())
 
 
@@ -48,7 +51,7 @@ def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
     for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
         env.pop(var, None)
     target = tmp_path / "repo"
-    result = run_rlgen("new", str(target), "--no-input", env=env)
+    result = run_rlgen("new", str(target), *REQUIRED, "--no-input", env=env)
     assert result.returncode == 0, result.stderr
     git = lambda *a: subprocess.run(["git", *a], cwd=target, capture_output=True, text=True, env=env).stdout
     assert git("branch", "--show-current").strip() == "main"
@@ -145,13 +148,13 @@ def test_every_kustomization_root_is_listed(generate):
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, expected):
     target = tmp_path / "repo"
-    line = one_error_line(run_rlgen("new", str(target), *args, "--no-input"))
+    line = one_error_line(run_rlgen("new", str(target), *REQUIRED, *args, "--no-input"))
     assert expected in line
     assert list(tmp_path.iterdir()) == []
 
 
 def test_two_plugins_for_one_slot_name_both(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), "--plugin", "vllm", "--plugin", "sglang",
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--plugin", "vllm", "--plugin", "sglang",
                                     "--no-input"))
     assert "'vllm' and 'sglang' both fill slot 'rollout'" in line
     assert list(tmp_path.iterdir()) == []
@@ -161,7 +164,7 @@ def test_non_empty_target_is_refused_untouched(tmp_path):
     target = tmp_path / "repo"
     target.mkdir()
     (target / "keep.txt").write_text("mine")
-    line = one_error_line(run_rlgen("new", str(target), "--no-input"))
+    line = one_error_line(run_rlgen("new", str(target), *REQUIRED, "--no-input"))
     assert "not empty" in line
     assert [p.name for p in target.iterdir()] == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["repo"]
@@ -172,7 +175,7 @@ def test_missing_kustomize_binary_is_a_clear_error(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
     env = {**os.environ, "PATH": str(bin_dir)}
-    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), "--no-input", env=env))
+    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--no-input", env=env))
     assert "no kustomize binary" in line
     assert [p.name for p in tmp_path.iterdir()] == ["bin"]
 
@@ -185,10 +188,11 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}}
     with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
-        select(installed, ["needs-domain"], {}, ask=None)
+        select(installed, ["needs-domain"], core, ask=None)
     asked = []
-    selection = select(installed, ["needs-domain"], {},
+    selection = select(installed, ["needs-domain"], core,
                        ask=lambda plugin, opt: asked.append(f"{plugin}.{opt.name}") or "a.example.com")
     assert asked == ["needs-domain.domain"]
     assert selection.answers["needs-domain"] == {"domain": "a.example.com"}
@@ -203,7 +207,8 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
     target = tmp_path / "repo"
     pid, fd = pty.fork()
     if pid == 0:
-        os.execv(sys.executable, [sys.executable, "-m", "rlgen", "new", str(target), "--plugin", "marketplace-sandbox"])
+        os.execv(sys.executable, [sys.executable, "-m", "rlgen", "new", str(target), *REQUIRED,
+                                  "--plugin", "marketplace-sandbox"])
     output, answered = b"", False
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

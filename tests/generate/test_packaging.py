@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 import pytest
-
-from support.repos import REPO, repo_files
+from support.repos import REPO, REQUIRED, repo_files
 
 
 def test_a_wheel_install_generates_the_same_repository(tmp_path, generate):
@@ -23,7 +22,7 @@ def test_a_wheel_install_generates_the_same_repository(tmp_path, generate):
                            capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(target))
     out = tmp_path / "repo"
-    result = subprocess.run([sys.executable, "-m", "rlgen", "new", str(out), "--no-input"], env=env,
+    result = subprocess.run([sys.executable, "-m", "rlgen", "new", str(out), *REQUIRED, "--no-input"], env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert repo_files(out) == repo_files(generate())
@@ -43,7 +42,7 @@ def test_an_editable_install_generates_the_same_repository(tmp_path, generate, m
     subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps",
                     "-e", str(REPO), *settings], check=True, capture_output=True)
     out = tmp_path / "repo"
-    result = subprocess.run([str(python), "-m", "rlgen", "new", str(out), "--no-input"], capture_output=True,
+    result = subprocess.run([str(python), "-m", "rlgen", "new", str(out), *REQUIRED, "--no-input"], capture_output=True,
                             text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert repo_files(out) == repo_files(generate())

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from ruamel.yaml import YAML
-from support.repos import all_objects, build, plain_manifests, run_rlgen, schema_dir
+from support.repos import REGISTRY, REQUIRED, all_objects, build, plain_manifests, run_rlgen, schema_dir
 
 MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
 RRSA = ("--plugin", "rrsa-storage", "--set", "rrsa-storage.role_name=rl-oss-reader")
@@ -147,7 +147,8 @@ def test_rrsa_volumes_and_dataset_job_hold_no_access_key(generate):
         env = job["spec"]["template"]["spec"]["containers"][0]["env"]
         assert {e["name"] for e in env} >= {"OSS_BUCKET", "OSS_REGION", "OSS_ENDPOINT"}
         assert not [e for e in env if e["name"].startswith("OSS_ACCESS_KEY")]
-    assert YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["external"]["secrets"] == ["hf-token"]
+    assert YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["external"]["secrets"] == [
+        "hf-token", "sandbox-admin-api-key", "sandbox-api-key"]
     assert "oss-credentials" not in (repo / "README.md").read_text()
 
 
@@ -187,7 +188,7 @@ def test_sglang_rollout_and_image(generate):
     assert "engine_kwargs" not in rollout, "verl's own default attention backend needs no override"
     (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
     image = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == "registry.example.com/rl/verl-training:0.7.1-sglang"
+    assert image == f"{REGISTRY}/verl-training:0.7.1-sglang"
     assert "FROM verlai/verl:sgl059.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
 
 
@@ -236,7 +237,11 @@ def test_argo_applications(generate):
     assert apps["runs"]["spec"]["source"]["path"] == "runs"
     assert apps["root"]["spec"]["source"]["path"] == "clusters/production"
     (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
-    assert "Replace=true" in annotations(rayjob)["argocd.argoproj.io/sync-options"]
+    # Replace=true would be a kubectl replace that drops KubeRay's finalizer; names re-run instead.
+    assert "argocd.argoproj.io/sync-options" not in annotations(rayjob)
+    readme = (repo / "README.md").read_text()
+    assert "Flux" not in readme and "Replace=true" not in readme
+    assert "Flux" not in (repo / ".github" / "workflows" / "validate.yaml").read_text()
 
 
 def test_argo_learns_the_health_of_rayjobs_and_applications(generate):
@@ -298,7 +303,7 @@ def test_rayjob_health_check_runs_in_lua(generate, status, health):
 ], ids=["tp", "mse-certificate", "verl-line", "empty-domain", "no-domain", "domain-url", "no-role", "two-syncs"])
 def test_bad_combination_exits_2_with_one_line_and_writes_nothing(tmp_path, args, culprits):
     target = tmp_path / "repo"
-    result = run_rlgen("new", str(target), *args, "--no-input")
+    result = run_rlgen("new", str(target), *REQUIRED, *args, "--no-input")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

@@ -9,6 +9,10 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
+#: The answers every ``rlgen new`` needs: the team's registry and this repository's remote.
+REGISTRY = "registry.rl.test/team"
+GIT_URL = "ssh://git@git.rl.test/platform/rl-repo.git"
+REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}")
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):

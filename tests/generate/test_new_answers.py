@@ -1,0 +1,86 @@
+"""rlgen new's required answers (the team's registry, the repository's Git URL), the branch it
+commits on, and its refusal to commit a repository that rlgen validate would reject."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from rlgen.tools import yamlio
+from support.repos import GIT_URL, REGISTRY, REQUIRED, git, one_error_line, ok, rlgen_in, run_rlgen
+
+MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
+
+
+def test_registry_is_required_without_input(tmp_path):
+    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--no-input"))
+    assert "missing required option rlgen.registry" in line and "--set rlgen.registry=VALUE" in line
+    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--set", f"rlgen.registry={REGISTRY}",
+                                    "--no-input"))
+    assert "missing required option rlgen.git_url" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option, value", [
+    ("rlgen.registry", "registry.example.com/rl"),
+    ("rlgen.git_url", "ssh://git@example.org/platform/rl-repo.git"),
+    ("opensource-sandbox.controller_image", "registry.example.net/agents/controller:v0.3.0"),
+])
+def test_example_domains_are_refused(tmp_path, option, value):
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", f"{option}={value}", "--no-input"))
+    assert option in line and "reserved example domain" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_images_come_from_the_team_registry(generate):
+    repo = generate()
+    assert f"pushed as {REGISTRY}/rlgen-data:0.1.0" in (repo / "images" / "data" / "Dockerfile").read_text()
+    assert f"pushed as {REGISTRY}/verl-training:" in (repo / "images" / "training" / "Dockerfile").read_text()
+    assert "example.com" not in "".join(p.read_text() for p in repo.rglob("*.yaml") if ".git" not in p.parts)
+
+
+def test_branch_answer_is_the_branch_committed_and_diffed(generate, tmp_path):
+    target = tmp_path / "repo"
+    ok(run_rlgen("new", str(target), *REQUIRED, "--set", "rlgen.git_branch=develop", "--no-input"))
+    assert git(target, "branch", "--show-current").strip() == "develop"
+    assert git(target, "branch", "--list", "main") == ""
+    ok(rlgen_in(target, "diff"))
+
+
+def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    target = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
+    ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={REGISTRY}", "--no-input"))
+    answers = yamlio.load((target / "rlgen.yaml").read_text())
+    assert answers["options"]["rlgen"]["git_url"] == str(remote)
+    assert git(target, "remote", "get-url", "origin").strip() == str(remote)
+    assert git(target, "rev-list", "--count", "HEAD").strip() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clone", "remote.git"]
+
+
+def test_a_selection_validate_rejects_is_never_committed(tmp_path):
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", "rlgen.nnodes=2", "--no-input"))
+    assert "rlgen validate rejects" in line and "RayJob/" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_git_url_reaches_the_sync_entry_points(generate):
+    argo = generate("--plugin", "argo")
+    assert GIT_URL in (argo / "clusters" / "production" / "root.yaml").read_text()
+    assert f"--url={GIT_URL}" in (generate() / "README.md").read_text()
+
+
+def test_texts_match_the_selection(generate):
+    opensource = (generate() / "README.md").read_text()
+    table = opensource.split("## What syncs where", 1)[1].split("##", 1)[0]
+    assert "`infrastructure/`" not in table and "upstream `sandbox-operator`" in table
+    assert "`opensource-sandbox`" in table
+    market = generate(*MARKETPLACE)
+    table = (market / "README.md").read_text().split("## What syncs where", 1)[1].split("##", 1)[0]
+    assert "`infrastructure/`" in table and "`marketplace-sandbox`" in table and "sandbox-operator" not in table
+    infra = (market / "clusters" / "production" / "infrastructure.yaml").read_text()
+    assert "dataset Job" not in infra
+    assert "dataset Job" in (market / "clusters" / "production" / "platform.yaml").read_text()
+    dockerfile = (generate() / "images" / "training" / "Dockerfile").read_text()
+    assert "https://github.com/verl-project/verl.git" in dockerfile and "volcengine/verl.git" not in dockerfile

@@ -1,0 +1,162 @@
+"""The open-source sandbox against upstream's real sandbox-manager root (vendored at the pinned
+tag): the generated patch, rendered with real kustomize, gives args the pinned manager accepts,
+the admin key from a Secret, and the MCP port the Service targets."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from rlgen.tools import yamlio
+from support.repos import REPO, REGISTRY, build, plain_manifests
+
+from rlgen_plugins.openkruise_pins import MANAGER_FLAGS, value
+
+VENDORED = REPO / "upstream" / "openkruise-agents-v0.3.0" / "config" / "sandbox-manager"
+
+
+def upstream_entries(repo, name: str) -> tuple[list[dict], list[dict]]:
+    """(kustomize images, patches) the sync engine applies to upstream root ``name``."""
+    (doc,) = [d for d in plain_manifests(repo) if d["metadata"]["name"] == name and d["kind"] != "GitRepository"]
+    if doc["kind"] == "Kustomization":
+        return doc["spec"].get("images", []), doc["spec"].get("patches", [])
+    kustomize = doc["spec"]["source"].get("kustomize", {})
+    images = []
+    for item in kustomize.get("images", []):
+        old, _, new = item.partition("=")
+        new_name, _, tag = new.rpartition(":")
+        images.append({"name": old, "newName": new_name, "newTag": tag})
+    return images, kustomize.get("patches", [])
+
+
+def render_manager(repo, tmp_path, root=VENDORED) -> list[dict]:
+    """What the engine gets: upstream's root, then the entry point's images and patches."""
+    images, patches = upstream_entries(repo, "sandbox-manager")
+    work = tmp_path / "engine"
+    shutil.copytree(root, work / "upstream")
+    (work / "kustomization.yaml").write_text(yamlio.dump(
+        {"resources": ["upstream"], "images": images, "patches": patches}))
+    return build(work)
+
+
+def manager_container(objects):
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    return deployment["spec"]["template"]["spec"]["containers"][0]
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_rendered_manager_args_are_all_flags_of_the_pinned_image(generate, tmp_path, sync):
+    repo = generate("--plugin", sync)
+    objects = render_manager(repo, tmp_path)
+    container = manager_container(objects)
+    flags = [a.lstrip("-").split("=", 1)[0] for a in container["args"]]
+    assert set(flags) <= MANAGER_FLAGS, set(flags) - MANAGER_FLAGS
+    assert "--mcp-enabled=true" in container["args"]
+    assert f"--mcp-port={value('mcp_port')}" in container["args"]
+    assert container["image"] == f"{REGISTRY}/sandbox-manager:{value('manager_tag')}"
+    # The published key is gone; the key comes from a Secret through $(VAR) expansion.
+    assert "some-api-key" not in yamlio.dump_all(objects)
+    assert "--e2b-admin-key=$(E2B_ADMIN_KEY)" in container["args"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["E2B_ADMIN_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "sandbox-admin-api-key", "key": "adminApiKey"}
+    mcp_port = int(value("mcp_port"))
+    assert mcp_port in {p["containerPort"] for p in container["ports"]}
+    (service,) = [o for o in build(repo / "overlays" / "production" / "platform")
+                  if o["kind"] == "Service" and o["metadata"]["name"] == "mcp-sandbox"]
+    assert service["spec"]["ports"][0]["targetPort"] == mcp_port
+    assert service["spec"]["selector"].items() <= objects_pod_labels(objects).items()
+
+
+def objects_pod_labels(objects) -> dict:
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    return deployment["spec"]["template"]["metadata"]["labels"]
+
+
+def test_patch_stops_when_upstream_moves_the_admin_key_arg(generate, tmp_path):
+    moved = tmp_path / "moved"
+    shutil.copytree(VENDORED, moved)
+    deployment = moved / "deployment.yaml"
+    text = deployment.read_text()
+    deployment.write_text(text.replace("            - --e2b-admin-key=some-api-key\n", "")
+                          .replace("            - --e2b-enable-auth=true\n",
+                                   "            - --e2b-enable-auth=true\n            - --e2b-admin-key=some-api-key\n"))
+    with pytest.raises(AssertionError, match="kustomize failed"):
+        render_manager(generate(), tmp_path, moved)
+
+
+def test_vendored_files_match_their_recorded_checksums():
+    import hashlib
+
+    provenance = (VENDORED.parents[1] / "PROVENANCE.md").read_text()
+    assert value("tag") in provenance and "a4e640d23293a90f7b0053a7f4ad8cf5b16a4888" in provenance
+    for path in VENDORED.iterdir():
+        assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}" in provenance
+
+
+def test_manager_waits_for_the_operator_that_creates_its_namespace(generate):
+    flux = {d["metadata"]["name"]: d for d in plain_manifests(generate()) if d["kind"] == "Kustomization"}
+    assert flux["sandbox-manager"]["spec"]["dependsOn"] == [{"name": "sandbox-operator"}]
+    argo = {d["metadata"]["name"]: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+            for d in plain_manifests(generate("--plugin", "argo")) if d["kind"] == "Application"}
+    assert argo["sandbox-operator"] < argo["sandbox-manager"] < argo["platform"] < argo["runs"]
+
+
+def test_controller_is_upstreams_published_image(generate):
+    images, _ = upstream_entries(generate(), "sandbox-operator")
+    assert images == [{"name": "agent-sandbox-controller", "newName": "openkruise/agent-sandbox-controller",
+                       "newTag": value("tag")}]
+    readme = (generate() / "README.md").read_text()
+    assert "make docker-build-manager" in readme and "make docker-build " not in readme
+    assert "random" not in readme
+
+
+def test_trainer_uses_the_base_tool_and_a_key_from_a_secret(generate):
+    repo = generate()
+    tools = yamlio.load((repo / "base" / "training" / "tool_config.yaml").read_text())["tools"]
+    assert [t["class_name"] for t in tools] == ["verl.tools.mcp_base_tool.MCPBaseTool"]
+    assert tools[0]["config"]["rate_limit"] > 0
+    assert "E2B-API-KEY" not in (repo / "base" / "training" / "mcp_server.json").read_text()
+    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    assert init["env"][0]["valueFrom"]["secretKeyRef"] == {"name": "sandbox-api-key", "key": "apiKey"}
+    assert init["image"] == pod["containers"][0]["image"]
+    written = init["command"][-1]
+    assert tools[0]["mcp"]["mcp_servers_config_path"] == written
+    assert any(m["mountPath"] == written.rsplit("/", 1)[0] for m in pod["containers"][0]["volumeMounts"])
+    assert "sandbox-api-key" in yamlio.load((repo / "rlgen.yaml").read_text())["external"]["secrets"]
+
+
+def test_the_credentials_script_adds_the_header(generate, tmp_path):
+    """The init container's script itself, run on the generated mcp_server.json."""
+    import subprocess
+    import sys
+
+    repo = generate()
+    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    command = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["initContainers"][0]["command"]
+    source, target = tmp_path / "in.json", tmp_path / "out.json"
+    source.write_bytes((repo / "base" / "training" / "mcp_server.json").read_bytes())
+    subprocess.run([sys.executable, "-c", command[2], str(source), str(target)], check=True,
+                   env={"MCP_API_KEY": "k-123"})
+    import json
+    server = json.loads(target.read_text())["mcpServers"]["sandbox"]
+    assert server["headers"] == {"E2B-API-KEY": "k-123"} and server["transport"] == "http"
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+
+
+def test_head_pod_is_hardened_and_sandboxes_are_bounded(generate):
+    repo = generate()
+    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert "annotations" not in job["metadata"] or "argocd.argoproj.io/sync-options" not in job["metadata"]["annotations"]
+    (sbs,) = [o for o in build(repo / "overlays" / "production" / "platform") if o["kind"] == "SandboxSet"]
+    spec = sbs["spec"]["template"]["spec"]
+    for container in spec["containers"] + spec["initContainers"]:
+        assert container["resources"]["requests"] and container["resources"]["limits"], container["name"]
+    sized = generate("--set", "opensource-sandbox.sandbox_memory=4Gi")
+    (sbs,) = [o for o in build(sized / "overlays" / "production" / "platform") if o["kind"] == "SandboxSet"]
+    assert sbs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] == "4Gi"
