@@ -19,9 +19,13 @@ $(VENV)/.installed: pyproject.toml Makefile
 # Offline machines validate against the schema folder beside the checkout when there is one.
 SCHEMAS ?= $(wildcard $(abspath ../shared/schemas))
 
+# The demo's registry and Git URL are answers every repository needs; replace them with your own.
+DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
+DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
+
 demo: setup
 	rm -rf demo
-	$(RLGEN) new demo --no-input
+	$(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL)
 	$(RLGEN) render demo --out demo/rendered
 	RLGEN_SCHEMA_DIR=$(SCHEMAS) $(RLGEN) validate demo
 

@@ -72,13 +72,15 @@ def objects_pod_labels(objects) -> dict:
 
 
 def test_patch_stops_when_upstream_moves_the_admin_key_arg(generate, tmp_path):
+    """An upstream release that adds an arg before the key (and moves its own patch along)
+    must fail the build rather than have the key patch overwrite another flag."""
     moved = tmp_path / "moved"
     shutil.copytree(VENDORED, moved)
     deployment = moved / "deployment.yaml"
-    text = deployment.read_text()
-    deployment.write_text(text.replace("            - --e2b-admin-key=some-api-key\n", "")
-                          .replace("            - --e2b-enable-auth=true\n",
-                                   "            - --e2b-enable-auth=true\n            - --e2b-admin-key=some-api-key\n"))
+    deployment.write_text(deployment.read_text().replace(
+        "            - --zap-log-level=7\n", "            - --zap-log-level=7\n            - --port=8080\n"))
+    patch = moved / "configuration_patch.yaml"
+    patch.write_text(patch.read_text().replace("args/7", "args/8").replace("args/6", "args/7"))
     with pytest.raises(AssertionError, match="kustomize failed"):
         render_manager(generate(), tmp_path, moved)
 
@@ -106,12 +108,13 @@ def test_controller_is_upstreams_published_image(generate):
                        "newTag": value("tag")}]
     readme = (generate() / "README.md").read_text()
     assert "make docker-build-manager" in readme and "make docker-build " not in readme
-    assert "random" not in readme
+    assert "random key" not in readme and "random admin" not in readme
 
 
 def test_trainer_uses_the_base_tool_and_a_key_from_a_secret(generate):
     repo = generate()
-    tools = yamlio.load((repo / "base" / "training" / "tool_config.yaml").read_text())["tools"]
+    tools = [t for t in yamlio.load((repo / "base" / "training" / "tool_config.yaml").read_text())["tools"]
+             if t["config"]["type"] == "mcp"]
     assert [t["class_name"] for t in tools] == ["verl.tools.mcp_base_tool.MCPBaseTool"]
     assert tools[0]["config"]["rate_limit"] > 0
     assert "E2B-API-KEY" not in (repo / "base" / "training" / "mcp_server.json").read_text()

@@ -83,7 +83,7 @@ def test_search_tool_for_a_code_tool_is_a_problem(repo):
     path = repo / "base" / "training" / "tool_config.yaml"
     path.write_text(path.read_text().replace("verl.tools.mcp_base_tool.MCPBaseTool",
                                              "verl.tools.mcp_search_tool.MCPSearchTool")
-                    .replace("rate_limit: 120\n", ""))
+                    .replace("      rate_limit: 120\n", ""))
     messages = [p["message"] for p in problems(repo)]
     assert any("run_code_once output never reaches the model: use verl.tools.mcp_base_tool.MCPBaseTool" in m
                for m in messages), messages
@@ -99,7 +99,7 @@ def test_secret_with_values_in_git_is_a_problem(repo):
     kust["resources"].append("leak.yaml")
     (platform / "kustomization.yaml").write_text(yamlio.dump(kust))
     found = problems(repo)
-    assert any(p["obj"] == "Secret/rl-training/oss-credentials" and "committed to Git" in p["message"] for p in found)
+    assert any(p["obj"] == "Secret/oss-credentials" and "committed to Git" in p["message"] for p in found)
 
 
 def test_mcp_warning_is_shown_and_keeps_exit_0(generate):

@@ -15,21 +15,27 @@ BASE_TOOL = "verl.tools.mcp_base_tool.MCPBaseTool"
 CODE_TOOLS = {"run_code", "run_code_once", "run_command"}
 
 
-def _tools(item: Rendered) -> list[dict]:
-    raw = (item.obj.get("data") or {}).get("tool_config.yaml") if item.obj.get("kind") == "ConfigMap" else None
-    if not raw:
-        return []
+def _tools(raw: str) -> list[dict]:
+    """The tool entries; ValueError when verl could not load the file."""
     try:
         doc = read_plain(raw) or {}
-    except Exception:  # noqa: BLE001 - a broken file is reported by the trainer rules
-        return []
+    except Exception as exc:  # noqa: BLE001 - any parser error means verl fails the same way
+        raise ValueError(" ".join(str(exc).split())[:200]) from None
     tools = doc.get("tools") if isinstance(doc, dict) else None
     return [t for t in tools or [] if isinstance(t, dict)]
 
 
 def tool_rules(objects: list[Rendered]) -> Iterator[Finding]:
     for item in objects:
-        for tool in _tools(item):
+        raw = (item.obj.get("data") or {}).get("tool_config.yaml") if item.obj.get("kind") == "ConfigMap" else None
+        if not raw:
+            continue
+        try:
+            tools = _tools(raw)
+        except ValueError as exc:
+            yield Finding(item.source, item.label, f"tool_config.yaml is not valid YAML: {exc}")
+            continue
+        for tool in tools:
             cls = tool.get("class_name", "")
             if get(tool, "config", "type") != "mcp":
                 continue
