@@ -160,7 +160,8 @@ def mcp_tool(ctx, options: dict) -> dict:
 
 def trainer_key_secret(ctx) -> SecretRef:
     return SecretRef(TRAINER_KEY_SECRET, ctx.spec.namespace, (TRAINER_KEY,),
-                     f"API key the trainer sends to the MCP endpoint ({AUTH_HEADER} header)",
+                     f"API key the trainer sends to the MCP endpoint ({AUTH_HEADER} header): the admin key, "
+                     "or a key created with the E2B API (POST /api-keys)",
                      "the RayJob's mcp-credentials init container")
 
 
@@ -183,7 +184,8 @@ def rlgen_patches(ctx) -> list[Patch]:
         "image": "training",
         "imagePullPolicy": "IfNotPresent",
         "command": ["python3", "-c", _WRITE_CREDENTIALS, source, target],
-        "env": [{"name": "MCP_API_KEY", "valueFrom": {"secretKeyRef": {"name": TRAINER_KEY_SECRET, "key": TRAINER_KEY}}}],
+        "env": [{"name": "MCP_API_KEY",
+                 "valueFrom": {"secretKeyRef": {"name": TRAINER_KEY_SECRET, "key": TRAINER_KEY}}}],
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}},
         "volumeMounts": [{"name": "configs", "mountPath": spec.configs_mount, "readOnly": True},

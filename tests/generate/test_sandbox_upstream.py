@@ -155,7 +155,7 @@ def test_head_pod_is_hardened_and_sandboxes_are_bounded(generate):
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
-    assert "annotations" not in job["metadata"] or "argocd.argoproj.io/sync-options" not in job["metadata"]["annotations"]
+    assert "argocd.argoproj.io/sync-options" not in job["metadata"].get("annotations", {})
     (sbs,) = [o for o in build(repo / "overlays" / "production" / "platform") if o["kind"] == "SandboxSet"]
     spec = sbs["spec"]["template"]["spec"]
     for container in spec["containers"] + spec["initContainers"]:

@@ -41,9 +41,9 @@ def test_manager_without_depending_on_the_operator_is_a_problem(repo):
         if doc["metadata"]["name"] == "sandbox-manager":
             doc["spec"].pop("dependsOn")
     edit_docs(repo / "clusters" / "production" / "infrastructure.yaml", drop)
+    expected = "namespace sandbox-system, which stage sandbox-operator creates"
     found = problems(repo)
-    assert any(p["obj"] == "Kustomization/flux-system/sandbox-manager"
-               and "namespace sandbox-system, which stage sandbox-operator creates" in p["message"] for p in found), found
+    assert any(p["obj"] == "Kustomization/flux-system/sandbox-manager" and expected in p["message"] for p in found)
 
 
 def test_argo_manager_in_the_operators_wave_is_a_problem(generate, tmp_path):

@@ -19,7 +19,7 @@ def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec
         where += [f"upstream `{up.name}` ({up.path}@{up.tag})" for up in stage.upstream]
         what = fixed.get(stage.name, []) + [f"`{p}`" for p in components.get(stage.name, [])]
         if where:
-            rows.append({"where": ", ".join(where), "what": ", ".join(what) or "upstream sources"})
+            rows.append({"where": ", ".join(where), "what": ", ".join(what) or "upstream roots, pinned to their tag"})
     return rows
 
 

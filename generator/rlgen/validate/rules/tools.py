@@ -42,10 +42,9 @@ def tool_rules(objects: list[Rendered]) -> Iterator[Finding]:
             if get(tool, "config", "rate_limit") is None:
                 yield Finding(item.source, item.label, f"MCP tool {cls} has no config.rate_limit, which verl requires")
             selected = set(get(tool, "mcp", "tool_selected_list", default=[]) or [])
-            if cls == SEARCH_TOOL and selected & CODE_TOOLS:
-                yield Finding(item.source, item.label,
-                              f"{cls} returns only a search 'results' list, so {', '.join(sorted(selected & CODE_TOOLS))} "
-                              f"output never reaches the model: use {BASE_TOOL}")
+            if cls == SEARCH_TOOL and (code := ", ".join(sorted(selected & CODE_TOOLS))):
+                yield Finding(item.source, item.label, f"{cls} returns only a search 'results' list, so {code} "
+                                                       f"output never reaches the model: use {BASE_TOOL}")
 
 
 def secret_value_rules(objects: list[Rendered]) -> Iterator[Finding]:
