@@ -11,7 +11,7 @@ import textwrap
 import types
 
 import pytest
-from support.repos import build
+from support.repos import CORE_ANSWERS, build
 
 from rlgen import contributions, hookspecs
 from rlgen.errors import RlgenError
@@ -48,7 +48,9 @@ def generate(hook: str, plugin: str, plugins=(), sets=None):
     from rlgen.generate.pipeline import generate as run_pipeline
 
     installed = with_example(discover(), plugin, hook)
-    return run_pipeline(select(installed, list(plugins), sets or {}, None))
+    sets = dict(sets or {})
+    sets["rlgen"] = {**CORE_ANSWERS["rlgen"], **sets.get("rlgen", {})}
+    return run_pipeline(select(installed, list(plugins), sets, None))
 
 
 def written(tmp_path, build_result):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 
 import pytest
-from support.repos import one_error_line, repo_files, run_rlgen
+from support.repos import CORE_ANSWERS, REQUIRED, one_error_line, repo_files, run_rlgen
 
 from rlgen.contributions import PluginInfo, Resource
 from rlgen.errors import RlgenError
@@ -14,7 +14,7 @@ from rlgen.registry.discovery import Installed, discover
 from rlgen.registry.selection import select
 
 PLUGINS = ["--plugin", "sglang", "--plugin", "rrsa-storage", "--plugin", "argo"]
-SETS = ["--set", "rrsa-storage.role_name=rl-oss-reader"]
+SETS = ["--set", "rrsa-storage.role_name=rl-oss-reader", *REQUIRED]
 
 
 def test_plugin_flag_order_does_not_change_the_repository(tmp_path):
@@ -45,6 +45,6 @@ def _with_resource(layer: str) -> dict:
 def test_an_unknown_layer_names_the_plugin():
     from rlgen.generate.pipeline import generate
 
-    selection = select(_with_resource("platfrom"), ["misplaced"], {}, None)
+    selection = select(_with_resource("platfrom"), ["misplaced"], CORE_ANSWERS, None)
     with pytest.raises(RlgenError, match="plugin 'misplaced' returns a resource for unknown layer 'platfrom'"):
         generate(selection)

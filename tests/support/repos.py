@@ -13,6 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 REGISTRY = "registry.rl.test/team"
 GIT_URL = "ssh://git@git.rl.test/platform/rl-repo.git"
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}")
+#: The same answers for ``select()`` called directly.
+CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}}
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):
