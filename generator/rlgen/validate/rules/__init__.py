@@ -11,9 +11,9 @@ from rlgen.validate.rules.manifests import image_rules, json_rules, substitution
 from rlgen.validate.rules.rayjob import rayjob_rules, trainer_rules
 from rlgen.validate.rules.references import reference_rules
 from rlgen.validate.rules.sandbox import alb_rules, mcp_rules
-from rlgen.validate.rules.tracking import tracking_rules
 from rlgen.validate.rules.sync import example_domain_rules, ordering_rules
 from rlgen.validate.rules.tools import mcp_warnings, secret_value_rules, tool_rules
+from rlgen.validate.rules.tracking import tracking_rules
 
 __all__ = ["Finding", "Rendered", "check", "warnings"]
 
