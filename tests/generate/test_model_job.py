@@ -3,7 +3,7 @@ real kustomize, it writes to the bucket folder the trainer loads, with the same 
 bucket settings as the dataset Job, and a name that changes only when its inputs do."""
 from __future__ import annotations
 
-from support.repos import build
+from support.repos import REGISTRY, build
 from rlgen.tools.yamlio import load
 
 RRSA = ("--plugin", "rrsa-storage", "--set", "rrsa-storage.role_name=rl-oss-reader")
@@ -59,7 +59,7 @@ def test_name_is_content_addressed(generate):
     default = name()
     assert default.startswith("model-pipeline-") and len(default) <= 63
     assert name() == default
-    assert name("--set", "rlgen.data_image=registry.example.com/rl/rlgen-data:0.1.1") != default
+    assert name("--set", f"rlgen.data_image={REGISTRY}/rlgen-data:0.1.1") != default
     modelscope = name("--set", "rlgen.model_source=modelscope")
     assert modelscope != default
     assert name("--set", "rlgen.model_revision=v1.0") not in (default, modelscope)

@@ -24,6 +24,7 @@ def test_registry_is_required_without_input(tmp_path):
     ("rlgen.registry", "registry.example.com/rl"),
     ("rlgen.git_url", "ssh://git@example.org/platform/rl-repo.git"),
     ("opensource-sandbox.controller_image", "registry.example.net/agents/controller:v0.3.0"),
+    ("rlgen.data_image", "registry.example.com/rl/rlgen-data:0.1.0"),
 ])
 def test_example_domains_are_refused(tmp_path, option, value):
     line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", f"{option}={value}", "--no-input"))

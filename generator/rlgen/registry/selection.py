@@ -12,6 +12,7 @@ from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
     HASH_LENGTH,
+    image_host,
     is_example_host,
     url_host,
     MAX_RAYJOB_NAME,
@@ -38,6 +39,10 @@ def _registry_error(value: str) -> str | None:
 
 def _git_url_error(value: str) -> str | None:
     return _example_domain(url_host(value))
+
+
+def _image_error(value: str) -> str | None:
+    return _example_domain(image_host(value)) if value else None
 
 
 def _example_domain(host: str) -> str | None:
@@ -70,9 +75,10 @@ CORE = PluginInfo(
         Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
         Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=lambda v: None if v > 0 else "must be > 0"),
         Option("nnodes", "Ray nodes of a run", 1, int, check=lambda v: None if v > 0 else "must be > 0"),
-        Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", ""),
+        Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
+               check=_image_error),
         Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0)",
-               ""),
+               "", check=_image_error),
         Option("environment", "Platform overlay the cluster syncs", "production",
                choices=ENVIRONMENTS),
         Option("run", "Name of the first training run", "baseline", check=_run_name_error),
