@@ -30,7 +30,7 @@ from rlgen.generate.rayjob import rayjob
 from rlgen.registry.selection import Selection
 from rlgen.repo import answers
 from rlgen.runs import folders
-from rlgen.schemas.convert import bundled_schemas
+from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import trainer_config
@@ -138,8 +138,18 @@ def plugin_files(b: Build) -> None:
 
 
 def schemas(b: Build) -> None:
-    """The schemas of the custom kinds, so the repository's CI validates them offline."""
-    for path, content in bundled_schemas().items():
+    """The schemas of every custom kind the repository's YAML holds, so its CI validates
+    them with no network."""
+    types = set()
+    for path, content in b.tree.files.items():
+        if path.endswith((".yaml", ".yml")):
+            try:
+                docs = yamlio.read_plain_all(content.decode())
+            except ValueError:  # a file kustomize or the sync engine reads as data, not an object
+                continue
+            types |= {(d["apiVersion"], d["kind"]) for d in docs if isinstance(d, dict)
+                      and isinstance(d.get("apiVersion"), str) and isinstance(d.get("kind"), str)}
+    for path, content in custom_schemas(types).items():
         b.tree.add(f"schemas/{path}", content)
 
 

@@ -19,9 +19,10 @@ def command() -> None:
     "--out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder receiving <group>/<kind>_<version>.json (e.g. the crds/ folder of $RLGEN_SCHEMA_DIR).",
+    help="Folder receiving <group>/<kind>_<version>.json (e.g. a repository's schemas/).",
 )
-def import_command(crds: tuple[Path, ...], out: Path) -> None:
+@click.option("--compact", is_flag=True, help="Write no indentation (the schemas rlgen ships are compact).")
+def import_command(crds: tuple[Path, ...], out: Path, compact: bool) -> None:
     """Convert the CustomResourceDefinitions in CRDS (YAML files) into kubeconform JSON schemas."""
-    for path in import_crds(list(crds), out):
+    for path in import_crds(list(crds), out, compact=compact):
         click.echo(path)

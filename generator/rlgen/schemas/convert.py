@@ -1,7 +1,8 @@
 """Convert CustomResourceDefinitions into JSON schemas that kubeconform (and
 ``rlgen.validate.schema``) read, by the rules of kubeconform's own converter
 (yannh/kubeconform scripts/openapi2jsonschema.py, default settings): the same
-output, byte for byte, for the CRDs in shared/crds.
+output, byte for byte, for the KubeRay and OpenKruise agents CRDs in ``upstream/crds``
+(``compact`` only drops the indentation).
 
 Output: ``OUT/<group>/<kind>_<version>.json``, the datree CRDs-catalog layout, found
 with the location ``OUT/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json``.
@@ -20,9 +21,10 @@ from rlgen.tools import yamlio
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
 
 
-def import_crds(paths: list[Path], out: Path) -> list[Path]:
+def import_crds(paths: list[Path], out: Path, compact: bool = False) -> list[Path]:
     """Write one schema per served version of every CRD in ``paths``; the files written.
-    Every file is read before anything is written, so bad input writes nothing."""
+    Every file is read before anything is written, so bad input writes nothing.
+    ``compact`` writes no indentation: the same schema in about half the bytes."""
     schemas = []
     for path in paths:
         crds = [doc for doc in _documents(path) if doc.get("kind") == "CustomResourceDefinition"]
@@ -35,22 +37,9 @@ def import_crds(paths: list[Path], out: Path) -> list[Path]:
             ]
     for target, schema in schemas:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(_to_json_schema(schema), indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(_to_json_schema(schema), **({"separators": (",", ":")} if compact else {"indent": 2}))
+        target.write_text(text + "\n", encoding="utf-8")
     return [target for target, _ in schemas]
-
-
-def bundled_schemas() -> dict[str, str]:
-    """``{"<group>/<kind>_<version>.json": text}``: the schemas shipped in ``rlgen.crds`` for
-    the kinds the public catalog lacks, as ``rlgen new`` writes them to ``schemas/``.
-
-    They were produced by :func:`import_crds` from the upstream CRDs; a test converts the
-    CRDs again and compares, so the shipped copies cannot drift."""
-    from importlib.resources import files
-
-    root = files("rlgen") / "schemas" / "crds"
-    return {f"{group.name}/{schema.name}": schema.read_text(encoding="utf-8")
-            for group in sorted(root.iterdir(), key=lambda p: p.name) if group.is_dir() and "." in group.name
-            for schema in sorted(group.iterdir(), key=lambda p: p.name) if schema.name.endswith(".json")}
 
 
 def _documents(path: Path) -> list[dict]:
@@ -107,7 +96,7 @@ def _close_objects(node: Any, root: bool = False) -> None:
     a field name fails, as kubectl's client-side validation did. Like the script, the
     root stays open and lists (anyOf, allOf...) are not entered. Unlike the script, a node
     with ``x-kubernetes-preserve-unknown-fields`` stays open: the API server keeps unknown
-    fields there, so they are valid (no such node in shared/crds, so output is unchanged)."""
+    fields there, so they are valid (no such node in the KubeRay and agents CRDs)."""
     if not isinstance(node, dict):
         return
     if (

@@ -10,20 +10,6 @@ import click
 
 from rlgen.errors import ProblemsFound
 
-CRDS_CATALOG = ("https://raw.githubusercontent.com/datreeio/CRDs-catalog/main/"
-                "{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
-
-
-def default_locations(repo: Path) -> list[str]:
-    from rlgen.validate.schema import env_locations
-
-    locations = env_locations()
-    if (repo / "schemas").is_dir():
-        locations.append(str(repo / "schemas") + "/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
-    # kubeconform's default catalog has no CRDs; the community catalog has Flux's and Argo CD's.
-    return locations + ["default", CRDS_CATALOG]
-
-
 def collect(repo: Path, target: Path):
     """Every object ``target`` gives the cluster, with the root or file it comes from.
 
@@ -45,42 +31,59 @@ def collect(repo: Path, target: Path):
 @click.command("validate")
 @click.argument("target", required=False, type=click.Path(path_type=Path, exists=True), default=Path("."))
 @click.option("--schema-location", "locations", multiple=True, metavar="TEMPLATE",
-              help="kubeconform-style schema location (repeatable); default: RLGEN_SCHEMA_DIR, "
-                   "the repository's schemas/, then kubeconform's default.")
+              help="kubeconform-style schema location (repeatable); default: $RLGEN_SCHEMA_DIR when set, "
+                   "rlgen's own schemas, the repository's schemas/, then the remote catalogs (cached).")
+@click.option("--offline", is_flag=True,
+              help="Download nothing: a schema in no local folder (nor cached) is a problem.")
 @click.option("--output", type=click.Choice(["table", "json"]), default=None,
               help="Output format (default: a table on a terminal, json otherwise).")
-def command(target: Path, locations, output):
-    """Render TARGET (default: the whole repository) and validate every object."""
+def command(target: Path, locations, offline: bool, output):
+    """Render TARGET (default: the whole repository) and validate every object.
+
+    Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
+    the same locations, with the same strictness."""
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root
-    from rlgen.validate.rules import Finding, check, warnings
+    from rlgen.validate.checking import schema_findings, schema_sources
+    from rlgen.validate.locations import default_locations
+    from rlgen.validate.rules import check, warnings
     from rlgen.validate.schema import SchemaValidator
 
     target = target.resolve()
     repo = find_root(target)
     external = answers.read(repo)["external_secrets"]
     objects = collect(repo, target)
-    validator = SchemaValidator(list(locations) or default_locations(repo), cache_dir=repo / ".rlgen-cache")
-    findings = [Finding(o.source, o.label, message) for o in objects for message in validator.validate(o.obj)]
+    located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
+    cache = repo / ".rlgen-cache"
+    validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
+    engine, findings = schema_findings(objects, validator, located, cache, offline)
     findings += check(objects, external)
     cautions = warnings(objects)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for w in cautions:
         click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)
-    report(findings, len(objects), output or ("table" if sys.stdout.isatty() else "json"), cautions)
+    sources = schema_sources(objects, validator, located, repo)
+    report(findings, len(objects), engine, sources, output or ("table" if sys.stdout.isatty() else "json"), cautions)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
 
-def report(findings, checked: int, fmt: str, cautions=()) -> None:
+def report(findings, checked: int, engine: str, sources: list[dict], fmt: str, cautions=()) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"checked": checked, "problems": [f.__dict__ for f in findings],
+        click.echo(json.dumps({"checked": checked, "engine": engine, "schemas": sources,
+                               "problems": [f.__dict__ for f in findings],
                                "warnings": [w.__dict__ for w in cautions]}, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
+    kinds = Table(title=f"schemas ({engine})")
+    for column in ("kind", "apiVersion", "from", "location"):
+        kinds.add_column(column, overflow="fold")
+    for source in sources:
+        kinds.add_row(source["kind"], source["apiVersion"], source["source"], source["location"])
+    console.print(kinds)
     if not findings:
         console.print(f"{checked} objects valid.")
         return

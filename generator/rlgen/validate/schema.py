@@ -1,9 +1,8 @@
 """Validate rendered Kubernetes objects the way ``kubeconform -strict`` does.
 
-Schema locations, their template fields, the lookup order and what counts as a
-missing schema follow yannh/kubeconform (pkg/registry/registry.go,
-pkg/validator/validator.go, pkg/loader/http.go), so one list of locations means
-the same thing here and to the kubeconform binary.
+The lookup order and what counts as a missing schema follow yannh/kubeconform
+(pkg/validator/validator.go, pkg/loader/http.go); locations are read as in
+:mod:`rlgen.validate.locations`, so one list means the same thing here and to the binary.
 """
 from __future__ import annotations
 
@@ -12,12 +11,9 @@ import http.client
 import json
 import os
 import re
-import shutil
-import subprocess
 import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
 from pathlib import Path
 
 from jsonschema import (
@@ -30,22 +26,19 @@ from jsonschema import (
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
-from rlgen.errors import RlgenError
-
-# The layout kubeconform assumes under a location that does not end in "json".
-_REGISTRY_LAYOUT = (
-    "/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json"
+from rlgen.validate.kubeconform import kubeconform_binary, validate_with_kubeconform
+from rlgen.validate.locations import (
+    DEFAULT_LOCATION,
+    SCHEMA_DIR_ENV,
+    env_locations,
+    render,
+    resolve,
+    schema_dir_locations,
 )
-#: What kubeconform's ``-schema-location default`` stands for.
-DEFAULT_LOCATION = "https://raw.githubusercontent.com/yannh/kubernetes-json-schema/master" + _REGISTRY_LAYOUT
-#: A folder laid out like shared/schemas (``k8s/``, ``crds/``), used when no location is given.
-SCHEMA_DIR_ENV = "RLGEN_SCHEMA_DIR"
 
-# kubeconform's default -kubernetes-version; rlgen always validates as with -strict.
-_KUBERNETES_VERSION = "master"
-_STRICT_SUFFIX = "-strict"
-_ACTION = re.compile(r"\{\{(.*?)\}\}")
-_FIELD = re.compile(r"\s*\.(\w+)\s*")
+__all__ = ["DEFAULT_LOCATION", "SCHEMA_DIR_ENV", "SchemaValidator", "env_locations", "kubeconform_binary",
+           "schema_dir_locations", "validate_with_kubeconform"]
+
 # santhosh-tekuri/jsonschema, kubeconform's validator, reads this $schema (used by the
 # yannh/kubernetes-json-schema files) as the latest draft; python-jsonschema does not know it.
 _LATEST_ALIAS = re.compile(r"https?://json-schema\.org/schema#?")
@@ -61,66 +54,6 @@ class _Unreadable(Exception):
     stops looking instead of trying the next location."""
 
 
-def schema_dir_locations(root: str | os.PathLike) -> list[str]:
-    """The two templates for a folder with ``k8s/`` (yannh naming) and ``crds/<group>/``
-    (datree CRDs-catalog naming), as shared/schemas/README.md shows."""
-    root = os.fspath(root)
-    return [
-        root + "/k8s/{{ .ResourceKind }}{{ .KindSuffix }}.json",
-        root + "/crds/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json",
-    ]
-
-
-def env_locations() -> list[str]:
-    """The templates of the folder ``$RLGEN_SCHEMA_DIR`` names, or none when it is unset."""
-    root = os.environ.get(SCHEMA_DIR_ENV)
-    return schema_dir_locations(root) if root else []
-
-
-def _resolve(locations: Iterable[str]) -> list[str]:
-    """Full templates for ``-schema-location`` values. With none, ``$RLGEN_SCHEMA_DIR``
-    when set, else kubeconform's default."""
-    locations = list(locations) or env_locations() or ["default"]
-    templates = [_expand(location) for location in locations]
-    for template in templates:
-        _render(template, "Deployment", "v1")  # a bad template fails now, as in kubeconform
-    return templates
-
-
-def _expand(location: str) -> str:
-    if location == "default":
-        return DEFAULT_LOCATION
-    # kubeconform tests the bare suffix "json" (not ".json") to tell a template from a root.
-    return location if location.endswith("json") else location + _REGISTRY_LAYOUT
-
-
-def _render(template: str, kind: str, api_version: str) -> str:
-    # The values of kubeconform's schemaPath(); note that for "v1" the Group is "v1".
-    parts = api_version.split("/")
-    kind_suffix = "-" + parts[0].split(".")[0].lower()
-    if len(parts) > 1:
-        kind_suffix += "-" + parts[1].lower()
-    values = {
-        "NormalizedKubernetesVersion": _KUBERNETES_VERSION,
-        "StrictSuffix": _STRICT_SUFFIX,
-        "ResourceKind": kind.lower(),
-        "ResourceAPIVersion": parts[-1],
-        "Group": parts[0],
-        "KindSuffix": kind_suffix,
-    }
-
-    def field(action: re.Match) -> str:
-        name = _FIELD.fullmatch(action.group(1))
-        if name is None or name.group(1) not in values:
-            raise RlgenError(
-                f"schema location {template!r}: {action.group(0)} is not one of the kubeconform "
-                f"template fields {{{{ .Name }}}} with Name in {', '.join(values)}"
-            )
-        return values[name.group(1)]
-
-    return _ACTION.sub(field, template)
-
-
 class SchemaValidator:
     """Validates objects against the first schema found for their apiVersion and kind.
 
@@ -131,10 +64,12 @@ class SchemaValidator:
     """
 
     def __init__(self, locations: list[str], cache_dir: Path | None = None, offline: bool = False):
-        self._templates = _resolve(locations)
+        self._templates = resolve(locations)
         self._cache_dir = cache_dir
         self._offline = offline
         self._by_type: dict[tuple[str, str], Validator | str] = {}
+        #: (apiVersion, kind) -> (index of the location, rendered location) of each schema found.
+        self.found: dict[tuple[str, str], tuple[int, str]] = {}
 
     def validate(self, obj: dict) -> list[str]:
         """Problems in ``obj``, each starting with its JSON path, or the one line saying
@@ -142,19 +77,22 @@ class SchemaValidator:
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if not (isinstance(kind, str) and kind and isinstance(api_version, str) and api_version):
             return ["$: missing apiVersion or kind"]
-        key = (api_version, kind)
-        if key not in self._by_type:
-            self._by_type[key] = self._find(api_version, kind)
-        found = self._by_type[key]
+        found = self.lookup(api_version, kind)
         if isinstance(found, str):
             return [found]
         return [message for error in found.iter_errors(obj) for message in _messages(error)]
 
+    def lookup(self, api_version: str, kind: str) -> Validator | str:
+        """The compiled schema for a type, or the one-line reason there is none (once per type)."""
+        key = (api_version, kind)
+        if key not in self._by_type:
+            self._by_type[key] = self._find(api_version, kind)
+        return self._by_type[key]
+
     def _find(self, api_version: str, kind: str) -> Validator | str:
-        """The compiled schema for a type, or the one-line reason there is none."""
         tried = []
-        for template in self._templates:
-            where = _render(template, kind, api_version)
+        for index, template in enumerate(self._templates):
+            where = render(template, kind, api_version)
             try:
                 raw = self._read(where)
             except _Unreadable as exc:
@@ -169,6 +107,7 @@ class SchemaValidator:
             elif not _describes(validator.schema, kind, where):
                 tried.append(f"{where} (schema of another kind)")
             else:
+                self.found[(api_version, kind)] = (index, where)
                 return validator
         return f"no schema for kind {kind} (apiVersion {api_version}); tried: {', '.join(tried)}"
 
@@ -271,47 +210,3 @@ def _json_path(parts: list[str | int]) -> str:
         else:
             out += "[" + json.dumps(part) + "]"
     return out
-
-
-def kubeconform_binary() -> str | None:
-    return shutil.which("kubeconform")
-
-
-def validate_with_kubeconform(
-    paths_or_yaml: str | os.PathLike | Iterable[str | os.PathLike], locations: list[str]
-) -> list[tuple[str, str, str, str]]:
-    """Run ``kubeconform -strict`` on files or folders, or on YAML text (a ``str``, sent on
-    stdin). One (file, kind, name, message) per problem; empty when everything is valid."""
-    binary = kubeconform_binary()
-    if binary is None:
-        raise RlgenError("kubeconform is not on PATH")
-    if isinstance(paths_or_yaml, str):
-        targets, stdin = ["-"], paths_or_yaml
-    else:
-        paths = [paths_or_yaml] if isinstance(paths_or_yaml, os.PathLike) else paths_or_yaml
-        targets, stdin = [os.fspath(path) for path in paths], ""
-    command = [binary, "-strict", "-output", "json"]
-    for template in _resolve(locations):
-        command += ["-schema-location", template]
-    proc = subprocess.run([*command, *targets], input=stdin, capture_output=True, text=True)
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError:
-        detail = next(iter(proc.stderr.strip().splitlines()), "no JSON on stdout")
-        raise RlgenError(f"kubeconform failed (exit {proc.returncode}): {detail}") from None
-    return _problems(report)
-
-
-def _problems(report: dict) -> list[tuple[str, str, str, str]]:
-    problems = []
-    for resource in report.get("resources", []):
-        # Current kubeconform writes statusInvalid/statusError, early releases INVALID/ERROR.
-        if resource.get("status", "").removeprefix("status").upper() not in ("INVALID", "ERROR"):
-            continue
-        where = (resource.get("filename", ""), resource.get("kind", ""), resource.get("name", ""))
-        details = resource.get("validationErrors") or []
-        if details:
-            problems += [(*where, f"{d.get('path') or '/'}: {d.get('msg', '')}") for d in details]
-        else:
-            problems.append((*where, resource.get("msg", "")))
-    return problems
