@@ -18,11 +18,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM = ROOT / "upstream" / "crds"
-CATALOG = ROOT / "generator" / "rlgen" / "schemas" / "catalog"
-SOURCES = CATALOG / "SOURCES.json"
 CONVERTED = "converted"
+UPSTREAM = CATALOG = SOURCES = Path()
+
+
+def use_root(root: Path) -> None:
+    global UPSTREAM, CATALOG, SOURCES
+    UPSTREAM = root / "upstream" / "crds"
+    CATALOG = root / "generator" / "rlgen" / "schemas" / "catalog"
+    SOURCES = CATALOG / "SOURCES.json"
 
 
 def sha256(data: bytes) -> str:
@@ -73,7 +77,10 @@ def shipped() -> dict[str, bytes]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 when anything differs")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="project checkout holding upstream/ and generator/ (default: this one)")
     args = parser.parse_args()
+    use_root(args.root.resolve())
     files, sources = planned()
     sources_text = (json.dumps(sources, indent=2) + "\n").encode()
     current = shipped()

@@ -25,7 +25,7 @@ def generate(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def schemas():
-    """The product's own schema validator with its default locations (no network needed)."""
+    """rlgen's schema validator reading the catalog rlgen ships (no network needed)."""
     from rlgen.validate.schema import SchemaValidator, schema_dir_locations
     from support.repos import schema_dir
 

@@ -38,6 +38,8 @@ class Spec:
     training_image: str
     data_image: str
     environment: str = "production"
+    # rlgen.install: how the repository's CI and the data image install rlgen ("" = this version).
+    rlgen_install: str = ""
     sandbox_namespace: str = "sandbox-system"
     #: Hub the model Job downloads ``model`` from: huggingface or modelscope.
     model_source: str = "huggingface"

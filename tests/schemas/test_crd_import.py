@@ -1,9 +1,14 @@
-"""CRD to JSON schema conversion, checked against the schemas kubeconform's own
-converter made from the same CRDs (shared/crds -> shared/schemas/crds)."""
+"""CRD to JSON schema conversion of the pinned upstream CRDs (upstream/crds), checked against
+what kubeconform's own converter makes of them, and the shipped catalog against a fresh
+conversion."""
 from __future__ import annotations
 
 import copy
-import os
+import hashlib
+import shutil
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,14 +20,17 @@ from rlgen.schemas.convert import import_crds
 from rlgen.validate.schema import SchemaValidator, schema_dir_locations
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-CRDS = sorted((SHARED / "crds").glob("*.yaml"))
-SCHEMAS = Path(os.environ.get("RLGEN_SCHEMA_DIR") or SHARED / "schemas")
+UPSTREAM = REPO / "upstream" / "crds"
+CRDS = [UPSTREAM / "ray.io_rayjobs.yaml", UPSTREAM / "agents.kruise.io_sandboxsets.yaml"]
+# yannh/kubeconform scripts/openapi2jsonschema.py (commit e65429b1e5990dd019ebb7b5642dcd22a3e9cd13,
+# default settings) run on upstream/crds/agents.kruise.io_sandboxsets.yaml; the same file is
+# agents.kruise.io/sandboxset_v1alpha1.json of the datreeio/CRDs-catalog layout.
+KUBECONFORM_SANDBOXSET = Path(__file__).parent / "data" / "sandboxset_v1alpha1.kubeconform.json"
 
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory) -> tuple[Path, list[Path]]:
-    """shared/crds converted into a folder laid out like shared/schemas."""
+    """The RayJob and SandboxSet CRDs converted into a folder laid out like rlgen's catalog."""
     root = tmp_path_factory.mktemp("schemas")
     return root, import_crds(CRDS, root / "crds")
 
@@ -36,13 +44,20 @@ def test_one_schema_per_served_version_in_the_group_folder(imported):
     ]
 
 
-@pytest.mark.parametrize("name", ["ray.io/rayjob_v1.json", "agents.kruise.io/sandboxset_v1alpha1.json"])
-def test_same_json_as_kubeconforms_converter(imported, name):
-    # Byte-identical: both files in shared/schemas came from kubeconform's
-    # openapi2jsonschema.py, and these CRDs have no node where rlgen's one deviation
+def test_same_json_as_kubeconforms_converter(imported):
+    # Byte-identical: this CRD has no node where rlgen's one deviation
     # (x-kubernetes-preserve-unknown-fields with properties stays open) applies.
     root, _ = imported
-    assert (root / "crds" / name).read_text() == (SCHEMAS / "crds" / name).read_text()
+    assert (root / "crds/agents.kruise.io/sandboxset_v1alpha1.json").read_text() == KUBECONFORM_SANDBOXSET.read_text()
+
+
+def test_compact_output_is_the_same_schema(imported, tmp_path):
+    root, _ = imported
+    written = import_crds([UPSTREAM / "agents.kruise.io_sandboxsets.yaml"], tmp_path, compact=True)
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == ["agents.kruise.io/sandboxset_v1alpha1.json"]
+    text = written[0].read_text()
+    assert "\n" not in text.rstrip("\n") and len(text) < 0.8 * KUBECONFORM_SANDBOXSET.stat().st_size
+    assert json.loads(text) == json.loads(KUBECONFORM_SANDBOXSET.read_text())
 
 
 RAYJOB = {
@@ -104,20 +119,20 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def ours_and_shared(imported) -> tuple[SchemaValidator, SchemaValidator]:
+def converted(imported) -> SchemaValidator:
     root, _ = imported
-    return SchemaValidator(schema_dir_locations(root)), SchemaValidator(schema_dir_locations(SCHEMAS))
+    return SchemaValidator(schema_dir_locations(root))
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_same_verdict_as_the_shared_schemas(ours_and_shared, case):
+def test_verdicts_of_the_converted_schemas(converted, case):
     obj, valid = CASES[case]
-    ours, shared = (validator.validate(obj) for validator in ours_and_shared)
-    assert (ours == [], shared == []) == (valid, valid), (ours, shared)
+    problems = converted.validate(obj)
+    assert (problems == []) == valid, problems
 
 
-def test_older_served_version_gets_its_own_schema(ours_and_shared):
-    validator, _ = ours_and_shared
+def test_older_served_version_gets_its_own_schema(converted):
+    validator = converted
     assert validator.validate({**RAYJOB, "apiVersion": "ray.io/v1alpha1"}) == []
     assert validator.validate(changed({**RAYJOB, "apiVersion": "ray.io/v1alpha1"}, "spec.typo", 1)) == [
         "$.spec.typo: unknown field"
@@ -238,11 +253,40 @@ def test_schemas_import_command_raises_rlgen_error_for_a_non_crd(tmp_path):
     assert result.exception.exit_code == 2
 
 
-def test_shipped_schemas_equal_a_fresh_conversion(tmp_path):
-    """rlgen new copies the shipped schemas; they must be exactly what import_crds makes."""
-    from rlgen.schemas.convert import bundled_schemas, import_crds
+def test_shipped_catalog_equals_a_fresh_conversion_of_the_pinned_crds():
+    """scripts/update_schemas.py --check converts upstream/crds with `rlgen schemas import`
+    (after checking each file's sha256) and compares with every file of the catalog."""
+    result = subprocess.run([sys.executable, "scripts/update_schemas.py", "--check"], cwd=REPO,
+                            capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
-    crds = Path(__file__).resolve().parents[2].parent / "shared" / "crds"
-    written = import_crds(sorted(crds.glob("*.yaml")), tmp_path)
-    fresh = {p.relative_to(tmp_path).as_posix(): p.read_text() for p in written}
-    assert bundled_schemas() == fresh
+
+@pytest.mark.parametrize("change", ["edit", "extra"])
+def test_a_drifted_catalog_is_named(tmp_path, change):
+    catalog = tmp_path / "generator/rlgen/schemas/catalog"
+    shutil.copytree(REPO / "generator/rlgen/schemas/catalog", catalog)
+    shutil.copytree(UPSTREAM, tmp_path / "upstream/crds")
+    if change == "edit":
+        target = catalog / "crds/ray.io/rayjob_v1.json"
+        target.write_text(target.read_text().replace('"entrypoint":', '"entrypointt":', 1))
+    else:
+        target = catalog / "crds/ray.io/rayjob_v1alpha1.json"
+        target.write_text("{}\n")
+    result = subprocess.run([sys.executable, REPO / "scripts/update_schemas.py", "--check", "--root", tmp_path],
+                            capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == f"{target}: differs from a fresh conversion (run make schemas)\n"
+
+
+def test_every_shipped_schema_has_its_source_recorded():
+    from rlgen.schemas.shipped import CATALOG
+
+    sources = json.loads((CATALOG / "SOURCES.json").read_text())
+    files = sorted(p.relative_to(CATALOG).as_posix() for p in CATALOG.rglob("*.json") if p.name != "SOURCES.json")
+    assert sorted(sources) == files
+    for name, entry in sources.items():
+        assert {"url", "version", "sha256", "made"} <= set(entry), name
+        assert hashlib.sha256((CATALOG / name).read_bytes()).hexdigest() == entry["sha256"], name
+    manifest = json.loads((UPSTREAM / "MANIFEST.json").read_text())["files"]
+    for entry in manifest:
+        assert hashlib.sha256((UPSTREAM / entry["file"]).read_bytes()).hexdigest() == entry["sha256"], entry["file"]

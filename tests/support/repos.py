@@ -82,14 +82,13 @@ def commit_all(repo: Path, message: str) -> None:
 
 
 def schema_dir() -> Path:
-    """``RLGEN_SCHEMA_DIR``, else the schemas beside the project checkout."""
+    """``RLGEN_SCHEMA_DIR`` when set (an override), else the catalog rlgen ships."""
     import os
 
+    from rlgen.schemas.shipped import CATALOG
+
     env = os.environ.get("RLGEN_SCHEMA_DIR")
-    path = Path(env) if env else REPO.parent / "shared" / "schemas"
-    if not (path / "k8s").is_dir():
-        raise RuntimeError(f"no schema folder at {path}: set RLGEN_SCHEMA_DIR")
-    return path
+    return Path(env) if env else CATALOG
 
 
 def rlgen_in(repo: Path, *args: str, **kwargs):

@@ -1,4 +1,4 @@
-"""Schema validation of rendered objects, against the real schemas in shared/schemas."""
+"""Schema validation of rendered objects, against the schemas rlgen ships."""
 from __future__ import annotations
 
 import hashlib
@@ -21,9 +21,9 @@ from rlgen.validate.schema import (
     schema_dir_locations,
     validate_with_kubeconform,
 )
+from support.repos import schema_dir
 
-REPO = Path(__file__).resolve().parents[2]
-SCHEMAS = Path(os.environ.get("RLGEN_SCHEMA_DIR") or REPO.parent / "shared" / "schemas")
+SCHEMAS = schema_dir()
 
 CONFIGMAP = """
 apiVersion: v1

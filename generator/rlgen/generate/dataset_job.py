@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from rlgen import __version__
 from rlgen.contributions import SecretRef
 from rlgen.naming import hashed_name
+from rlgen.registry.install import pip_arguments
 from rlgen.spec import Spec
 
 _SCRIPT = """\
@@ -32,7 +32,7 @@ def data_dockerfile(spec: Spec) -> str:
 # is installed when a Job starts, so a re-run cannot pick up different packages.
 FROM python:3.11.11-slim-bookworm
 
-RUN pip install --no-cache-dir "rlgen[data]=={__version__}" {packages} \\
+RUN pip install --no-cache-dir {pip_arguments(spec.rlgen_install, extra="data")} {packages} \\
  && useradd --create-home --uid 1000 --user-group pipeline
 USER 1000
 WORKDIR /home/pipeline

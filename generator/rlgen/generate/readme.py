@@ -6,6 +6,7 @@ from rlgen import __version__
 from rlgen.contributions import SecretRef, Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
+from rlgen.registry.install import pip_arguments
 from rlgen.registry.selection import Selection
 from rlgen.spec import Spec
 
@@ -28,6 +29,7 @@ def render(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: 
     skeleton.render(tree, {
         "stages": list(rows),
         "rlgen_version": __version__,
+        "rlgen_install": pip_arguments(spec.rlgen_install),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
         "environment": spec.environment,

@@ -19,6 +19,7 @@ from rlgen.naming import (
     dns1035_label_error,
     dns1123_label_error,
 )
+from rlgen.registry import install
 from rlgen.registry.discovery import DEFAULT_PLUGINS, Installed, plugin_manager
 from rlgen.spec import ENVIRONMENTS, Spec
 
@@ -82,6 +83,9 @@ CORE = PluginInfo(
         Option("environment", "Platform overlay the cluster syncs", "production",
                choices=ENVIRONMENTS),
         Option("run", "Name of the first training run", "baseline", check=_run_name_error),
+        Option("install", "pip requirement of rlgen for the repository's CI and the data image, "
+                          "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0')",
+               install.DEFAULT, check=install.install_error),
     ),
 )
 
@@ -129,6 +133,7 @@ class Selection:
             data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
             environment=core["environment"],
             registry=core["registry"],
+            rlgen_install=core["install"],
         )
 
 

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The project's CI, the same everywhere: .ci/run and .github/workflows/ci.yaml both call this.
+# It installs what the tests need beyond Python (lua5.4 for the Argo CD health check) and runs
+# the README's test command; CI=true makes a missing tool fail its test instead of skipping it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CI=true
+if ! command -v lua5.4 >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq lua5.4 >/dev/null
+fi
+make test

@@ -1,0 +1,54 @@
+"""The generated GitHub workflows (and the project's own) pass actionlint, with shellcheck
+checking their run: blocks; actions run on a runtime GitHub still has (node24)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.repos import REPO
+
+BIN = Path(sys.executable).parent
+COMBOS = [
+    (),
+    ("--plugin", "argo", "--plugin", "rrsa-storage", "--set", "rrsa-storage.role_name=rl-oss-reader"),
+    ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com",
+     "--set", "rlgen.install=rlgen @ git+https://git.example.com/rlgen.git@v0.1.0 --index-url https://pypi.example.com/simple"),
+]
+
+
+def actionlint(*paths: Path) -> subprocess.CompletedProcess:
+    tool = shutil.which("actionlint", path=str(BIN)) or shutil.which("actionlint")
+    assert tool, "actionlint is missing: pip install -e '.[test]'"
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    assert shutil.which("shellcheck", path=env["PATH"]), "shellcheck is missing: pip install -e '.[test]'"
+    return subprocess.run([tool, "-no-color", *map(str, paths)], capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize("args", COMBOS, ids=["default", "argo+rrsa", "marketplace+git-install"])
+def test_generated_workflows_pass_actionlint(generate, args):
+    workflows = sorted((generate(*args) / ".github" / "workflows").glob("*.yaml"))
+    assert [w.name for w in workflows] == ["diff.yaml", "validate.yaml"]
+    result = actionlint(*workflows)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_project_workflow_passes_actionlint():
+    result = actionlint(REPO / ".github" / "workflows" / "ci.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_reports_a_node20_action_and_a_shell_defect(tmp_path):
+    # What the checks above would catch: an action on the removed runtime, an unquoted variable.
+    workflow = tmp_path / "old.yaml"
+    workflow.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - run: echo $GITHUB_SHA $1\n"
+    )
+    result = actionlint(workflow)
+    assert result.returncode == 1
+    assert 'runtime "node20" is deprecated' in result.stdout
+    assert "shellcheck reported issue" in result.stdout
