@@ -5,7 +5,6 @@ Prints one table: both wall times and their ratio at 50 and at 200 runs.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 
@@ -57,8 +58,6 @@ def test_generated_repository_validates_with_no_network(generate, args, offline)
     ((), "base/training/rayjob.yaml", "RayJob"),
 ])
 def test_planted_unknown_field_is_caught_offline(generate, tmp_path, args, file, kind):
-    import shutil
-
     repo = shutil.copytree(generate(*args), tmp_path / "repo", symlinks=True)
     plant(repo / file, kind)
     code, report = validate(repo, "--offline")
