@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import pytest
 from rlgen import __version__
+from rlgen.generate.dataset_job import DATA_PACKAGES
 from rlgen.tools import yamlio
 from support.repos import one_error_line, run_rlgen
 
 GIT = "rlgen @ git+https://git.example.com/platform/rlgen.git@v0.1.0"
 INDEX = "--index-url https://pypi.example.com/simple"
+PACKAGES = " ".join(f'"{p}"' for p in DATA_PACKAGES)
 
 
 def install_lines(repo) -> dict[str, list[str]]:
@@ -21,8 +23,7 @@ def test_default_is_this_version_from_the_package_index(generate):
     assert install_lines(repo) == {
         ".github/workflows/validate.yaml": [f"pip install rlgen=={__version__}"],
         ".github/workflows/diff.yaml": [f"pip install rlgen=={__version__}"],
-        "images/data/Dockerfile": [f"RUN pip install --no-cache-dir 'rlgen[data]=={__version__}' \"datasets==5.2.0\" "
-                                   "\"pyarrow==26.0.1\" \"pillow==13.0.0\" \"alibabacloud-oss-v2==1.4.1\" \\"],
+        "images/data/Dockerfile": [f"RUN pip install --no-cache-dir 'rlgen[data]=={__version__}' {PACKAGES} \\"],
     }
     assert "install" not in (yamlio.load((repo / "rlgen.yaml").read_text())["options"].get("rlgen") or {})
 
