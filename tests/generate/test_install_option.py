@@ -5,7 +5,7 @@ import pytest
 from rlgen import __version__
 from rlgen.generate.dataset_job import DATA_PACKAGES
 from rlgen.tools import yamlio
-from support.repos import one_error_line, run_rlgen
+from support.repos import REQUIRED, one_error_line, run_rlgen
 
 GIT = "rlgen @ git+https://git.example.com/platform/rlgen.git@v0.1.0"
 INDEX = "--index-url https://pypi.example.com/simple"
@@ -47,7 +47,7 @@ def test_a_git_tag_and_an_index_url_reach_the_ci_and_the_data_image(generate):
     ("rlgen===", "not a pip requirement"),
 ])
 def test_a_bad_install_is_refused_before_anything_is_written(tmp_path, value, message):
-    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.install={value}")
+    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", *REQUIRED, "--set", f"rlgen.install={value}")
     line = one_error_line(result)
     assert line.startswith("rlgen: error: rlgen.install: ") and message in line
     assert not (tmp_path / "repo").exists()
