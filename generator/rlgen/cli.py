@@ -24,6 +24,8 @@ COMMANDS = {
     "validate": ("rlgen.validate.command", "Render and validate every object."),
     "data": ("rlgen.data.command", "Prepare and upload the training dataset."),
     "schemas": ("rlgen.schemas.command", "Convert CRDs into JSON schemas for validation."),
+    "doctor": ("rlgen.doctor.command", "Check, read-only, that a cluster can run this repository."),
+    "status": ("rlgen.status.command", "Show each run's RayJob and its sync, read-only."),
 }
 
 

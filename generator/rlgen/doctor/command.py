@@ -1,0 +1,68 @@
+"""``rlgen doctor``: will this cluster accept the repository? Read-only checks, one row each."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rlgen.errors import ProblemsFound
+
+HELP = """Check, read-only, that the cluster of --context can run this repository.
+
+\b
+Every check comes from the repository's own rendered objects: the custom API groups it
+uses, KubeRay (>= v1.5.0 when a RayJob uses SidecarMode), the sync engine's controllers,
+the CSI drivers of its volumes, the RRSA webhook (rrsa-storage), RDMA devices or gang
+scheduling when a run asks for them, GPU nodes whose taints the largest run tolerates,
+and every Secret it references, by name and key.
+
+\b
+Secrets: the API has no way to list a Secret's key names without its values, so doctor
+reads each referenced Secret (get), keeps only the key names and never prints, logs or
+stores a value. rbac/rlgen-reader.yaml grants that get only on the named Secrets.
+
+\b
+A read the cluster forbids (401/403) makes its row "cannot check"; the others go on.
+Exit codes: 0 every check ok, 1 a problem or a check that could not run, 2 the cluster
+cannot be reached or does not answer like a Kubernetes API server (one line).
+"""
+
+
+def cluster_options(f):
+    f = click.option("-o", "--output", type=click.Choice(["table", "json"]), default=None,
+                     help="Output format (default: a table on a terminal, json otherwise).")(f)
+    f = click.option("--context", help="kubeconfig context (default: the current one).")(f)
+    f = click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False),
+                     help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(f)
+    return f
+
+
+@click.command("doctor", help=HELP)
+@cluster_options
+def command(kubeconfig, context, output):
+    import sys
+
+    from rlgen.cluster import client, engines, needs as needs_mod
+    from rlgen.cluster.report import CANNOT, OK, PROBLEM, emit, guarded
+    from rlgen.doctor import operators, resources
+    from rlgen.repo.workspace import find_root
+
+    repo = find_root(Path.cwd())
+    needs = needs_mod.read(repo)
+    cluster = client.connect(kubeconfig, context)
+    checks = [("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
+              ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
+              ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("Secrets", resources.secrets)]
+    engine = engines.engine_of(needs.sync_objects)
+    rows = []
+    if engine:
+        rows += guarded(f"{engine.name} controllers", lambda: operators.controllers(cluster, engine))
+    for name, check in checks:
+        rows += guarded(name, lambda check=check: check(cluster, needs))
+    emit(rows, ("check", "state", "detail", "fix"), output or ("table" if sys.stdout.isatty() else "json"),
+         {"cluster": str(cluster.target), "version": cluster.version})
+    bad = [r for r in rows if r.state != OK]
+    if bad:
+        problems = sum(r.state == PROBLEM for r in bad)
+        raise ProblemsFound(f"{problems} problem(s), {sum(r.state == CANNOT for r in bad)} check(s) "
+                            f"the cluster's RBAC forbids, of {len(rows)}")

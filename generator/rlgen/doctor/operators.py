@@ -1,0 +1,158 @@
+"""Checks of the operators and add-ons the repository's objects need: their API groups
+served, KubeRay's version, the sync engine's controllers, the OSS CSI driver, the RRSA webhook."""
+from __future__ import annotations
+
+import re
+
+from rlgen.cluster.engines import Engine
+from rlgen.cluster.needs import RRSA_LABEL, Needs
+from rlgen.cluster.report import OK, PROBLEM, Row
+
+#: KubeRay first shipped SidecarMode in v1.5.0 (rayjob_types.go, PR #3971).
+SIDECAR_SINCE = (1, 5, 0)
+#: Groups whose CRDs upstream sources install, by the repository URL that ships them.
+INSTALLED_FROM = {"agents.kruise.io": "github.com/openkruise/agents"}
+#: What to install when a group is not served.
+INSTALL = {
+    "ray.io": "install KubeRay >= v1.5.0 (Helm chart kuberay-operator, or the ACK KubeRay add-on)",
+    "agents.kruise.io": "install the ack-agent-sandbox-controller add-on (or OpenKruise agents)",
+    "kustomize.toolkit.fluxcd.io": "install Flux: flux bootstrap (see the README's Sync section)",
+    "source.toolkit.fluxcd.io": "install Flux: flux bootstrap (see the README's Sync section)",
+    "argoproj.io": "install Argo CD (see the README's Sync section)",
+    "alibabacloud.com": "install the ALB Ingress controller add-on",
+}
+
+
+def served_kinds(cluster, needs: Needs) -> list[Row]:
+    """One row per custom API group/version the repository renders."""
+    discovery = cluster.call("ApisApi.get_api_versions") or {}
+    served = {v["groupVersion"] for g in discovery.get("groups", []) for v in g.get("versions", [])}
+    rows = []
+    for gv in sorted(gv for gv in needs.kinds if "." in gv.split("/")[0] and not _built_in(gv)):
+        group, _, version = gv.partition("/")
+        kinds = sorted(needs.kinds[gv])
+        check = f"API {gv}"
+        if gv in served:
+            listed = cluster.call("CustomObjectsApi.get_api_resources", group, version) or {}
+            missing = [k for k in kinds if k not in {r.get("kind") for r in listed.get("resources", [])}]
+            rows.append(Row(check, PROBLEM, f"not served: {', '.join(missing)}", INSTALL.get(group, ""))
+                        if missing else Row(check, OK, f"served: {', '.join(kinds)}"))
+        elif source := _installed_by_repository(group, needs):
+            rows.append(Row(check, OK, f"not installed yet: the first sync installs {', '.join(kinds)} from {source}"))
+        else:
+            rows.append(Row(check, PROBLEM, f"not served ({', '.join(kinds)})",
+                            INSTALL.get(group, f"install the operator that serves {group}")))
+    return rows
+
+
+def _built_in(gv: str) -> bool:
+    return gv.split("/")[0].endswith(".k8s.io")
+
+
+def _installed_by_repository(group: str, needs: Needs) -> str:
+    url = INSTALLED_FROM.get(group)
+    for obj in needs.sync_objects:
+        spec = obj.get("spec") or {}
+        found = spec.get("url") or (spec.get("source") or {}).get("repoURL") or ""
+        if url and url in found:
+            tag = (spec.get("ref") or {}).get("tag") or (spec.get("source") or {}).get("targetRevision") or ""
+            return f"{found}@{tag}" if tag else found
+    return ""
+
+
+def kuberay(cluster, needs: Needs) -> list[Row]:
+    if not needs.rayjobs:
+        return []
+    deployments = cluster.items("AppsV1Api.list_deployment_for_all_namespaces")
+    operator = next((d for d in deployments if _is_kuberay(d)), None)
+    sidecar = any(r.submission_mode == "SidecarMode" for r in needs.rayjobs)
+    need = "v%d.%d.%d" % SIDECAR_SINCE
+    if operator is None:
+        return [Row("KubeRay operator", PROBLEM, "no kuberay-operator Deployment in any namespace", INSTALL["ray.io"])]
+    meta = operator["metadata"]
+    image = _container(operator)["image"]
+    where = f"{meta['namespace']}/{meta['name']} ({image})"
+    version = _version(image)
+    rows = []
+    if not (operator.get("status") or {}).get("availableReplicas"):
+        rows.append(Row("KubeRay operator", PROBLEM, f"{where}: no available replica",
+                        f"kubectl -n {meta['namespace']} describe deployment {meta['name']}"))
+    elif version is None:
+        rows.append(Row("KubeRay operator", PROBLEM, f"{where}: the image tag names no version",
+                        f"pin the operator image to a release >= {need}"))
+    elif sidecar and version < SIDECAR_SINCE:
+        rows.append(Row("KubeRay operator", PROBLEM,
+                        f"{where}: v{'.'.join(map(str, version))} predates SidecarMode ({need}); "
+                        "every RayJob would end ValidationFailed", f"upgrade KubeRay to {need} or later"))
+    else:
+        rows.append(Row("KubeRay operator", OK, f"{where}" + (" supports SidecarMode" if sidecar else "")))
+    if any(r.gang or r.scheduler for r in needs.rayjobs):
+        args = " ".join(_container(operator).get("args") or [])
+        rows.append(Row("gang scheduling", OK, f"KubeRay runs with {args}") if "batch-scheduler" in args else
+                    Row("gang scheduling", PROBLEM, "a RayJob asks for gang scheduling; KubeRay runs without "
+                        "--batch-scheduler", "set the KubeRay operator's --batch-scheduler (e.g. volcano)"))
+    return rows
+
+
+def _is_kuberay(deployment: dict) -> bool:
+    if deployment["metadata"]["name"] == "kuberay-operator":
+        return True
+    image = _container(deployment).get("image", "")
+    return "kuberay" in image and "operator" in image
+
+
+def _container(deployment: dict) -> dict:
+    containers = ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or [{}]
+    return containers[0]
+
+
+def _version(image: str) -> tuple[int, int, int] | None:
+    tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
+    m = re.match(r"v?(\d+)\.(\d+)\.(\d+)", tag)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def controllers(cluster, engine: Engine) -> list[Row]:
+    rows = []
+    for kind, name in engine.controllers:
+        method = "read_namespaced_deployment" if kind == "Deployment" else "read_namespaced_stateful_set"
+        found = cluster.call(f"AppsV1Api.{method}", name, engine.namespace)
+        check = f"{engine.name} {name}"
+        if found is None:
+            rows.append(Row(check, PROBLEM, f"no {kind} {engine.namespace}/{name}", INSTALL_ENGINE[engine.name]))
+        elif not ((found.get("status") or {}).get("availableReplicas") or (found.get("status") or {}).get("readyReplicas")):
+            rows.append(Row(check, PROBLEM, f"{kind} {engine.namespace}/{name} has no ready replica",
+                            f"kubectl -n {engine.namespace} describe {kind.lower()} {name}"))
+        else:
+            rows.append(Row(check, OK, f"{kind} {engine.namespace}/{name} ready"))
+    return rows
+
+
+INSTALL_ENGINE = {"Flux": INSTALL["kustomize.toolkit.fluxcd.io"], "Argo CD": INSTALL["argoproj.io"]}
+
+
+def csi_drivers(cluster, needs: Needs) -> list[Row]:
+    rows = []
+    for driver in sorted(needs.csi_drivers):
+        found = cluster.call("StorageV1Api.read_csi_driver", driver)
+        rows.append(Row(f"CSI driver {driver}", OK, "registered") if found else
+                    Row(f"CSI driver {driver}", PROBLEM, "not registered: PersistentVolumes using it never mount",
+                        "install the csi-plugin and csi-provisioner add-ons"))
+    return rows
+
+
+def rrsa_webhook(cluster, needs: Needs) -> list[Row]:
+    if not needs.rrsa:
+        return []
+    configs = cluster.items("AdmissionregistrationV1Api.list_mutating_webhook_configuration")
+    found = [c["metadata"]["name"] for c in configs if _selects_rrsa(c)]
+    if found:
+        return [Row("RRSA webhook", OK, f"MutatingWebhookConfiguration {found[0]}")]
+    return [Row("RRSA webhook", PROBLEM, "no pod identity webhook: pods get no RRSA credentials",
+                "install the ack-pod-identity-webhook add-on")]
+
+
+def _selects_rrsa(config: dict) -> bool:
+    if "pod-identity" in config["metadata"]["name"]:
+        return True
+    return RRSA_LABEL in str([w.get("namespaceSelector") for w in config.get("webhooks") or []])

@@ -1,0 +1,113 @@
+"""Checks of what the runs consume: GPU nodes they tolerate, RDMA devices, and the Secrets
+(by name and key) the repository references."""
+from __future__ import annotations
+
+from rlgen.cluster.needs import Needs, PodShape
+from rlgen.cluster.report import OK, PROBLEM, Row
+
+GPU = "nvidia.com/gpu"
+
+
+def gpu_nodes(cluster, needs: Needs) -> list[Row]:
+    """Enough schedulable nodes, whose taints the run tolerates, for the largest run."""
+    gpu_runs = [r for r in needs.rayjobs if r.gpus]
+    if not gpu_runs:
+        return []
+    largest = max(gpu_runs, key=lambda r: r.gpus)
+    nodes = cluster.items("CoreV1Api.list_node")
+    rows = []
+    for shape in (p for p in largest.pods if p.gpus):
+        fits = [n for n in nodes if _fits(n, shape)]
+        slots = sum(_allocatable(n, GPU) // shape.gpus for n in fits)
+        check = f"GPU nodes for {largest.name}/{shape.group}"
+        wanted = f"{shape.count} pod(s) of {shape.gpus} {GPU}"
+        if slots >= shape.count:
+            rows.append(Row(check, OK, f"{len(fits)} node(s) fit {wanted}{_taints(fits)}"))
+        else:
+            rows.append(Row(check, PROBLEM, f"room for {slots} of {wanted}; {_why_not(nodes, shape)}",
+                            "add GPU nodes (or a node pool) carrying the taint the RayJob tolerates"))
+    return rows
+
+
+def _allocatable(node: dict, resource: str) -> int:
+    value = str(((node.get("status") or {}).get("allocatable") or {}).get(resource, "0"))
+    return int(value) if value.isdigit() else 0
+
+
+def _fits(node: dict, shape: PodShape) -> bool:
+    spec = node.get("spec") or {}
+    labels = node["metadata"].get("labels") or {}
+    return (not spec.get("unschedulable")
+            and all(labels.get(k) == v for k, v in shape.node_selector)
+            and all(_tolerated(t, shape.tolerations) for t in spec.get("taints") or []
+                    if t.get("effect") in ("NoSchedule", "NoExecute"))
+            and _allocatable(node, GPU) >= shape.gpus)
+
+
+def _tolerated(taint: dict, tolerations: tuple) -> bool:
+    for frozen in tolerations:
+        t = dict(frozen)
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == taint.get("key")):
+            return True
+        if t.get("key") == taint.get("key") and t.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def _taints(nodes: list[dict]) -> str:
+    keys = sorted({t["key"] for n in nodes for t in (n.get("spec") or {}).get("taints") or []})
+    return f" (tolerated taints: {', '.join(keys)})" if keys else ""
+
+
+def _why_not(nodes: list[dict], shape: PodShape) -> str:
+    gpu = [n for n in nodes if _allocatable(n, GPU)]
+    if not gpu:
+        return f"no node has allocatable {GPU}"
+    blocked = sorted({t["key"] for n in gpu for t in (n.get("spec") or {}).get("taints") or []
+                      if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(t, shape.tolerations)})
+    if blocked:
+        return f"GPU nodes carry taints the RayJob does not tolerate: {', '.join(blocked)}"
+    return f"GPU nodes have at most {max(_allocatable(n, GPU) for n in gpu)} allocatable {GPU}"
+
+
+def rdma(cluster, needs: Needs) -> list[Row]:
+    rows = []
+    nodes = cluster.items("CoreV1Api.list_node") if needs.extended else []
+    for resource in sorted(needs.extended):
+        having = [n["metadata"]["name"] for n in nodes if _allocatable(n, resource)]
+        rows.append(Row(f"device {resource}", OK, f"{len(having)} node(s) advertise it") if having else
+                    Row(f"device {resource}", PROBLEM, "no node advertises it",
+                        "install the RDMA device plugin (ACK: the eRDMA/RDMA add-on) on the GPU nodes"))
+    return rows
+
+
+def secrets(cluster, needs: Needs) -> list[Row]:
+    """Each referenced Secret by name and key. The API returns values with the keys; only
+    the key names are kept, in this function, and no value is printed or stored."""
+    rows = []
+    for (namespace, name), need in sorted(needs.secrets.items()):
+        check = f"Secret {namespace}/{name}"
+        keys = _key_names(cluster.call("CoreV1Api.read_namespaced_secret", name, namespace))
+        create = _create(need)
+        if keys is None:
+            rows.append(Row(check, OK, "absent (optional)") if need.optional else
+                        Row(check, PROBLEM, "missing", create))
+            continue
+        missing = sorted(need.keys - keys)
+        fix = f"{create} --dry-run=client -o yaml | kubectl apply -f -"
+        rows.append(Row(check, PROBLEM, f"missing key(s): {', '.join(missing)}", fix) if missing else
+                    Row(check, OK, f"keys present: {', '.join(sorted(need.keys)) or '(any)'}"))
+    return rows
+
+
+def _key_names(secret: dict | None) -> set[str] | None:
+    if secret is None:
+        return None
+    return set(secret.get("data") or {}) | set(secret.get("stringData") or {})
+
+
+def _create(need) -> str:
+    literals = " ".join(f"--from-literal={k}=..." for k in sorted(need.keys))
+    return f"kubectl create secret generic {need.name} -n {need.namespace} {literals}".rstrip()
