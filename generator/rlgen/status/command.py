@@ -1,0 +1,112 @@
+"""``rlgen status``: is my run training? Each run's RayJob, its pods and its sync stage."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from rlgen.doctor.command import cluster_options
+from rlgen.errors import ProblemsFound, RlgenError
+
+HELP = """Show RUN (default: every run) as the cluster sees it, read-only.
+
+\b
+Each run is matched to its RayJob by the name pinned in runs/<run>/kustomization.yaml:
+KubeRay's jobDeploymentStatus and jobStatus, start time and duration, how many of its pods
+are pending and the scheduler's reason (FailedScheduling events), the Ray dashboard
+Service, and the state of the sync stage that applies runs/ (Flux Kustomization Ready,
+Argo CD Application sync and health). A run without a RayJob says why: not merged yet
+(its last commit is not on the sync branch), sync failing, not applied yet, or pruned.
+
+\b
+Reads RayJobs, Pods, Events and the sync engine's objects; never a Secret.
+Exit codes: 0 shown, 1 a run failed, 2 the cluster cannot be reached (one line).
+"""
+
+
+@click.command("status", help=HELP)
+@click.argument("run", required=False)
+@click.option("--watch", is_flag=True, help="Refresh until interrupted (Ctrl-C).")
+@click.option("--interval", type=float, default=10.0, show_default=True, help="Seconds between refreshes.")
+@cluster_options
+def command(run, watch, interval, kubeconfig, context, output):
+    import sys
+
+    from rlgen.cluster import client
+
+    repo = _repo()
+    runs = _select(repo.root, run)
+    cluster = client.connect(kubeconfig, context)
+    fmt = output or ("table" if sys.stdout.isatty() else "json")
+    while True:
+        rows = _rows(cluster, repo, runs)
+        _show(rows, fmt, cluster, compact=watch)
+        if not watch:
+            break
+        time.sleep(interval)
+    failed = [r.run for r in rows if r.failed]
+    if failed:
+        raise ProblemsFound(f"run(s) failed: {', '.join(failed)}")
+
+
+def _repo():
+    from rlgen.render import manifests
+    from rlgen.repo.workspace import find_root, load_spec
+    from rlgen.status.runs import Repo
+    from rlgen.tools.yamlio import read_plain_all
+
+    root = find_root(Path.cwd())
+    spec = load_spec(root)
+    sync_objects = [d for path in manifests.plain_files(manifests.committable(root))
+                    if path.relative_to(root).parts[0] == "clusters"
+                    for d in read_plain_all(path.read_text()) if isinstance(d, dict)]
+    return Repo(root, spec.namespace, spec.git_branch, sync_objects)
+
+
+def _select(root: Path, run: str | None) -> list[str]:
+    from rlgen.status.runs import all_runs
+
+    runs = all_runs(root)
+    if run is None:
+        return runs
+    if run not in runs:
+        raise RlgenError(f"no run '{run}' in {root / 'runs'} (runs: {', '.join(runs) or 'none'})")
+    return [run]
+
+
+def _rows(cluster, repo, runs):
+    from rlgen.cluster.client import CannotCheck
+    from rlgen.status.runs import RunStatus, owning_stage, status_of
+
+    stage = owning_stage(cluster, repo.sync_objects)
+    rows = []
+    for run in runs:
+        try:
+            rows.append(status_of(cluster, repo, run, stage))
+        except CannotCheck as exc:
+            rows.append(RunStatus(run, "", note=f"cannot check: {exc.message}"))
+    return rows
+
+
+def _show(rows, fmt: str, cluster, compact: bool) -> None:
+    import json
+    from dataclasses import asdict
+
+    from rlgen.cluster.report import emit
+
+    header = {"cluster": str(cluster.target)}
+    if fmt == "json" and compact:
+        # One document per line, so a reader of a watched stream can take each refresh whole.
+        click.echo(json.dumps({**header, "rows": [asdict(r) for r in rows]}), nl=True)
+        sys_flush()
+        return
+    emit(rows, ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "dashboard", "sync", "note"),
+         fmt, header)
+    sys_flush()
+
+
+def sys_flush() -> None:
+    import sys
+
+    sys.stdout.flush()

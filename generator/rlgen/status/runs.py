@@ -1,0 +1,162 @@
+"""Each run of the repository, matched to its RayJob by the pinned hashed name, with what
+KubeRay, the scheduler and the sync engine say about it; a missing RayJob says why."""
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rlgen.cluster.client import CannotCheck
+from rlgen.cluster.engines import StageState, stage_owning, stage_state
+from rlgen.runs import folders
+
+#: KubeRay labels every Pod of a RayCluster with its name (utils/constant.go RayClusterLabelKey).
+CLUSTER_LABEL = "ray.io/cluster"
+DASHBOARD_PORT = 8265
+FAILED = ("Failed", "ValidationFailed")
+
+
+@dataclass
+class RunStatus:
+    run: str
+    rayjob: str
+    deployment: str = ""
+    job: str = ""
+    started: str = ""
+    duration: str = ""
+    pending: str = ""
+    dashboard: str = ""
+    sync: str = ""
+    note: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.deployment in FAILED or self.job == "FAILED"
+
+
+@dataclass(frozen=True)
+class Repo:
+    root: Path
+    namespace: str
+    branch: str
+    sync_objects: list
+
+
+def all_runs(repo: Path) -> list[str]:
+    listed = folders.active(repo)
+    on_disk = sorted(p.parent.name for p in (repo / "runs").glob("*/kustomization.yaml"))
+    return listed + [r for r in on_disk if r not in listed]
+
+
+def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
+    name = folders.pinned_name(repo.root, run) or ""
+    row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies runs/")
+    live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
+                        "rayjobs", name) if name else None
+    listed = run in folders.active(repo.root)
+    if live is None:
+        row.note = _why_missing(repo, run, listed, stage)
+        return row
+    status = live.get("status") or {}
+    row.deployment = status.get("jobDeploymentStatus") or "New"
+    row.job = status.get("jobStatus") or ""
+    row.started = status.get("startTime") or ""
+    row.duration = _duration(row.started, status.get("endTime"))
+    row.dashboard = _dashboard(status, repo.namespace)
+    try:
+        row.pending = _pending(cluster, repo.namespace, status.get("rayClusterName"))
+    except CannotCheck as exc:
+        row.pending = f"cannot check: {exc.message}"
+    notes = [status.get("reason", ""), status.get("message", "")]
+    if not listed:
+        notes.append("removed from runs/kustomization.yaml: the sync engine prunes it")
+    row.note = ": ".join(n for n in notes if n)
+    return row
+
+
+def owning_stage(cluster, sync_objects: list):
+    """(engine, live object, state) of the stage that applies ``runs/``, or None."""
+    found = stage_owning(sync_objects, "runs")
+    if found is None:
+        return None
+    engine, obj = found
+    meta = obj["metadata"]
+    try:
+        live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", engine.group, engine.version,
+                            meta.get("namespace", engine.namespace), engine.plural, meta["name"])
+    except CannotCheck as exc:
+        return engine, None, StageState(None, f"cannot check: {exc.message}")
+    if live is None:
+        return engine, None, StageState(False, f"{engine.kind} {meta['name']} does not exist: the sync engine "
+                                               "has not applied the repository's entry points")
+    return engine, live, stage_state(engine, live)
+
+
+def _why_missing(repo: Repo, run: str, listed: bool, stage) -> str:
+    if not listed:
+        return "removed from runs/kustomization.yaml: pruned"
+    commit = _git(repo.root, "log", "-1", "--format=%H", "--", f"runs/{run}")
+    branch = next((b for b in (f"origin/{repo.branch}", repo.branch)
+                   if _git(repo.root, "rev-parse", "--verify", "-q", f"{b}^{{commit}}")), None)
+    if commit and branch and not _ancestor(repo.root, commit, branch):
+        return f"not merged yet: commit {commit[:7]} is not on {branch}"
+    if stage is None:
+        return "no sync stage applies runs/"
+    state = stage[2]
+    if state.healthy is False:
+        return f"sync failing: {state.summary}"
+    if commit and state.revision and not _ancestor(repo.root, commit, state.revision):
+        return f"merged, not applied yet: the sync engine applied {state.revision[:7]}"
+    if state.healthy is None:
+        return f"sync in progress: {state.summary}"
+    return "applied but absent: deleted from the cluster (by hand, or DeleteSelf); the next sync recreates it"
+
+
+def _ancestor(root: Path, commit: str, of: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", commit, of], cwd=root,
+                          capture_output=True).returncode == 0
+
+
+def _git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def _duration(start: str, end: str | None) -> str:
+    if not start:
+        return ""
+    begin = _time(start)
+    finish = _time(end) if end else datetime.now(timezone.utc)
+    seconds = max(0, int((finish - begin).total_seconds()))
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" + ("" if end else " (running)")
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _dashboard(status: dict, namespace: str) -> str:
+    if status.get("dashboardURL"):
+        return status["dashboardURL"]
+    cluster = status.get("rayClusterName")
+    # KubeRay names the head Service <RayCluster>-head-svc (utils.GenerateHeadServiceName).
+    return f"{cluster}-head-svc.{namespace}.svc:{DASHBOARD_PORT} (not ready)" if cluster else ""
+
+
+def _pending(cluster, namespace: str, ray_cluster: str | None) -> str:
+    if not ray_cluster:
+        return ""
+    pods = cluster.items("CoreV1Api.list_namespaced_pod", namespace, label_selector=f"{CLUSTER_LABEL}={ray_cluster}")
+    pending = [p for p in pods if (p.get("status") or {}).get("phase") == "Pending"]
+    if not pending:
+        return "0"
+    reasons = []
+    for pod in pending:
+        name = pod["metadata"]["name"]
+        events = cluster.items("CoreV1Api.list_namespaced_event", namespace,
+                               field_selector=f"involvedObject.name={name},reason=FailedScheduling")
+        if events:
+            latest = max(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+            reasons.append(latest.get("message", ""))
+    return f"{len(pending)}" + (f": {reasons[0]}" if reasons else "")
