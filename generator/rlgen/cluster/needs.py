@@ -11,8 +11,6 @@ from pathlib import Path
 
 from rlgen.validate.rules.base import get, pod_specs
 
-#: Plain files the sync engine never applies (see rbac.py): not part of what the cluster gets.
-NOT_SYNCED = ("rbac/",)
 #: Resources a pod may request that need a device plugin, besides GPUs.
 RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
 #: KubeRay's label that turns on gang scheduling through its batch scheduler.
@@ -75,8 +73,6 @@ def read(repo: Path) -> Needs:
 
     needs = Needs()
     for source, docs in manifests.render({"repo": repo})["repo"].items():
-        if source.startswith(NOT_SYNCED):
-            continue
         for obj in read_plain_all("\n---\n".join(docs)):
             if isinstance(obj, dict):
                 _collect(needs, obj, source)

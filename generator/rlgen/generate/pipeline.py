@@ -137,6 +137,15 @@ def plugin_files(b: Build) -> None:
             b.tree.add(path, text)
 
 
+def reader_role(b: Build) -> None:
+    """The read-only role of rlgen doctor and rlgen status (applied by hand, never synced)."""
+    from rlgen.cluster import rbac
+
+    sync_objects = [d for path, text in sorted(b.tree.files.items()) if path.startswith("clusters/")
+                    for d in yamlio.read_plain_all(text.decode()) if isinstance(d, dict)]
+    b.tree.add(rbac.PATH, rbac.reader_role([s.name for s in b.secrets()], sync_objects))
+
+
 def schemas(b: Build) -> None:
     """The schemas of every custom kind the repository's YAML holds, so its CI validates
     them with no network."""
@@ -181,7 +190,7 @@ def skeleton(b: Build) -> None:
 
 
 STAGES = (check_selection, plugin_components, training_base, platform_base, sync_entry_points, plugin_files,
-          schemas, first_run, answers_file, skeleton)
+          reader_role, schemas, first_run, answers_file, skeleton)
 
 
 def generate(selection: Selection) -> Build:

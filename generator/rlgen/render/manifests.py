@@ -16,6 +16,8 @@ from rlgen.errors import RlgenError
 from rlgen.tools import git, kustomize, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
+#: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
+NOT_SYNCED = ("rbac",)
 
 
 def top_roots(tree: Path, files: set[Path]) -> list[Path]:
@@ -45,6 +47,8 @@ def plain_files(files: set[Path]) -> list[Path]:
     found = []
     for path in sorted(files):
         if path.suffix not in (".yaml", ".yml") or any(p in folders for p in path.parents):
+            continue
+        if path.parent.name in NOT_SYNCED:
             continue
         if split(path.read_text()):
             found.append(path)
