@@ -62,7 +62,7 @@ def test_built_in_plugins_use_only_the_contract():
 
 
 HEAVY = ("datasets", "alibabacloud_oss_v2", "cookiecutter", "jinja2", "pyarrow", "rich", "jsonschema", "hydra",
-         "huggingface_hub", "modelscope")
+         "huggingface_hub", "modelscope", "kubernetes")
 
 
 def test_cli_help_imports_nothing_heavy():

@@ -111,12 +111,20 @@ def connect(kubeconfig: Path | None, context: str | None) -> Cluster:
     configuration = client.Configuration()
     # One retry: a refused connection is reported in seconds, not after urllib3's default three.
     configuration.retries = 1
+    import yaml
+
     path = str(kubeconfig) if kubeconfig else None
+    if path and not Path(path).is_file():
+        raise RlgenError(f"{path}: no such file")
     try:
         contexts, active = config.list_kube_config_contexts(config_file=path)
         chosen = context or (active or {}).get("name")
         api_client = config.new_client_from_config(config_file=path, context=chosen,
                                                    client_configuration=configuration, persist_config=False)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        raise RlgenError(f"{path or 'the default kubeconfig'}: not a kubeconfig (YAML error{line})") from None
     except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
         where = path or "the default kubeconfig"
         raise RlgenError(f"{where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None

@@ -1,0 +1,148 @@
+"""rlgen doctor against a recorded-object API server, through the real kubernetes client."""
+from __future__ import annotations
+
+import base64
+
+import pytest
+from support import cluster_objects as co
+from support.cluster import against, closed_port, rows
+from support.fake_apiserver import FakeAPIServer
+from support.repos import one_error_line, rlgen_in
+
+NS = "rl-training"
+
+
+def states(result) -> dict[str, str]:
+    return {check: row["state"] for check, row in rows(result).items()}
+
+
+def without(objects, kind, name=None):
+    return [o for o in objects if not (o["kind"] == kind and (name is None or o["metadata"]["name"] == name))]
+
+
+def test_a_healthy_cluster_passes_every_check(generate):
+    result, server = against(generate(), co.healthy({"namespace": NS}), "doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    found = rows(result)
+    assert set(states(result).values()) == {"ok"}
+    assert "supports SidecarMode" in found["KubeRay operator"]["detail"]
+    assert found["Secret rl-training/oss-credentials"]["detail"] == "keys present: akId, akSecret"
+    assert found["Secret rl-training/hf-token"]["detail"] == "absent (optional)"
+    assert "node-role.alibabacloud.com/lingjun" in next(r["detail"] for c, r in found.items() if c.startswith("GPU"))
+    # The sandbox CRDs come with the first sync (upstream source pinned in infrastructure).
+    assert "first sync installs SandboxSet" in found["API agents.kruise.io/v1alpha1"]["detail"]
+    assert {"Flux source-controller", "Flux kustomize-controller", "CSI driver ossplugin.csi.alibabacloud.com"} <= set(found)
+    # Read-only: every request the client sent was a GET (the server answers nothing else).
+    assert all(not p.startswith("/apis/rbac") for p in server.requests)
+
+
+def test_kubernetes_is_missing_kuberay(generate):
+    objects = [o for o in co.healthy({"namespace": NS})
+               if not (o["kind"] == "CustomResourceDefinition" and o["spec"]["group"] == "ray.io")]
+    result, _ = against(generate(), without(objects, "Deployment", "kuberay-operator"), "doctor")
+    assert one_error_line(result, 1).startswith("rlgen: error: 2 problem(s)")
+    found = rows(result)
+    assert found["API ray.io/v1"]["state"] == "problem"
+    assert "install KubeRay >= v1.5.0" in found["API ray.io/v1"]["fix"]
+    assert found["KubeRay operator"]["state"] == "problem"
+    assert found["KubeRay operator"]["detail"] == "no kuberay-operator Deployment in any namespace"
+
+
+def test_kuberay_too_old_for_sidecar_mode(generate):
+    objects = without(co.healthy({"namespace": NS}), "Deployment", "kuberay-operator")
+    objects.append(co.deployment("kuberay-operator", "kuberay-system", "quay.io/kuberay/operator:v1.4.2"))
+    result, _ = against(generate(), objects, "doctor")
+    assert one_error_line(result, 1).startswith("rlgen: error: 1 problem(s)")
+    row = rows(result)["KubeRay operator"]
+    assert row["state"] == "problem" and "v1.4.2 predates SidecarMode (v1.5.0)" in row["detail"]
+    assert row["fix"] == "upgrade KubeRay to v1.5.0 or later"
+
+
+def test_a_missing_secret_key_is_named_and_no_value_is_printed(generate):
+    objects = without(co.healthy({"namespace": NS}), "Secret")
+    objects.append(co.secret("oss-credentials", NS, {"akId": "recorded-id-value"}))
+    result, _ = against(generate(), objects, "doctor")
+    one_error_line(result, 1)
+    row = rows(result)["Secret rl-training/oss-credentials"]
+    assert row["state"] == "problem" and row["detail"] == "missing key(s): akSecret"
+    assert "kubectl create secret generic oss-credentials -n rl-training" in row["fix"]
+    for text in ("recorded-id-value", base64.b64encode(b"recorded-id-value").decode()):
+        assert text not in result.stdout + result.stderr
+
+
+def test_a_missing_required_secret_says_how_to_create_it(generate):
+    result, _ = against(generate(), without(co.healthy({"namespace": NS}), "Secret"), "doctor")
+    row = rows(result)["Secret rl-training/oss-credentials"]
+    assert row["state"] == "problem" and row["detail"] == "missing"
+    assert row["fix"].endswith("--from-literal=akId=... --from-literal=akSecret=...")
+
+
+def test_rbac_forbidden_reads_become_cannot_check_rows(generate):
+    result, _ = against(generate(), co.healthy({"namespace": NS}), "doctor", forbidden={"secrets", "nodes"})
+    assert "2 check(s) the cluster's RBAC forbids" in one_error_line(result, 1)
+    found = rows(result)
+    forbidden = {c: r for c, r in found.items() if r["state"] == "cannot check"}
+    assert set(forbidden) == {"GPU nodes", "Secrets"}
+    assert 'nodes is forbidden: User "rlgen-test" cannot list resource "nodes"' in forbidden["GPU nodes"]["detail"]
+    assert "rbac/rlgen-reader.yaml" in forbidden["Secrets"]["fix"]
+    assert found["KubeRay operator"]["state"] == "ok"
+
+
+def test_gpu_nodes_with_a_taint_the_run_does_not_tolerate(generate):
+    other = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    objects = without(co.healthy({"namespace": NS}), "Node") + [co.gpu_node("gpu-1", taint=other)]
+    result, _ = against(generate(), objects, "doctor")
+    row = next(r for c, r in rows(result).items() if c.startswith("GPU"))
+    assert row["state"] == "problem"
+    assert "room for 0 of 1 pod(s) of 8 nvidia.com/gpu" in row["detail"] and "nvidia.com/gpu" in row["detail"]
+    assert "taints the RayJob does not tolerate: nvidia.com/gpu" in row["detail"]
+
+
+def test_rrsa_storage_needs_the_pod_identity_webhook(generate):
+    repo = generate("--plugin", "rrsa-storage", "--set", "rrsa-storage.role_name=rl-oss")
+    result, _ = against(repo, co.healthy({"namespace": NS}), "doctor")
+    assert rows(result)["RRSA webhook"]["state"] == "problem"
+    webhook = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+               "metadata": co.meta("ack-pod-identity-webhook"),
+               "webhooks": [{"name": "pod-identity.alibabacloud.com", "namespaceSelector": {
+                   "matchLabels": {"pod-identity.alibabacloud.com/injection": "on"}}}]}
+    result, _ = against(repo, co.healthy({"namespace": NS}) + [webhook], "doctor")
+    assert rows(result)["RRSA webhook"] == {"check": "RRSA webhook", "state": "ok",
+                                            "detail": "MutatingWebhookConfiguration ack-pod-identity-webhook", "fix": ""}
+
+
+def test_argo_cd_controllers_are_checked_for_an_argo_repository(generate):
+    result, _ = against(generate("--plugin", "argo"), co.healthy({"namespace": NS}), "doctor")
+    found = rows(result)
+    assert found["Argo CD argocd-application-controller"]["detail"] == \
+        "no StatefulSet argocd/argocd-application-controller"
+    assert found["API argoproj.io/v1alpha1"]["state"] == "problem"
+
+
+def test_an_unreachable_server_is_one_line(generate, tmp_path):
+    config = FakeAPIServer().kubeconfig(tmp_path / "config", server=f"http://127.0.0.1:{closed_port()}")
+    line = one_error_line(rlgen_in(generate(), "doctor", "--kubeconfig", str(config)))
+    assert line.startswith("rlgen: error: cannot reach the cluster at http://127.0.0.1:")
+    assert "(context test)" in line and "refused" in line.lower()
+
+
+def test_a_server_answering_garbage_is_one_line(generate):
+    result, _ = against(generate(), [], "doctor", garbage=True)
+    line = one_error_line(result)
+    assert "did not answer like a Kubernetes API server" in line and "nginx" in line
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "no such file"), ("clusters: [", "not a kubeconfig (yaml error at line 1)"),
+    ('{"apiVersion": "v1", "kind": "Config"}', "invalid kube-config file")])
+def test_a_bad_kubeconfig_is_one_line(generate, tmp_path, content, expected):
+    path = tmp_path / "config"
+    if content is not None:
+        path.write_text(content)
+    line = one_error_line(rlgen_in(generate(), "doctor", "--kubeconfig", str(path)))
+    assert expected in line.lower(), line
+
+
+def test_help_says_what_is_read_of_secrets(generate):
+    out = rlgen_in(generate(), "doctor", "--help").stdout
+    assert "keeps only the key names" in out and "never prints" in out
