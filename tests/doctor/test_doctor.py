@@ -117,6 +117,9 @@ def test_argo_cd_controllers_are_checked_for_an_argo_repository(generate):
     assert found["Argo CD argocd-application-controller"]["detail"] == \
         "no StatefulSet argocd/argocd-application-controller"
     assert found["API argoproj.io/v1alpha1"]["state"] == "problem"
+    result, _ = against(generate("--plugin", "argo"), co.healthy({"namespace": NS}) + co.argo(), "doctor")
+    assert result.returncode == 0, result.stdout
+    assert rows(result)["Argo CD argocd-application-controller"]["state"] == "ok"
 
 
 def test_an_unreachable_server_is_one_line(generate, tmp_path):

@@ -77,6 +77,13 @@ def flux() -> list[dict]:
             deployment("kustomize-controller", "flux-system", "ghcr.io/fluxcd/kustomize-controller:v1.9.4")]
 
 
+def argo() -> list[dict]:
+    return [crd("applications.argoproj.io"), crd("appprojects.argoproj.io"),
+            deployment("argocd-repo-server", "argocd", "quay.io/argoproj/argocd:v3.5.1"),
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("argocd-application-controller", "argocd"),
+             "spec": {"replicas": 1}, "status": {"replicas": 1, "readyReplicas": 1}}]
+
+
 def rayjob(name: str, namespace: str, deployment_status: str, job_status: str = "", start: str = NOW,
            end: str | None = None, reason: str = "", message: str = "") -> dict:
     """A RayJob as KubeRay v1.7.0 leaves it: status fields of RayJobStatus."""
