@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -37,16 +38,11 @@ def emit(rows: list, columns: tuple[str, ...], fmt: str, header: dict | None = N
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=160) if not console_is_tty() else Console()
-    table = Table(title=" ".join(f"{k}: {v}" for k, v in (header or {}).items()) or None)
+    # A table piped to a file keeps its long fix commands on one line.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    table = Table(title=", ".join(f"{k} {v}" for k, v in (header or {}).items()) or None)
     for column in columns:
         table.add_column(column)
     for row in rows:
         table.add_row(*(str(getattr(row, c.replace(" ", "_"))) for c in columns))
     console.print(table)
-
-
-def console_is_tty() -> bool:
-    import sys
-
-    return sys.stdout.isatty()

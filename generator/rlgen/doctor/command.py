@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from rlgen.cluster.options import cluster_options, header
 from rlgen.errors import ProblemsFound
 
 HELP = """Check, read-only, that the cluster of --context can run this repository.
@@ -26,15 +27,6 @@ A read the cluster forbids (401/403) makes its row "cannot check"; the others go
 Exit codes: 0 every check ok, 1 a problem or a check that could not run, 2 the cluster
 cannot be reached or does not answer like a Kubernetes API server (one line).
 """
-
-
-def cluster_options(f):
-    f = click.option("-o", "--output", type=click.Choice(["table", "json"]), default=None,
-                     help="Output format (default: a table on a terminal, json otherwise).")(f)
-    f = click.option("--context", help="kubeconfig context (default: the current one).")(f)
-    f = click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False),
-                     help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(f)
-    return f
 
 
 @click.command("doctor", help=HELP)
@@ -60,7 +52,7 @@ def command(kubeconfig, context, output):
     for name, check in checks:
         rows += guarded(name, lambda check=check: check(cluster, needs))
     emit(rows, ("check", "state", "detail", "fix"), output or ("table" if sys.stdout.isatty() else "json"),
-         {"cluster": str(cluster.target), "version": cluster.version})
+         header(cluster))
     bad = [r for r in rows if r.state != OK]
     if bad:
         problems = sum(r.state == PROBLEM for r in bad)

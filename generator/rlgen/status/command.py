@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.doctor.command import cluster_options
+from rlgen.cluster.options import cluster_options, header
 from rlgen.errors import ProblemsFound, RlgenError
 
 HELP = """Show RUN (default: every run) as the cluster sees it, read-only.
@@ -91,22 +91,19 @@ def _rows(cluster, repo, runs):
 
 def _show(rows, fmt: str, cluster, compact: bool) -> None:
     import json
+    import sys
     from dataclasses import asdict
 
     from rlgen.cluster.report import emit
 
-    header = {"cluster": str(cluster.target)}
     if fmt == "json" and compact:
         # One document per line, so a reader of a watched stream can take each refresh whole.
-        click.echo(json.dumps({**header, "rows": [asdict(r) for r in rows]}), nl=True)
-        sys_flush()
-        return
-    emit(rows, ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "dashboard", "sync", "note"),
-         fmt, header)
-    sys_flush()
-
-
-def sys_flush() -> None:
-    import sys
-
+        click.echo(json.dumps({**header(cluster), "rows": [asdict(r) for r in rows]}))
+    else:
+        if compact:
+            click.clear()
+        emit(rows, COLUMNS, fmt, header(cluster))
     sys.stdout.flush()
+
+
+COLUMNS = ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "dashboard", "sync", "note")

@@ -1,0 +1,20 @@
+"""The options every cluster command takes: which kubeconfig, which context, which output."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+def cluster_options(f):
+    f = click.option("-o", "--output", type=click.Choice(["table", "json"]), default=None,
+                     help="Output format (default: a table on a terminal, json otherwise).")(f)
+    f = click.option("--context", help="kubeconfig context (default: the current one).")(f)
+    f = click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False),
+                     help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(f)
+    return f
+
+
+def header(cluster) -> dict:
+    """What the output says it read: the server, the context and its Kubernetes version."""
+    return {"server": cluster.target.server, "context": cluster.target.context, "kubernetes": cluster.version}
