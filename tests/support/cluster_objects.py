@@ -132,4 +132,7 @@ def healthy(repo_needs: dict) -> list[dict]:
         {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": meta("ossplugin.csi.alibabacloud.com"),
          "spec": {"attachRequired": False, "podInfoOnMount": True}},
         secret("oss-credentials", ns, {"akId": "recorded-id", "akSecret": "recorded-secret-value"}),
+        # The sandbox API keys: the trainer's copy and the manager's admin key.
+        secret("sandbox-api-key", ns, {"apiKey": "recorded-api-key"}),
+        secret("sandbox-admin-api-key", "sandbox-system", {"adminApiKey": "recorded-admin-key"}),
     ]
