@@ -1,0 +1,114 @@
+"""Timing shared by every benchmark: whole processes, interleaved A/B, medians, ratios.
+
+Each :class:`Pair` is an rlgen command and its baseline. :func:`measure` runs them in turns
+(A, B, B, A, ...: neither side always goes first and meets a warmer or colder machine), each
+as a separate process, ``runs`` times, with an untimed ``setup`` before each run. A row of the
+final table is the median of each side and their ratio, with the goal it must meet.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+RUNS = int(os.environ.get("BENCH_RUNS", "7"))
+
+
+@dataclass
+class Cmd:
+    """One process to time; ``setup`` runs before each run, untimed (e.g. delete a cache)."""
+
+    label: str
+    argv: Sequence[str]
+    cwd: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    setup: Callable[[], None] | None = None
+    ok_codes: tuple[int, ...] = (0,)
+
+    def once(self) -> float:
+        if self.setup:
+            self.setup()
+        env = {**os.environ, **self.env}
+        start = time.perf_counter()
+        result = subprocess.run(list(self.argv), cwd=self.cwd, env=env, capture_output=True)
+        seconds = time.perf_counter() - start
+        if result.returncode not in self.ok_codes:
+            raise SystemExit(f"{self.label} exited {result.returncode}:\n"
+                             f"{result.stdout.decode()[-1500:]}{result.stderr.decode()[-1500:]}")
+        return seconds
+
+
+@dataclass
+class Row:
+    measure: str
+    rlgen: float
+    baseline_label: str
+    baseline: float
+    goal: float  # the ratio rlgen / baseline must be at most this
+
+    @property
+    def ratio(self) -> float:
+        return self.rlgen / self.baseline
+
+    @property
+    def met(self) -> bool:
+        return self.ratio <= self.goal
+
+
+def measure(measure_name: str, rlgen: Cmd, baseline: Cmd, goal: float, runs: int = RUNS) -> Row:
+    """Both commands ``runs`` times each, interleaved, after one untimed warm-up of each."""
+    rlgen.once(), baseline.once()
+    samples: dict[int, list[float]] = {0: [], 1: []}
+    for i in range(runs):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        for side in order:
+            samples[side].append((rlgen, baseline)[side].once())
+    row = Row(measure_name, statistics.median(samples[0]), baseline.label, statistics.median(samples[1]), goal)
+    print(f"  {row.measure}: {row.rlgen * 1000:.0f} ms vs {row.baseline * 1000:.0f} ms -> {row.ratio:.2f}x",
+          file=sys.stderr)
+    return row
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| measure | rlgen | baseline in the same run | ratio | goal | met |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r.measure} | {_ms(r.rlgen)} | {r.baseline_label}, {_ms(r.baseline)} | "
+                     f"{r.ratio:.2f}x | <= {r.goal:g}x | {'yes' if r.met else 'NO'} |")
+    return "\n".join(lines)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def python() -> str:
+    return sys.executable
+
+
+def rlgen(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rlgen", *args]
+
+
+def kustomize() -> list[str]:
+    if exe := shutil.which("kustomize"):
+        return [exe, "build"]
+    return [shutil.which("kubectl") or "kubectl", "kustomize"]
+
+
+def run(argv: Sequence[str], cwd: Path | None = None, **env: str) -> str:
+    """An untimed step of a benchmark's set-up; a failure stops the benchmark."""
+    result = subprocess.run(list(argv), cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, argv))} failed:\n{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def main(rows_fn: Callable[[], list[Row]]) -> None:
+    """What each ``bench_*.py`` runs as a script: its own rows as one table."""
+    print(table(rows_fn()))
