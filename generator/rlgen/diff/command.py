@@ -10,21 +10,7 @@ user's checkout is never touched) and removed afterwards. Defaults:
 """
 from __future__ import annotations
 
-import shutil
-import sys
-import tempfile
-from contextlib import ExitStack, contextmanager
-from pathlib import Path
-from typing import Iterator
-
 import click
-
-from rlgen.diff import report
-from rlgen.diff.compare import compare
-from rlgen.errors import RlgenError
-from rlgen.render import manifests
-from rlgen.repo.workspace import Workspace, open_workspace
-from rlgen.tools import git, kustomize
 
 
 @click.command("diff")
@@ -36,51 +22,6 @@ from rlgen.tools import git, kustomize
 def command(base: str | None, head: str | None, fmt: str, exit_code: bool):
     """Compare the rendered manifests of two revisions: added, removed and changed objects,
     and the trainer-config keys each run changes. Secret values are never shown."""
-    ws = open_workspace(Path.cwd())
-    kustomize.command()
-    head_sha = _commit(ws.root, head) if head else None
-    base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
-    labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
+    from rlgen.diff.revisions import diff
 
-    with ExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rlgen-diff-")))
-        trees = {labels[0]: stack.enter_context(_worktree(ws.root, base_sha, tmp / "base"))}
-        trees[labels[1]] = stack.enter_context(_worktree(ws.root, head_sha, tmp / "head")) if head_sha else ws.root
-        rendered = manifests.render(trees)
-    comparison = compare(rendered[labels[0]], rendered[labels[1]], ws.spec)
-    render = report.markdown if fmt == "markdown" else report.text
-    click.echo(render(comparison, *labels), nl=False)
-    if exit_code and comparison.objects:
-        sys.exit(1)
-
-
-def _commit(repo: Path, ref: str) -> str:
-    try:
-        return git.run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
-    except RlgenError:
-        raise RlgenError(f"'{ref}' is not a commit of this repository") from None
-
-
-def _default_base(ws: Workspace, head: str) -> tuple[str, str]:
-    branch = ws.spec.git_branch
-    for ref in (f"origin/{branch}", branch):
-        try:
-            _commit(ws.root, ref)
-        except RlgenError:
-            continue
-        return ref, git.run(ws.root, "merge-base", head, ref).strip()
-    raise RlgenError(f"no base revision: neither origin/{branch} nor {branch} exists; pass --base REF")
-
-
-@contextmanager
-def _worktree(repo: Path, sha: str, dest: Path) -> Iterator[Path]:
-    git.run(repo, "worktree", "add", "--detach", "--quiet", str(dest), sha)
-    try:
-        yield dest
-    finally:
-        try:
-            git.run(repo, "worktree", "remove", "--force", str(dest))
-        except RlgenError:
-            # Leave no worktree entry behind even if git could not remove the folder itself.
-            shutil.rmtree(dest, ignore_errors=True)
-            git.run(repo, "worktree", "prune")
+    diff(base, head, fmt, exit_code)

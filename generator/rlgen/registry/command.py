@@ -6,10 +6,6 @@ import sys
 
 import click
 
-from rlgen.contributions import SLOTS
-from rlgen.registry.discovery import DEFAULT_PLUGINS, discover
-from rlgen.registry.selection import CORE
-
 
 @click.command("plugins")
 @click.option("--output", type=click.Choice(["table", "json"]), default=None,
@@ -20,6 +16,9 @@ def command(output):
 
 
 def rows() -> list[dict]:
+    from rlgen.contributions import SLOTS
+    from rlgen.registry.discovery import DEFAULT_PLUGINS, discover
+
     installed = discover()
     ordered = sorted(installed.values(), key=lambda i: (SLOTS.index(i.info.slot), i.info.name))
     out = []
@@ -40,6 +39,8 @@ def rows() -> list[dict]:
 def show(fmt: str) -> None:
     data = rows()
     if fmt == "json":
+        from rlgen.registry.selection import CORE
+
         core = [{"name": o.name, "default": o.default, "help": o.help} for o in CORE.options]
         print(json.dumps({"plugins": data, "core_options": core}, indent=2))
         return

@@ -5,8 +5,6 @@ from pathlib import Path
 
 import click
 
-from rlgen.schemas.convert import import_crds
-
 
 @click.group("schemas")
 def command() -> None:
@@ -24,5 +22,7 @@ def command() -> None:
 @click.option("--compact", is_flag=True, help="Write no indentation (the schemas rlgen ships are compact).")
 def import_command(crds: tuple[Path, ...], out: Path, compact: bool) -> None:
     """Convert the CustomResourceDefinitions in CRDS (YAML files) into kubeconform JSON schemas."""
+    from rlgen.schemas.convert import import_crds
+
     for path in import_crds(list(crds), out, compact=compact):
         click.echo(path)

@@ -22,7 +22,7 @@ def collect(repo: Path, target: Path):
     from rlgen.validate.rules import Rendered
 
     if target == repo:
-        sources = manifests.render({"repo": repo})["repo"]
+        sources = manifests.render({"repo": repo}, cache_repo=repo)["repo"]
         return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
     return [Rendered((target.parent / root).relative_to(repo).as_posix(), d)
             for root, text in render_all(target) for d in read_plain_all(text)]

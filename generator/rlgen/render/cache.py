@@ -1,0 +1,38 @@
+"""Renders by content key (see :mod:`rlgen.render.inputs`) in ``.rlgen-cache/renders/``.
+
+Safe to delete at any time, and never committed (the generated ``.gitignore`` lists
+``.rlgen-cache/``): an entry is only ever read under the key of exactly what it renders.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+FOLDER = Path(".rlgen-cache") / "renders"
+
+
+class RenderCache:
+    def __init__(self, repo: Path | None) -> None:
+        self.folder = repo / FOLDER if repo else None
+
+    def get(self, key: str) -> str | None:
+        if self.folder is None:
+            return None
+        try:
+            return (self.folder / f"{key}.yaml").read_text()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+
+    def put(self, key: str, text: str) -> None:
+        if self.folder is None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            # Written aside and renamed: a reader never sees half an entry.
+            fd, partial = tempfile.mkstemp(dir=self.folder, prefix=".partial-")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(partial, self.folder / f"{key}.yaml")
+        except OSError:
+            pass  # a cache that cannot be written only costs the next run a render
