@@ -15,46 +15,66 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
+from rlgen.errors import RlgenError
 from rlgen.tools import kustomize, yamlio
 
 #: Bump when what a key covers changes, so older cache entries are never read.
 KEY_VERSION = b"rlgen-render-key 1\n"
 
 
-def reads(root: Path, tree: Path) -> set[Path]:
+def reads(root: Path, tree: Path) -> frozenset[Path]:
     """Every file below ``tree`` that building ``root`` may read."""
-    files: set[Path] = set()
-    visited: set[Path] = set()
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        if folder in visited:
-            continue
-        visited.add(folder)
-        files.update(p for p in folder.iterdir() if p.is_file())
-        for target in _named_paths(folder, tree):
-            if target.is_file():
-                files.add(target)
-            elif kustomize.is_root(target):
-                pending.append(target)
-            elif target.is_dir():
-                files.update(p for p in target.rglob("*") if p.is_file())
-    return files
+    if root in _visiting:
+        raise RlgenError(f"kustomization {root} lists itself through the roots it names")
+    _visiting.add(root)
+    try:
+        return _reads(root, tree)
+    finally:
+        _visiting.discard(root)
+
+
+_visiting: set[Path] = set()
+
+
+@lru_cache(maxsize=None)
+def _reads(root: Path, tree: Path) -> frozenset[Path]:
+    # Cached per folder: every run reads the same training base and components.
+    files = {p for p in root.iterdir() if p.is_file()}
+    for target in _named_paths(root, tree):
+        if target.is_file():
+            files.add(target)
+        elif kustomize.is_root(target):
+            files |= reads(target, tree)
+        elif target.is_dir():
+            files.update(p for p in target.rglob("*") if p.is_file())
+    return frozenset(files)
 
 
 def _named_paths(folder: Path, tree: Path) -> Iterator[Path]:
     for name in kustomize.KUSTOMIZATION_FILES:
         if (folder / name).is_file():
-            doc = yamlio.read_plain((folder / name).read_text())
+            doc = parse_kustomization((folder / name).read_text())
             break
     else:
         return
     for value in _strings(doc):
         # A generator's file may be given as key=path.
         for candidate in {value, value.partition("=")[2]} - {""}:
-            target = Path(os.path.normpath(folder / candidate))
+            target = Path(os.path.normpath(os.path.join(folder, candidate)))
             if target.is_relative_to(tree) and target.exists():
                 yield target
+
+
+def parse_kustomization(text: str) -> dict:
+    """A kustomization's plain data ({} when it is not a mapping)."""
+    return _parse(text)[0]
+
+
+@lru_cache(maxsize=None)
+def _parse(text: str) -> tuple:
+    # Cached by content: most kustomizations are the same in both revisions.
+    doc = yamlio.read_plain(text)
+    return (doc if isinstance(doc, dict) else {},)
 
 
 def _strings(node: Any) -> Iterator[str]:

@@ -13,7 +13,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 from rlgen.errors import RlgenError
@@ -35,21 +35,10 @@ def kustomizations(files: set[Path]) -> dict[Path, dict]:
     out = {}
     for path in files:
         if path.name in kustomize.KUSTOMIZATION_FILES:
-            doc = _parse(path.read_text())
+            doc = inputs.parse_kustomization(path.read_text())
             if doc.get("kind") != "Component":
                 out[path.parent] = doc
     return out
-
-
-@lru_cache(maxsize=None)
-def _parse_cached(text: str) -> tuple:
-    # Cached by content: most kustomizations are the same in both revisions.
-    doc = yamlio.read_plain(text)
-    return (doc if isinstance(doc, dict) else {},)
-
-
-def _parse(text: str) -> dict:
-    return _parse_cached(text)[0]
 
 
 def top_roots(tree: Path, files: set[Path]) -> list[Path]:

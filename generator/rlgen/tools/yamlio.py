@@ -88,6 +88,60 @@ def read_yaml11_all(text: str) -> list[Any]:
         raise ValueError(" ".join(str(exc).split())) from None
 
 
+def read_plain12(text: str) -> Any:
+    """The first document of ``text`` as plain data by YAML 1.2 rules, like :func:`parse_value`
+    (``3e-6`` is a number, ``yes`` a string), at libyaml speed: for the trainer configs
+    ``diff`` and ``validate`` read for every run. A defect raises ``ValueError``."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_core_schema_loader())
+    except yaml.YAMLError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+
+
+#: The YAML 1.2 core schema (yaml.org/spec/1.2.2 section 10.3.2): tag -> (pattern, first characters).
+_CORE_SCHEMA = {
+    "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    "tag:yaml.org,2002:null": (r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    # Underscores and 0b as ruamel.yaml's 1.2 resolver allows them.
+    "tag:yaml.org,2002:int": (r"^(?:[-+]?0b[01_]+|[-+]?0o[0-7_]+|[-+]?[0-9][0-9_]*|[-+]?0x[0-9a-fA-F_]+)$",
+                              list("-+0123456789")),
+    "tag:yaml.org,2002:float": (
+        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
+        r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+0123456789.")),
+}
+
+
+def _core_schema_loader():
+    import re
+
+    import yaml
+
+    global _CORE_LOADER
+    if _CORE_LOADER is None:
+        class Loader(_c_loader()):
+            yaml_implicit_resolvers: dict = {}
+
+        for tag, (pattern, first) in _CORE_SCHEMA.items():
+            Loader.add_implicit_resolver(tag, re.compile(pattern), first)
+        Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
+        Loader.add_constructor("tag:yaml.org,2002:bool", lambda loader, node: node.value.lower() == "true")
+        _CORE_LOADER = Loader
+    return _CORE_LOADER
+
+
+_CORE_LOADER = None
+
+
+def _core_int(loader, node) -> int:
+    value = node.value.replace("_", "")
+    sign, digits = (-1, value[1:]) if value[:1] == "-" else (1, value.lstrip("+"))
+    base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2])
+    return sign * (int(digits[2:], base) if base else int(digits, 10))
+
+
 def _c_loader():
     import yaml
 

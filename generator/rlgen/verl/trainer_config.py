@@ -1,6 +1,8 @@
 """verl's Hydra trainer config: the shared base, plugin fragments, and one run's changes."""
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from typing import Any, Mapping
 
 from rlgen import sources
@@ -73,8 +75,14 @@ def _plain(data: Mapping[str, str], key: str) -> dict:
     text = data.get(key)
     if text is None:
         return {}
+    # A copy: the caller merges into it, and the parse is shared by every run of the same base.
+    return copy.deepcopy(_parsed(key, text))
+
+
+@lru_cache(maxsize=64)
+def _parsed(key: str, text: str) -> dict:
     try:
-        doc = yamlio.parse_value(text)
+        doc = yamlio.read_plain12(text)
     except ValueError as exc:
         raise RlgenError(f"the trainer ConfigMap's {key} is not valid YAML: {' '.join(str(exc).split())}") from None
     doc = {} if doc is None else doc
