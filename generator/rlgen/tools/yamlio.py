@@ -10,9 +10,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
 from rlgen.errors import RlgenError
+from rlgen.tools import yamldump
 
 #: Plain in YAML 1.2 but booleans to YAML 1.1 readers (kubectl's and Go's older parsers).
 _YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
+_YAML11_BOOLEANS_SET = frozenset(_YAML11_BOOLEANS)
 
 
 def _yaml() -> YAML:
@@ -193,9 +195,13 @@ def dump_all(docs: Iterable[Any], comments: Iterable[str] = ()) -> str:
     comments = list(comments) + [""] * (len(docs) - len(list(comments)))
     parts = []
     for doc, comment in zip(docs, comments):
-        buf = io.StringIO()
-        _yaml().dump(literal_strings(doc), buf)
-        parts.append(header(comment) + buf.getvalue())
+        if yamldump.is_plain(doc):
+            text = yamldump.dump(doc, _YAML11_BOOLEANS_SET)
+        else:
+            buf = io.StringIO()
+            _yaml().dump(literal_strings(doc), buf)
+            text = buf.getvalue()
+        parts.append(header(comment) + text)
     return "---\n".join(parts)
 
 
