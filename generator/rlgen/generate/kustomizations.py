@@ -125,9 +125,9 @@ def write_infrastructure(tree: FileTree, components: Components) -> bool:
     return True
 
 
-def run_kustomization(spec: Spec, run: str, rayjob_name: str | None) -> str:
+def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int = 1) -> str:
     """``runs/<run>/kustomization.yaml``; without ``rayjob_name`` it renders the unnamed run
-    whose RayJob spec the name is hashed from."""
+    whose RayJob spec (naming scheme 1) or inputs (scheme 2) the name is hashed from."""
     doc = _kustomization(
         resources=["../../base/training"],
         # Every object of the run carries its name, so runs never collide in one namespace.
@@ -143,8 +143,9 @@ def run_kustomization(spec: Spec, run: str, rayjob_name: str | None) -> str:
             "target": {"kind": "RayJob"},
             "patch": f'[{{"op": "replace", "path": "/metadata/name", "value": "{rayjob_name}"}}]',
         }).rstrip("\n")]
+    hashed = "the rendered run" if naming == 1 else "run.yaml and the training base"
     comment = (f"Training run '{run}'. Change it in run.yaml; the RayJob name below is set by\n"
-               "`rlgen run` from a hash of the rendered run, so an edit starts a new RayJob.")
+               f"`rlgen run` from a hash of {hashed}, so an edit starts a new RayJob.")
     return yamlio.dump(doc, comment)
 
 

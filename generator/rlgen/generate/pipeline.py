@@ -1,14 +1,11 @@
 """Options -> plugin contributions -> in-memory file tree: everything ``rlgen new`` writes.
 
 :func:`generate` runs :data:`STAGES` in order. Each stage adds its own files to the tree and
-never changes what an earlier stage added; only :func:`first_run` touches the disk, to let
-kustomize render the run it names (in a scratch folder that it removes).
+never changes what an earlier stage added. Nothing touches the disk until the tree is written.
 """
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pluggy
 
@@ -29,7 +26,7 @@ from rlgen.generate.kustomizations import (
 from rlgen.generate.rayjob import rayjob
 from rlgen.registry.selection import Selection
 from rlgen.repo import answers
-from rlgen.runs import folders
+from rlgen.runs import naming_scheme
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
@@ -163,22 +160,20 @@ def schemas(b: Build) -> None:
 
 
 def first_run(b: Build) -> None:
-    """``runs/<run>/`` with its RayJob name pinned: kustomize renders the run, unnamed, in a
-    scratch copy of what it reads, and the name is a hash of the rendered RayJob."""
+    """``runs/<run>/`` with its RayJob name pinned: a hash of the run's inputs in the tree
+    (naming scheme 2, see :mod:`rlgen.runs.naming_scheme`), no render needed."""
     run_yaml = yamlio.dump(trainer_config.run_config(b.spec, b.run))
-    with tempfile.TemporaryDirectory(prefix="rlgen-name-") as scratch:
-        root = Path(scratch)
-        b.tree.write(root, under=("base/training/", "components/"))
-        (root / "runs" / b.run).mkdir(parents=True)
-        (root / "runs" / b.run / b.spec.run_config_key).write_text(run_yaml)
-        b.rayjob = folders.name_run(root, b.spec, b.run)
-    b.tree.add(f"runs/{b.run}/{b.spec.run_config_key}", run_yaml)
-    b.tree.add(f"runs/{b.run}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob))
+    folder = f"runs/{b.run}"
+    run_files = {f"{folder}/kustomization.yaml": run_kustomization(b.spec, b.run, None, naming_scheme.CURRENT).encode(),
+                 f"{folder}/{b.spec.run_config_key}": run_yaml.encode()}
+    b.rayjob = naming_scheme.inputs_name(b.run, run_files, b.tree.files)
+    b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
+    b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming_scheme.CURRENT))
     b.tree.add(RUNS_INDEX, runs_index([b.run]))
 
 
 def answers_file(b: Build) -> None:
-    b.tree.add(answers.FILENAME, answers.render(b.selection, [s.name for s in b.secrets()]))
+    b.tree.add(answers.FILENAME, answers.render(b.selection, [s.name for s in b.secrets()], naming_scheme.CURRENT))
 
 
 def skeleton(b: Build) -> None:

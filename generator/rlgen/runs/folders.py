@@ -19,6 +19,7 @@ from rlgen.generate.kustomizations import (
     runs_index,
 )
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
+from rlgen.runs import naming_scheme
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
 from rlgen.verl import trainer_config
@@ -41,11 +42,20 @@ def rayjob_name(run: str, rendered: str) -> str:
 
 
 def name_run(repo: Path, spec: Spec, run: str) -> str:
-    """Render ``runs/<run>`` and pin its RayJob name into its kustomization."""
+    """Name ``runs/<run>``'s RayJob by the repository's scheme and pin it into its kustomization."""
+    from rlgen.repo import answers
+
     folder = repo / "runs" / run
-    (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, None))
-    name = rayjob_name(run, kustomize.build(folder))
-    (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, name))
+    scheme = answers.read(repo)["run_naming"]
+    unnamed = run_kustomization(spec, run, None, scheme)
+    if scheme == naming_scheme.INPUTS:
+        run_files = {f"runs/{run}/kustomization.yaml": unnamed.encode(),
+                     f"runs/{run}/{spec.run_config_key}": (folder / spec.run_config_key).read_bytes()}
+        name = naming_scheme.inputs_name(run, run_files, naming_scheme.training_inputs(repo))
+    else:
+        (folder / "kustomization.yaml").write_text(unnamed)
+        name = rayjob_name(run, kustomize.build(folder))
+    (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, name, scheme))
     return name
 
 
