@@ -56,6 +56,9 @@ def name_run(repo: Path, spec: Spec, run: str) -> str:
         (folder / "kustomization.yaml").write_text(unnamed)
         name = rayjob_name(run, kustomize.build(folder))
     (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, name, scheme))
+    if scheme == naming_scheme.INPUTS:
+        # The name needs no render, but a run that does not render must not be committed.
+        kustomize.build(folder)
     return name
 
 
