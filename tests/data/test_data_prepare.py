@@ -199,10 +199,9 @@ def test_an_empty_source_is_an_error(tmp_path, form):
 
 
 def test_an_empty_split_is_an_error():
-    import datasets
     from rlgen.data.prepare import dataset_format, map_split
 
-    empty = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"question": [], "answer": []})})
+    empty = {"train": pa.table({"question": pa.array([], pa.string()), "answer": pa.array([], pa.string())})}
     with pytest.raises(RlgenError, match="^source split 'train' is empty$"):
         map_split(dataset_format("gsm8k"), empty, "train", None)
 
@@ -259,15 +258,13 @@ def test_geometry3k_map_row_keeps_image_order_and_bytes():
 def test_the_plugins_hub_source_loads_with_its_config(tmp_path, monkeypatch):
     """openai/gsm8k has two configs and no default: the dataset Job (which names only the
     source) must load the plugin's "main" config, while another source gets none."""
-    import datasets
     from rlgen.data import prepare as prepare_module
 
     seen = []
 
     def fake_load(source, config):
         seen.append((source, config))
-        return datasets.DatasetDict({"train": datasets.Dataset.from_dict(gsm8k_columns(4)),
-                                     "test": datasets.Dataset.from_dict(gsm8k_columns(2, start=10))})
+        return {"train": pa.table(gsm8k_columns(4)), "test": pa.table(gsm8k_columns(2, start=10))}
 
     monkeypatch.setattr(prepare_module, "load_source", fake_load)
     prepare_module.prepare("gsm8k", tmp_path / "a")

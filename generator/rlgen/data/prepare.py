@@ -1,10 +1,10 @@
 """``rlgen data prepare``: a source data set to the parquet rows verl reads, and a manifest.
 
 The dataset plugin's :class:`~rlgen.contributions.DatasetFormat` names the columns the
-source must have and maps each row. This module loads the source with Hugging Face
-``datasets``, feeds the rows to ``map_row`` one Arrow batch at a time in this process (the
-mapping is light: worker processes would cost more in start-up and pickling than they
-save), then writes ``<split>.parquet`` and ``manifest.json``: rows in and out per split,
+source must have and maps each row. This module loads the source (with pyarrow when it
+is on disk in a form pyarrow reads, else with Hugging Face ``datasets``), feeds the rows to
+``map_row`` one Arrow batch at a time in this process (the mapping is light: worker
+processes would cost more in start-up and pickling than they save), then writes ``<split>.parquet`` and ``manifest.json``: rows in and out per split,
 every dropped row with its reason, and each file's SHA-256.
 
 Nothing is written until every split has mapped, and the manifest holds no timestamps:
@@ -19,13 +19,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rlgen import __version__
 from rlgen.contributions import DatasetFormat
-from rlgen.data import MANIFEST
+from rlgen.data import MANIFEST, local
 from rlgen.errors import RlgenError
 from rlgen.registry.discovery import discover, plugin_manager
 
@@ -46,17 +45,32 @@ def dataset_format(name: str) -> DatasetFormat:
     return fmt
 
 
-def load_source(source: str, config: str | None) -> datasets.DatasetDict:
-    """A Hub name, a ``save_to_disk`` folder, or a folder of data files whose names give
-    the splits (``train.parquet``, ``test.jsonl``, ``data/train-00000-of-00001.parquet``)."""
+def load_source(source: str, config: str | None) -> dict[str, pa.Table]:
+    """Each split's rows: a Hub name, a ``save_to_disk`` folder, or a folder of data files whose
+    names give the splits (``train.parquet``, ``test.jsonl``, ``data/train-00000-of-00001.parquet``).
+
+    ``save_to_disk`` folders and folders of ``<split>.parquet`` files are read with pyarrow
+    (the same Arrow tables ``datasets`` would read, without its import); anything else goes
+    through Hugging Face ``datasets``."""
     path = Path(source)
     if path.is_file():
         raise RlgenError(f"source '{source}' is a file: pass the folder that holds its train and test files")
     saved = (path / "dataset_dict.json").is_file() or (path / "state.json").is_file()
     if saved and config:
         raise RlgenError(f"source '{source}' was saved with save_to_disk: it has no configs to pick from")
+    tables = local.read(path) if path.is_dir() and not config else None
+    if tables is None:
+        return _with_datasets(source, config, saved)
+    if not any(t.num_rows for t in tables.values()):
+        raise RlgenError(f"cannot load source '{source}': its files hold no rows")
+    return tables
+
+
+def _with_datasets(source: str, config: str | None, saved: bool) -> dict[str, pa.Table]:
+    import datasets
+
     try:
-        loaded = datasets.load_from_disk(str(path)) if saved else datasets.load_dataset(source, config)
+        loaded = datasets.load_from_disk(source) if saved else datasets.load_dataset(source, config)
     except Exception as exc:  # datasets raises a dozen types; each becomes one line
         configs = [] if saved or config else _config_names(source)
         if len(configs) > 1:
@@ -65,10 +79,12 @@ def load_source(source: str, config: str | None) -> datasets.DatasetDict:
         raise RlgenError(f"cannot load source '{source}': {' '.join(str(exc).split()) or type(exc).__name__}") from None
     if not isinstance(loaded, datasets.DatasetDict):
         raise RlgenError(f"source '{source}' is a single data set without splits: save a DatasetDict")
-    return loaded
+    return {split: data.with_format("arrow")[:] for split, data in loaded.items()}
 
 
 def _config_names(source: str) -> list[str]:
+    import datasets
+
     try:
         return datasets.get_dataset_config_names(source)
     except Exception:  # the load's own error is the one to report
@@ -89,7 +105,7 @@ class SplitResult:
         return f"{self.split}.parquet"
 
 
-def map_split(fmt: DatasetFormat, source: datasets.DatasetDict, split: str, limit: int | None) -> SplitResult:
+def map_split(fmt: DatasetFormat, source: dict[str, pa.Table], split: str, limit: int | None) -> SplitResult:
     if split not in source:
         raise RlgenError(f"source has no '{split}' split (it has: {', '.join(source) or 'none'})")
     data = source[split]
@@ -98,13 +114,14 @@ def map_split(fmt: DatasetFormat, source: datasets.DatasetDict, split: str, limi
         raise RlgenError(f"source split '{split}' has no column '{missing[0]}' "
                          f"(columns: {', '.join(data.column_names) or 'none'})")
     if limit is not None:
-        data = data.select(range(min(limit, len(data))))
-    if len(data) == 0:
+        data = data.slice(0, limit)
+    if data.num_rows == 0:
         raise RlgenError(f"source split '{split}' is empty")
+    data = data.select(list(fmt.columns))
     tables, dropped, index = [], [], 0
-    for batch in data.select_columns(list(fmt.columns)).with_format("arrow").iter(batch_size=BATCH_ROWS):
+    for start in range(0, data.num_rows, BATCH_ROWS):
         rows = []
-        for row in batch.to_pylist():
+        for row in data.slice(start, BATCH_ROWS).to_pylist():
             try:
                 rows.append(_checked(fmt, fmt.map_row(row, split, index)))
             except ValueError as exc:
