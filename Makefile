@@ -29,11 +29,9 @@ demo: setup
 test: setup
 	$(PY) -m pytest
 
+# One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py).
 bench: setup
-	$(PY) benchmarks/bench_cli.py
-	$(PY) benchmarks/bench_validate.py
-	$(PY) benchmarks/bench_diff.py
-	$(PY) benchmarks/bench_data.py
+	$(PY) benchmarks/bench.py
 
 # Regenerate the CRD-derived schemas of rlgen's catalog from the pinned CRDs in upstream/crds.
 schemas: setup

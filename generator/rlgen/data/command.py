@@ -30,12 +30,6 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
     """Map a data set to the rows verl reads."""
     from rlgen.data.prepare import prepare
 
-    if not sys.stderr.isatty():
-        import datasets
-
-        # Off a terminal (the dataset Job's log) progress bars are noise.
-        datasets.disable_progress_bars()
-
     results, manifest = prepare(dataset, out, source=source, config=config_name, limit=limit)
     for r in results:
         counts = sorted(Counter(reason for _, reason in r.dropped).items())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,10 @@ def load_source(source: str, config: str | None) -> dict[str, pa.Table]:
 
 def _with_datasets(source: str, config: str | None, saved: bool) -> dict[str, pa.Table]:
     import datasets
+
+    if not sys.stderr.isatty():
+        # Off a terminal (the dataset Job's log) progress bars are noise.
+        datasets.disable_progress_bars()
 
     try:
         loaded = datasets.load_from_disk(source) if saved else datasets.load_dataset(source, config)
