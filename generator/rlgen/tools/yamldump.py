@@ -24,7 +24,7 @@ _RESOLVERS = {
                               list("-+0123456789")),
     "tag:yaml.org,2002:float": (
         r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
-        r"|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        r"|[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
         list("-+0123456789.")),
     "tag:yaml.org,2002:merge": (r"^(?:<<)$", ["<"]),
     "tag:yaml.org,2002:value": (r"^(?:=)$", ["="]),
@@ -94,10 +94,12 @@ def dump(doc: Any, yaml11_booleans: frozenset[str]) -> str:
 
 
 def is_plain(value: Any) -> bool:
-    """Only builtin containers and scalars, nothing ruamel-typed (comments, quoting styles)."""
+    """Only builtin containers and scalars, nothing ruamel-typed (comments, quoting styles),
+    and none of the two shapes ruamel writes its own way: a list item that is a list
+    (``-   - a``) or None (``- ``)."""
     kind = type(value)
     if kind is dict:
         return all(type(k) is str and is_plain(v) for k, v in value.items())
     if kind is list:
-        return all(is_plain(v) for v in value)
+        return all(type(v) not in (list, type(None)) and is_plain(v) for v in value)
     return kind in (str, int, float, bool, type(None))
