@@ -1,7 +1,6 @@
 """verl's Hydra trainer config: the shared base, plugin fragments, and one run's changes."""
 from __future__ import annotations
 
-import copy
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -66,17 +65,24 @@ def run_config(spec: Spec, run: str) -> Any:
 
 def effective_config(data: Mapping[str, str]) -> dict:
     """The config a run's pod composes from its ConfigMap ``data``: the base trainer config,
-    then the run's file on top (its ``_self_`` comes last in the Hydra defaults)."""
-    merged = _plain(data, Spec.trainer_config_key)
-    return deep_merge(merged, _plain(data, Spec.run_config_key))
+    then the run's file on top (its ``_self_`` comes last in the Hydra defaults).
+
+    Parts neither file changes are shared with a cached parse: read the result, never change it."""
+    return _merged(_plain(data, Spec.trainer_config_key), _plain(data, Spec.run_config_key))
+
+
+def _merged(base: dict, top: dict) -> dict:
+    # Like deep_merge, but new dicts only along the keys ``top`` sets: every run of one base
+    # shares the base's parse instead of a deep copy each.
+    out = dict(base)
+    for key, value in top.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def _plain(data: Mapping[str, str], key: str) -> dict:
     text = data.get(key)
-    if text is None:
-        return {}
-    # A copy: the caller merges into it, and the parse is shared by every run of the same base.
-    return copy.deepcopy(_parsed(key, text))
+    return {} if text is None else _parsed(key, text)
 
 
 @lru_cache(maxsize=64)
