@@ -9,7 +9,7 @@ from pathlib import Path
 import timing
 from timing import Cmd, measure
 
-COMMANDS = ("new", "render", "plugins", "run", "diff", "validate", "data", "schemas")
+from rlgen.cli import COMMANDS
 
 
 def help_rows() -> list[timing.Row]:
