@@ -43,8 +43,9 @@ def rows() -> list[timing.Row]:
         rlgen = Cmd("prepare", timing.rlgen("data", "prepare", "--dataset", "gsm8k", "--source", str(copy),
                                             "--out", str(out)), env=env, setup=fresh)
         out_rows = []
+        cores = str(os.cpu_count() or 1)
         for procs, label in (("8", "the original document's script (`num_proc=8`)"),
-                             (str(os.cpu_count() or 1), f"the same script, `num_proc={os.cpu_count()}` (one per core)")):
+                             (cores, f"the same script, `num_proc={cores}` (one per core)")):
             script = Cmd(label, [sys.executable, str(HERE / "tutorial_preprocess.py")], setup=fresh,
                          env={**env, "INPUT_PATH": str(copy), "OUTPUT_PATH": str(out), "NUM_PROC": procs})
             out_rows.append(measure("`rlgen data prepare`, GSM8K size", rlgen, script, 0.4, runs=min(timing.RUNS, 5)))

@@ -29,7 +29,8 @@ def rows() -> list[timing.Row]:
             repo = repos.make_repo(work, runs)
             branch_with_one_change(repo)
             cache = repo / ".rlgen-cache"
-            rlgen = Cmd("diff", timing.rlgen("diff"), cwd=repo, setup=lambda c=cache: shutil.rmtree(c, ignore_errors=True))
+            rlgen = Cmd("diff", timing.rlgen("diff"), cwd=repo,
+                        setup=lambda c=cache: shutil.rmtree(c, ignore_errors=True))
             floor = Cmd("build only the changed run at both revisions + diff",
                         ["sh", str(HERE / "changed_floor.sh"), "main", f"runs/{CHANGED}", " ".join(timing.kustomize())],
                         cwd=repo, ok_codes=(1,))

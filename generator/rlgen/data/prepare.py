@@ -4,8 +4,9 @@ The dataset plugin's :class:`~rlgen.contributions.DatasetFormat` names the colum
 source must have and maps each row. This module loads the source (with pyarrow when it
 is on disk in a form pyarrow reads, else with Hugging Face ``datasets``), feeds the rows to
 ``map_row`` one Arrow batch at a time in this process (the mapping is light: worker
-processes would cost more in start-up and pickling than they save), then writes ``<split>.parquet`` and ``manifest.json``: rows in and out per split,
-every dropped row with its reason, and each file's SHA-256.
+processes would cost more in start-up and pickling than they save), then writes
+``<split>.parquet`` and ``manifest.json``: rows in and out per split, every dropped row with
+its reason, and each file's SHA-256.
 
 Nothing is written until every split has mapped, and the manifest holds no timestamps:
 the same input gives the same bytes, which ``rlgen data upload`` then skips.

@@ -19,7 +19,7 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
-from rlgen.tools import git, kustomize, yamlio
+from rlgen.tools import git, kustomize
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
