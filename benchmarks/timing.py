@@ -91,7 +91,14 @@ def python() -> str:
     return sys.executable
 
 
+#: The answers every ``rlgen new`` needs (the team's registry and this repository's URL).
+NEW_ANSWERS = ("--set", "rlgen.registry=registry.cn-hangzhou.aliyuncs.com/rl-bench",
+               "--set", "rlgen.git_url=https://github.com/rl-bench/rl-repo.git")
+
+
 def rlgen(*args: str) -> list[str]:
+    if args[:1] == ("new",):
+        args = (*args, *NEW_ANSWERS)
     return [sys.executable, "-m", "rlgen", *args]
 
 
