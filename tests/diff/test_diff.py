@@ -28,14 +28,14 @@ def configmap_of(text: str, run: str, sign: str) -> str:
 
 def test_a_new_run_on_a_branch_adds_one_rayjob_and_one_configmap(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--set", f"{LR}=3e-6"))
-    out = ok(rlgen_in(repo, "diff"))
+    out = ok(rlgen_in(repo, "diff", "-o", "table"))
     assert out.splitlines()[0] == "rlgen diff main@" + git(repo, "rev-parse", "--short=7", "main").strip() + \
         " -> working tree: 2 added, 0 removed, 0 changed"
     assert objects(out) == {("+", "RayJob", f"rl-training/{pinned(repo, 'exp')}"),
                             ("+", "ConfigMap", configmap_of(out, "exp", "+"))}
     assert f"+ exp: RayJob {pinned(repo, 'exp')}\n      {LR}: 3e-06\n" in out
     # The same with explicit revisions, and git's exit-code convention.
-    assert objects(ok(rlgen_in(repo, "diff", "--base", "main", "--head", "run/exp"))) == objects(out)
+    assert objects(ok(rlgen_in(repo, "diff", "--base", "main", "--head", "run/exp", "-o", "table"))) == objects(out)
     assert run_rlgen("diff", "--exit-code", cwd=repo).returncode == 1
 
 
@@ -45,7 +45,7 @@ def test_editing_a_run_removes_its_rayjob_and_adds_a_new_one(repo):
     git(repo, "switch", "-q", "-c", "run/exp-lr")
     ok(rlgen_in(repo, "run", "set", "exp", f"{LR}=1e-5"))
     new = pinned(repo, "exp")
-    out = ok(rlgen_in(repo, "diff"))
+    out = ok(rlgen_in(repo, "diff", "-o", "table"))
     assert "2 added, 2 removed, 0 changed" in out.splitlines()[0]
     assert {("-", "RayJob", f"rl-training/{old}"), ("+", "RayJob", f"rl-training/{new}")} <= objects(out)
     assert f"~ exp: RayJob {old} -> {new}\n      {LR}: 3e-06 -> 1e-05\n" in out
@@ -58,7 +58,7 @@ def test_removing_a_run_removes_its_rayjob_and_configmap(repo):
     rayjob = pinned(repo, "exp")
     git(repo, "switch", "-q", "-c", "run/rm-exp")
     ok(rlgen_in(repo, "run", "rm", "exp"))
-    out = ok(rlgen_in(repo, "diff"))
+    out = ok(rlgen_in(repo, "diff", "-o", "table"))
     assert "0 added, 2 removed, 0 changed" in out.splitlines()[0]
     assert objects(out) == {("-", "RayJob", f"rl-training/{rayjob}"), ("-", "ConfigMap", configmap_of(out, "exp", "-"))}
     assert f"- exp: RayJob {rayjob}" in out
@@ -67,14 +67,16 @@ def test_removing_a_run_removes_its_rayjob_and_configmap(repo):
 def test_no_differences_exit_zero(repo):
     # Rendered output in the ignored rendered/ folder is not part of the repository.
     ok(rlgen_in(repo, "render", ".", "--out", "rendered"))
-    assert "no differences" in ok(rlgen_in(repo, "diff", "--exit-code"))
+    assert "no differences" in ok(rlgen_in(repo, "diff", "--exit-code", "-o", "table"))
+    assert "no differences" in ok(rlgen_in(repo, "diff", "-o", "markdown"))
+    # The spelling of workflows generated before -o/--output.
     assert "no differences" in ok(rlgen_in(repo, "diff", "--format", "markdown"))
 
 
 def test_a_base_config_edit_keeps_rayjob_names_and_says_so(repo):
     trainer = repo / "base" / "training" / "trainer.yaml"
     trainer.write_text(trainer.read_text().replace("lr: 1.0e-06", "lr: 2.0e-06"))
-    out = ok(rlgen_in(repo, "diff"))
+    out = ok(rlgen_in(repo, "diff", "-o", "table"))
     rayjob = pinned(repo, "baseline")
     assert ("~", "RayJob", f"rl-training/{rayjob}") in objects(out)
     assert f"~ baseline: RayJob {rayjob} keeps its name: KubeRay does not re-run a started RayJob" in out
@@ -87,16 +89,17 @@ def test_a_changed_platform_object_shows_a_unified_diff(repo):
     doc["metadata"].setdefault("labels", {})["team"] = "rl"
     with namespace.open("w") as f:
         YAML().dump(doc, f)
-    out = ok(rlgen_in(repo, "diff"))
+    out = ok(rlgen_in(repo, "diff", "-o", "table"))
     assert objects(out) == {("~", "Namespace", "rl-training")}
     assert "~ overlays/production/platform: Namespace rl-training" in out
-    assert "~ overlays/staging/platform: Namespace rl-training" in out
+    # No entry point of this repository (clusters/production) applies the staging overlay.
+    assert "overlays/staging" not in out
     assert "+    team: rl" in out
 
 
 def test_markdown_puts_counts_first_and_collapses_details(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--set", f"{LR}=3e-6"))
-    md = ok(rlgen_in(repo, "diff", "--format", "markdown"))
+    md = ok(rlgen_in(repo, "diff", "-o", "markdown"))
     assert md.splitlines()[0] == "### rlgen diff: 2 added, 0 removed, 0 changed"
     assert f"- **`exp`** added: RayJob `{pinned(repo, 'exp')}`\n  - `{LR}`: `3e-06`\n" in md
     assert md.index("**Runs**") < md.index("**Objects**") < md.index("<details>")
@@ -123,11 +126,11 @@ def secret(values: dict[str, str]) -> str:
 def test_secret_values_never_appear(repo):
     path = repo / "clusters" / "production" / "demo-secret.yaml"
     path.write_text(secret({"token": "first-token-value", "same": "unchanged-value"}))
-    added = ok(rlgen_in(repo, "diff", "--format", "markdown"))
+    added = ok(rlgen_in(repo, "diff", "-o", "markdown"))
     commit_all(repo, "a secret")
     path.write_text(secret({"token": "second-token-value", "same": "unchanged-value"}))
-    changed = ok(rlgen_in(repo, "diff", "--base", "HEAD"))
-    changed_md = ok(rlgen_in(repo, "diff", "--base", "HEAD", "--format", "markdown"))
+    changed = ok(rlgen_in(repo, "diff", "--base", "HEAD", "-o", "table"))
+    changed_md = ok(rlgen_in(repo, "diff", "--base", "HEAD", "-o", "markdown"))
     for out in (added, changed, changed_md):
         for value in ("first-token-value", "second-token-value", "unchanged-value", "plain-secret-value"):
             assert value not in out and base64.b64encode(value.encode()).decode() not in out
@@ -154,6 +157,6 @@ def test_the_generated_workflow_posts_one_comment_per_pull_request(repo):
     steps = workflow["jobs"]["diff"]["steps"]
     assert steps[0]["with"]["fetch-depth"] == 0
     run = next(s["run"] for s in steps if "rlgen diff" in s.get("run", ""))
-    assert 'rlgen diff --base "origin/$BASE_REF" --head HEAD --format markdown' in run
+    assert 'rlgen diff --base "origin/$BASE_REF" --head HEAD -o markdown' in run
     script = next(s["with"]["script"] for s in steps if s.get("uses", "").startswith("actions/github-script"))
     assert "<!-- rlgen-diff -->" in script and "updateComment" in script and "createComment" in script

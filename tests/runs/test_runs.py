@@ -184,7 +184,7 @@ def test_run_new_from_copies_the_changes_of_another_run(repo):
 
 def test_run_list_shows_runs_rayjobs_and_changed_keys(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--no-branch", "--set", f"{LR}=3e-6", "--set", "trainer.total_epochs=2"))
-    lines = ok(rlgen_in(repo, "run", "list")).splitlines()
+    lines = ok(rlgen_in(repo, "run", "list", "-o", "table")).splitlines()
     assert lines[0].split() == ["RUN", "RAYJOB", "CHANGED", "KEYS"]
     assert lines[1].split() == ["baseline", pinned(repo, "baseline"), "-"]
     assert lines[2].split(maxsplit=2) == ["exp", pinned(repo, "exp"), f"{LR}=3e-06, trainer.total_epochs=2"]

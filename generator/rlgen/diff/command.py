@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import click
 
+from rlgen.output import output_option
+
 
 @click.command("diff")
 @click.option("--base", metavar="REF", help="Revision to compare with (default: where HEAD forks from the synced branch).")
 @click.option("--head", metavar="REF", help="Revision to compare (default: the working tree).")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True,
-              help="markdown: for a pull-request comment (summary first, details collapsed).")
+@output_option("markdown")
+# The old spelling, hidden: CI workflows generated before -o/--output keep working.
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), hidden=True)
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences, 0 when none (like git diff).")
-def command(base: str | None, head: str | None, fmt: str, exit_code: bool):
+def command(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool):
     """Compare the rendered manifests of two revisions: added, removed and changed objects,
-    and the trainer-config keys each run changes. Secret values are never shown."""
+    and the trainer-config keys each run changes, as far as a sync entry point applies them.
+    Secret values are never shown. -o markdown: for a pull-request comment."""
     from rlgen.diff.revisions import diff
 
-    diff(base, head, fmt, exit_code)
+    diff(base, head, output, fmt, exit_code)

@@ -106,3 +106,21 @@ def _fenced(body: str, lang: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{body.rstrip(chr(10))}\n{fence}\n"
+
+
+def as_data(c: Comparison, base: str, head: str) -> dict:
+    """The comparison for scripts: the same facts as the text, secrets still redacted."""
+    def value(v):
+        return None if v is UNSET else v
+
+    return {
+        "base": base, "head": head, "summary": {s: c.count(s) for s in SIGNS},
+        "runs": [{"run": r.run, "status": r.status, "old_rayjob": r.old_rayjob, "new_rayjob": r.new_rayjob,
+                  "kept_name": r.kept_name, "files": r.files,
+                  "config": [{"key": k, "old": value(o), "new": value(n), "old_set": o is not UNSET,
+                              "new_set": n is not UNSET} for k, o, n in r.config]} for r in c.runs],
+        "objects": [{"status": o.status, "source": o.key.source, "kind": o.key.kind,
+                     "namespace": o.key.namespace, "name": o.key.name,
+                     "replaces" if o.status == "added" else "replaced_by": o.partner.name if o.partner else None}
+                    for o in c.objects],
+    }

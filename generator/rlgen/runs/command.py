@@ -5,13 +5,23 @@ a commit hook) restores the files and the branch: an error changes nothing.
 """
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+from typing import Any
+
 import click
 
+from rlgen.errors import RlgenError
+from rlgen.naming import dns1035_label_error
+from rlgen.output import output_option, resolve_output, to_json
+from rlgen.repo.workspace import Workspace, open_workspace
+from rlgen.runs import files, folders
+from rlgen.runs.git_change import GitChange, require_clean
+from rlgen.tools import git, yamlio
+from rlgen.verl import keys, reference, trainer_config
 
-def _actions():
-    from rlgen.runs import actions
-
-    return actions
+#: Keys whose value the repository's plugins decide: the training image holds only that engine.
+ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plugin (its training image has no other)"}
 
 
 @click.group("run")
@@ -28,9 +38,34 @@ def command():
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="verl Hydra key to change, VALUE in YAML (repeatable).")
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of a new branch run/NAME.")
-def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool):
-    """Add run NAME on a new branch run/NAME, committed: open a pull request to start it."""
-    _actions().new(name, source, sets, no_branch)
+@click.option("--from-head", is_flag=True,
+              help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
+def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool):
+    """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
+
+    The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
+    ws, _ = _open(committing=True)
+    branch = f"run/{name}"
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        raise RlgenError(f"branch {branch} already exists: pick another run name or pass --no-branch")
+    start = None if no_branch or from_head else _sync_start(ws)
+    folder = folders.folder(ws.root, name)
+    with GitChange(ws.root, [folder, ws.root / folders.INDEX]) as change:
+        if not no_branch:
+            change.branch(branch, start)
+            ws = open_workspace(ws.root)
+            files.check_repository(ws.root, ws.spec)
+        _check_new_name(ws, name)
+        doc = _new_run_config(ws, name, source, _checked_values(ws, name, sets))
+        folder.mkdir(parents=True)
+        (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
+        rayjob = folders.name_run(ws.root, ws.spec, name)
+        folders.write_index(ws.root, [*folders.active(ws.root), name])
+        origin = f" from {source}" if source else ""
+        change.commit(f"Run {name}: new run{origin}\n\n"
+                      f"{_key_lines(folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+    where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
+    click.echo(f"Created run '{name}' {where}: RayJob {rayjob}.")
 
 
 @command.command("set")
@@ -42,17 +77,128 @@ def set_(name: str, assignments: tuple[str, ...]):
     Setting a key to its current value still re-pins the RayJob name, which starts the run
     again after run.yaml or the training base was edited by hand.
     """
-    _actions().set_(name, assignments)
+    ws, runs = _open(committing=True)
+    _require_run(ws, name)
+    values = _checked_values(ws, name, assignments)
+    folder = folders.folder(ws.root, name)
+    doc = runs[name].doc
+    before, old_name = folders.changes(ws.spec, name, doc), runs[name].pinned
+    folders.set_keys(doc, values)
+
+    with GitChange(ws.root, [folder]) as change:
+        (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
+        rayjob = folders.name_run(ws.root, ws.spec, name)
+        if not change.changed():
+            click.echo(f"Run '{name}' is unchanged: RayJob {rayjob}.")
+            return
+        lines = "".join(f"  {k}: {folders.show(before[k]) if k in before else '(base)'} -> {folders.show(v)}\n"
+                        for k, v in values.items())
+        subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
+        change.commit(f"Run {name}: {subject}\n\nChanged keys:\n{lines}\nRayJob: {old_name} -> {rayjob}\n")
+    click.echo(f"Run '{name}': RayJob {old_name} -> {rayjob}.")
 
 
 @command.command("rm")
 @click.argument("name")
 def rm(name: str):
     """Remove run NAME (its folder and its index entry); the sync engine prunes its RayJob."""
-    _actions().rm(name)
+    ws, runs = _open(committing=True)
+    _require_run(ws, name)
+    rayjob = runs[name].pinned or f"of run {name}"
+    folder = folders.folder(ws.root, name)
+    with GitChange(ws.root, [folder, ws.root / folders.INDEX]) as change:
+        shutil.rmtree(folder)
+        folders.write_index(ws.root, [r for r in runs if r != name])
+        change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
+    click.echo(f"Removed run '{name}': RayJob {rayjob} is pruned once this commit syncs.")
 
 
 @command.command("list")
-def list_():
+@output_option()
+def list_(output: str | None):
     """The active runs: run, RayJob name, and the keys each run changes."""
-    _actions().list_()
+    ws, runs = _open(committing=False)
+    found = [{"run": name, "rayjob": runs[name].pinned,
+              "changes": folders.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
+    if resolve_output(output) == "json":
+        click.echo(to_json(found))
+        return
+    rows = [(r["run"], r["rayjob"] or "(not named)",
+             ", ".join(f"{k}={folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
+    widths = [max(len(r[i]) for r in [("RUN", "RAYJOB", ""), *rows]) for i in range(2)]
+    for run, rayjob, keys in [("RUN", "RAYJOB", "CHANGED KEYS"), *rows]:
+        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {keys}")
+
+
+def _open(committing: bool) -> tuple[Workspace, dict]:
+    """The workspace and its runs, every hand-editable file checked; a committing command also
+    needs a clean tree on a branch."""
+    ws = open_workspace(Path.cwd())
+    if committing:
+        # Locked before anything is read: a concurrent command's half-made change is not ours.
+        click.get_current_context().with_resource(git.lock(ws.root))
+    runs = files.check_repository(ws.root, ws.spec)
+    if committing:
+        require_clean(ws.root)
+        git.require_branch(ws.root)
+    return ws, runs
+
+
+def _sync_start(ws: Workspace) -> str:
+    branch = ws.spec.git_branch
+    for ref in (f"origin/{branch}", branch):
+        if git.run(ws.root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip():
+            return ref
+    raise RlgenError(f"neither origin/{branch} nor {branch} exists (rlgen.git_branch): "
+                     "pass --from-head to branch from HEAD")
+
+
+def _new_run_config(ws: Workspace, name: str, source: str | None, values: dict[str, Any]) -> Any:
+    if source:
+        _require_run(ws, source)
+        doc = files.read_run_config(folders.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
+        # The copy keeps the source's comments but gets this run's own experiment and checkpoints.
+        trainer_config.deep_merge(doc, trainer_config.run_config(ws.spec, name))
+    else:
+        doc = trainer_config.run_config(ws.spec, name)
+    folders.set_keys(doc, values)
+    return doc
+
+
+def _check_new_name(ws: Workspace, name: str) -> None:
+    # The folder name becomes the objects' name prefix and the experiment name; the RayJob
+    # name is shortened to 47 characters on its own (rlgen.naming.hashed_name).
+    if problem := dns1035_label_error(name):
+        raise RlgenError(f"run name {problem}")
+    if folders.folder(ws.root, name).exists() or name in folders.active(ws.root):
+        raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
+
+
+def _require_run(ws: Workspace, name: str) -> None:
+    if not (folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
+        known = ", ".join(sorted(folders.active(ws.root))) or "none"
+        raise RlgenError(f"no run '{name}' (runs: {known})")
+
+
+def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> dict[str, Any]:
+    parsed = dict(keys.parse(a) for a in assignments)
+    if not parsed:
+        return {}
+    in_use = trainer_config.flatten(files.read_trainer_config(ws.root))
+    values = keys.check(parsed, ws.spec.verl_version, in_use)
+    owned = folders.owned_keys(ws.spec, run)
+    for key, value in values.items():
+        if key in owned:
+            raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
+        if key in reference.DEFAULTS and (problem := files.value_error(value, reference.DEFAULTS[key])):
+            raise RlgenError(f"{key}: {problem}")
+        if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
+            raise RlgenError(f"{key}: {folders.show(value)} is not {folders.show(in_use[key])}, "
+                             f"{ENGINE_KEYS[key]}")
+    return values
+
+
+def _key_lines(changes: dict[str, Any]) -> str:
+    if not changes:
+        return "Changed keys: none (the base trainer config as it is)\n"
+    return "Changed keys:\n" + "".join(f"  {k}={folders.show(v)}\n" for k, v in changes.items())

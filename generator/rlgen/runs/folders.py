@@ -13,7 +13,6 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from rlgen.generate.kustomizations import (
-    RENAME_TRANSFORMER,
     RUNS_INDEX,
     run_kustomization,
     runs_index,
@@ -68,8 +67,9 @@ def folder(repo: Path, run: str) -> Path:
 
 def active(repo: Path) -> list[str]:
     """The runs ``runs/kustomization.yaml`` lists, i.e. the ones the cluster gets."""
-    doc = yamlio.load((repo / INDEX).read_text()) or {}
-    return [str(r) for r in doc.get("resources") or []]
+    from rlgen.runs import files
+
+    return files.read_index(repo)
 
 
 def write_index(repo: Path, runs: list[str]) -> None:
@@ -78,12 +78,9 @@ def write_index(repo: Path, runs: list[str]) -> None:
 
 def pinned_name(repo: Path, run: str) -> str | None:
     """The RayJob name ``name_run`` pinned into the run's kustomization."""
-    doc = yamlio.load((folder(repo, run) / "kustomization.yaml").read_text()) or {}
-    for transformer in doc.get("transformers") or []:
-        t = yamlio.load(transformer) if isinstance(transformer, str) else transformer
-        if isinstance(t, dict) and (t.get("metadata") or {}).get("name") == RENAME_TRANSFORMER:
-            return json.loads(t["patch"])[0]["value"]
-    return None
+    from rlgen.runs import files
+
+    return files.read_run_kustomization(folder(repo, run) / "kustomization.yaml", run)
 
 
 def owned_keys(spec: Spec, run: str) -> dict[str, str]:
@@ -101,7 +98,7 @@ def changes(spec: Spec, run: str, run_doc: dict) -> dict[str, Any]:
 
 def show(value: Any) -> str:
     """A value as reviewers read it in commit messages and diffs (JSON is also YAML)."""
-    return json.dumps(value, default=str)
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def set_keys(run_doc: CommentedMap, values: dict[str, Any]) -> None:

@@ -37,9 +37,9 @@ class GitChange:
     def _pathspecs(self) -> list[str]:
         return [p.relative_to(self.repo).as_posix() for p in self.paths]
 
-    def branch(self, name: str) -> None:
-        """Carry the written files onto a new branch from HEAD."""
-        git.run(self.repo, "switch", "-q", "-c", name)
+    def branch(self, name: str, start: str | None = None) -> None:
+        """Switch to a new branch from ``start`` (default HEAD), carrying files written so far."""
+        git.run(self.repo, "switch", "-q", "-c", name, *([start] if start else []))
         self.new_branch = name
 
     def changed(self) -> bool:
@@ -50,14 +50,15 @@ class GitChange:
         git.run(self.repo, "commit", "-q", "-m", message, identity=True)
 
     def _rollback(self) -> None:
-        # Best effort on every step: the original error is the one to report.
+        # Best effort on every step: the original error is the one to report. The tree was clean
+        # before, so forcing the switch back discards only this change's own files.
+        if self.new_branch:
+            switch = ["--detach", self.head[1]] if self.head[0] is None else [self.head[0]]
+            _quiet(self.repo, "switch", "-q", "--force", *switch)
+            _quiet(self.repo, "branch", "-q", "-D", self.new_branch)
         _quiet(self.repo, "reset", "-q", "--", *self._pathspecs())
         for path, snapshot in self.saved.items():
             _restore(path, snapshot)
-        if self.new_branch:
-            switch = ["--detach", self.head[1]] if self.head[0] is None else [self.head[0]]
-            _quiet(self.repo, "switch", "-q", *switch)
-            _quiet(self.repo, "branch", "-q", "-D", self.new_branch)
 
 
 def _current_branch(repo: Path) -> tuple[str | None, str]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from rlgen.errors import RlgenError
 
@@ -16,7 +18,8 @@ IDENTITY = {
 }
 
 
-def run(repo: Path, *args: str, identity: bool = False) -> str:
+def run(repo: Path, *args: str, identity: bool = False, check: bool = True) -> str:
+    """git's output; a failure is an :class:`RlgenError` unless ``check`` is false."""
     env = dict(os.environ)
     if identity:
         # A user's own identity wins when git has one; rlgen's fills in otherwise.
@@ -25,9 +28,9 @@ def run(repo: Path, *args: str, identity: bool = False) -> str:
         result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
-    if result.returncode != 0:
+    if result.returncode != 0 and check:
         raise RlgenError(f"git {args[0]} failed: {' '.join(result.stderr.split())}")
-    return result.stdout
+    return result.stdout if result.returncode == 0 else ""
 
 
 def _has_identity(repo: Path) -> bool:
@@ -56,3 +59,37 @@ def origin_url(repo: Path) -> str | None:
 def has_commits(repo: Path) -> bool:
     probe = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo, capture_output=True, text=True)
     return probe.returncode == 0
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch, ``None`` on a detached HEAD."""
+    probe = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=repo, capture_output=True, text=True)
+    return probe.stdout.strip() if probe.returncode == 0 else None
+
+
+def require_branch(repo: Path) -> str:
+    # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
+    branch = current_branch(repo)
+    if branch is None:
+        raise RlgenError("HEAD is detached (no branch checked out): switch to a branch first, "
+                         "or a commit here would belong to no branch")
+    return branch
+
+
+@contextmanager
+def lock(repo: Path) -> Iterator[None]:
+    """Hold ``.git/rlgen.lock`` while a command changes the repository: two commands at once
+    would commit each other's files or branch from each other's half-written state."""
+    import fcntl
+
+    path = Path(repo, run(repo, "rev-parse", "--git-common-dir").strip()) / "rlgen.lock"
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RlgenError(f"another rlgen command is changing this repository (it holds {path}): "
+                             "wait for it to finish, then run this one again") from None
+        yield
+    finally:
+        os.close(fd)

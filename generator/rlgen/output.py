@@ -1,0 +1,25 @@
+"""One output convention for every command that prints data: ``-o/--output`` with ``table``
+(the default on a terminal) or ``json`` (the default otherwise, so scripts and CI get data),
+and for ``diff`` also ``markdown``. JSON keeps non-ASCII text as it is."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+FORMATS = ("table", "json")
+
+
+def output_option(*extra: str):
+    return click.option("-o", "--output", type=click.Choice([*FORMATS, *extra]), default=None,
+                        help="Output format (default: table on a terminal, json otherwise).")
+
+
+def resolve_output(output: str | None) -> str:
+    return output or ("table" if sys.stdout.isatty() else "json")
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,83 @@
+"""rlgen run refuses what would make a wrong commit: a detached HEAD, values verl cannot take,
+a rollout engine the image lacks, a second command at the same time; and branches from the
+synced branch, not from whatever is checked out."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+
+from support.repos import commit_all, git, ok, one_error_line, rlgen_in
+
+
+def state(repo) -> tuple:
+    files = {p.relative_to(repo).as_posix(): p.read_bytes()
+             for p in sorted(repo.rglob("*")) if p.is_file() and ".git" not in p.relative_to(repo).parts}
+    return files, git(repo, "branch", "-a"), git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
+
+
+def test_run_new_branches_from_the_synced_branch_not_from_another_runs_branch(repo):
+    main = git(repo, "rev-parse", "main").strip()
+    ok(rlgen_in(repo, "run", "new", "first"))
+    out = ok(rlgen_in(repo, "run", "new", "second"))
+    assert "(from main)" in out
+    assert git(repo, "rev-parse", "HEAD~1").strip() == main
+    assert not (repo / "runs" / "first").exists()
+    # --from-head keeps the old behaviour for stacking a run on purpose.
+    ok(rlgen_in(repo, "run", "new", "third", "--from-head"))
+    assert (repo / "runs" / "second").is_dir() and git(repo, "rev-parse", "HEAD~2").strip() == main
+
+
+def test_run_new_prefers_origin_of_the_synced_branch(repo):
+    ok(rlgen_in(repo, "run", "new", "upstream", "--no-branch"))
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    out = ok(rlgen_in(repo, "run", "new", "next"))
+    assert "(from origin/main)" in out and (repo / "runs" / "upstream").is_dir()
+
+
+def test_every_committing_command_refuses_a_detached_head(repo):
+    git(repo, "switch", "-q", "--detach")
+    before = state(repo)
+    for args in (("run", "new", "x", "--no-branch"), ("run", "new", "x"), ("run", "set", "baseline", "trainer.total_epochs=2"),
+                 ("run", "rm", "baseline")):
+        assert "HEAD is detached" in one_error_line(rlgen_in(repo, *args))
+        assert state(repo) == before
+
+
+def test_run_set_refuses_null_for_a_key_verl_needs(repo):
+    before = state(repo)
+    line = one_error_line(rlgen_in(repo, "run", "set", "baseline", "data.train_batch_size=null"))
+    assert line.startswith("rlgen: error: data.train_batch_size: null, but verl needs a value")
+    line = one_error_line(rlgen_in(repo, "run", "set", "baseline", "data.train_batch_size=big"))
+    assert "data.train_batch_size" in line and "an integer" in line
+    assert state(repo) == before
+
+
+def test_run_set_refuses_a_rollout_engine_the_image_lacks(repo):
+    line = one_error_line(rlgen_in(repo, "run", "set", "baseline", "actor_rollout_ref.rollout.name=hf"))
+    assert '"hf" is not "vllm"' in line
+    ok(rlgen_in(repo, "run", "set", "baseline", "actor_rollout_ref.rollout.name=vllm"))
+
+
+def test_a_second_command_at_the_same_time_is_told_so(repo):
+    before = state(repo)
+    fd = os.open(repo / ".git" / "rlgen.lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        line = one_error_line(rlgen_in(repo, "run", "new", "x"))
+    finally:
+        os.close(fd)
+    assert "another rlgen command is changing this repository" in line
+    assert state(repo) == before
+    ok(rlgen_in(repo, "run", "new", "x"))
+
+
+def test_run_list_json_keeps_non_ascii(repo):
+    run = repo / "runs" / "baseline" / "run.yaml"
+    run.write_text(run.read_text().replace("trainer:\n", "trainer:\n  project_name: 项目\n"))
+    commit_all(repo, "project name")
+    out = ok(rlgen_in(repo, "run", "list"))  # not a terminal: JSON
+    assert "项目" in out
+    assert json.loads(out)[0]["changes"] == {"trainer.project_name": "项目"}
+    assert "项目" in ok(rlgen_in(repo, "run", "list", "-o", "table"))
