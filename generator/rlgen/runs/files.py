@@ -144,7 +144,8 @@ def _pinned(path: Path, place: str, item: Any) -> str | None:
     except (KeyError, IndexError, TypeError, ValueError):
         raise Defect(path, f"{place}.patch", "expected the JSON patch rlgen run writes "
                                              "(restore it with rlgen run set)") from None
-    if not isinstance(value, str) or dns1035_label_error(value):
+    # Only the shape: whether the name is one Kubernetes accepts is rlgen validate's finding.
+    if not isinstance(value, str) or not value:
         raise Defect(path, f"{place}.patch", f"{json.dumps(value)} is not a RayJob name")
     return value
 

@@ -2,77 +2,93 @@
 semantic rules, print the findings grouped by file and object."""
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
 from rlgen.errors import ProblemsFound
+from rlgen.output import output_option, resolve_output, to_json
 
-def collect(repo: Path, target: Path):
-    """Every object ``target`` gives the cluster, with the root or file it comes from.
 
-    For the whole repository only the top roots are rendered (the overlays and ``runs/``,
-    which contain ``base/`` and every ``runs/<run>``), so each object is checked once.
+def collect(repo: Path):
+    """Every object the repository gives the cluster, with the root or file it comes from.
+
+    Only the top roots are rendered (the overlays and ``runs/``, which contain ``base/`` and
+    every ``runs/<run>``), so each object is checked once.
     """
     from rlgen.render import manifests
+    from rlgen.tools.yamlio import read_plain_all
+    from rlgen.validate.rules import Rendered
+
+    sources = manifests.render({"repo": repo}, cache_repo=repo)["repo"]
+    return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
+
+
+def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
+    """(source, label) of the objects ``target`` contributes to the whole render: those of the
+    roots and files below it, and those of a root above it that ``target`` renders alike
+    (``runs/<run>`` inside ``runs``). Out of context a folder misses what others provide."""
     from rlgen.render.roots import render_all
     from rlgen.tools.yamlio import read_plain_all
     from rlgen.validate.rules import Rendered
 
-    if target == repo:
-        sources = manifests.render({"repo": repo}, cache_repo=repo)["repo"]
-        return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
-    return [Rendered((target.parent / root).relative_to(repo).as_posix(), d)
-            for root, text in render_all(target) for d in read_plain_all(text)]
+    rel = target.relative_to(repo).as_posix()
+    inside = {(o.source, o.label) for o in objects if o.source == rel or o.source.startswith(rel + "/")}
+    if target.is_file() or inside:
+        return inside
+    labels = {Rendered("", d).label for _, text in render_all(target) for d in read_plain_all(text)}
+    return {(o.source, o.label) for o in objects if rel.startswith(o.source + "/") and o.label in labels}
 
 
 @click.command("validate")
-@click.argument("target", required=False, type=click.Path(path_type=Path, exists=True), default=Path("."))
+@click.argument("target", required=False, type=click.Path(path_type=Path, exists=True))
 @click.option("--schema-location", "locations", multiple=True, metavar="TEMPLATE",
               help="kubeconform-style schema location (repeatable); default: $RLGEN_SCHEMA_DIR when set, "
                    "rlgen's own schemas, the repository's schemas/, then the remote catalogs (cached).")
 @click.option("--offline", is_flag=True,
               help="Download nothing: a schema in no local folder (nor cached) is a problem.")
-@click.option("--output", type=click.Choice(["table", "json"]), default=None,
-              help="Output format (default: a table on a terminal, json otherwise).")
-def command(target: Path, locations, offline: bool, output):
-    """Render TARGET (default: the whole repository) and validate every object.
+@output_option()
+def command(target: Path | None, locations, offline: bool, output):
+    """Validate every object the repository renders (from any folder of it), or with TARGET
+    only the objects of that path, checked in the context of the whole render.
 
     Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
     the same locations, with the same strictness."""
     from rlgen.repo import answers
-    from rlgen.repo.workspace import find_root
+    from rlgen.repo.workspace import open_workspace
+    from rlgen.runs import files
     from rlgen.validate.checking import schema_findings, schema_sources
     from rlgen.validate.locations import default_locations
     from rlgen.validate.rules import check, warnings
     from rlgen.validate.schema import SchemaValidator
 
-    target = target.resolve()
-    repo = find_root(target)
+    ws = open_workspace(target or Path.cwd())
+    repo = ws.root
+    files.check_repository(repo, ws.spec)
     external = answers.read(repo)["external_secrets"]
-    objects = collect(repo, target)
+    objects = collect(repo)
+    scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+    checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
     located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
     cache = repo / ".rlgen-cache"
     validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
-    engine, findings = schema_findings(objects, validator, located, cache, offline)
-    findings += check(objects, external)
-    cautions = warnings(objects)
+    engine, findings = schema_findings(checked, validator, located, cache, offline)
+    findings += [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
+    cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for w in cautions:
         click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)
-    sources = schema_sources(objects, validator, located, repo)
-    report(findings, len(objects), engine, sources, output or ("table" if sys.stdout.isatty() else "json"), cautions)
+    sources = schema_sources(checked, validator, located, repo)
+    report(findings, len(checked), engine, sources, resolve_output(output), cautions)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
 
 def report(findings, checked: int, engine: str, sources: list[dict], fmt: str, cautions=()) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"checked": checked, "engine": engine, "schemas": sources,
-                               "problems": [f.__dict__ for f in findings],
-                               "warnings": [w.__dict__ for w in cautions]}, indent=2))
+        click.echo(to_json({"checked": checked, "engine": engine, "schemas": sources,
+                            "problems": [f.__dict__ for f in findings],
+                            "warnings": [w.__dict__ for w in cautions]}))
         return
     from rich.console import Console
     from rich.table import Table
