@@ -94,10 +94,11 @@ def check_verl_values(path: Path, doc: dict) -> None:
     from rlgen.verl.trainer_config import flatten
 
     for key, value in flatten(doc).items():
-        if key not in reference.DEFAULTS:
-            continue
-        if problem := value_error(value, reference.DEFAULTS[key]):
-            raise Defect(path, key, problem)
+        if key in reference.DEFAULTS:
+            if problem := value_error(value, reference.DEFAULTS[key]):
+                raise Defect(path, key, problem)
+        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in reference.DEFAULTS):
+            raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
 
 
 def value_error(value: Any, default: Any) -> str | None:
