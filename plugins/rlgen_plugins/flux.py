@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from rlgen.checks import duration_error
 from rlgen.contributions import Document, Option, PluginInfo
 from rlgen.hookspecs import hookimpl
 
@@ -24,8 +25,9 @@ def rlgen_plugin():
         slot="sync",
         summary="Flux: one Kustomization per stage, dependsOn in order, prune on",
         options=(
-            Option("interval", "How often Flux re-applies each stage", "10m"),
-            Option("platform_timeout", "How long the platform may take (includes the dataset Job)", "60m"),
+            Option("interval", "How often Flux re-applies each stage", "10m", check=duration_error),
+            Option("platform_timeout", "How long the platform may take (includes the dataset Job)", "60m",
+                   check=duration_error),
         ),
     )
 

@@ -2,12 +2,14 @@
 authenticates (an AccessKey Secret or an RRSA role)."""
 from __future__ import annotations
 
+from rlgen.checks import oss_bucket_error
 from rlgen.contributions import Layer, Option, Patch, Resource
 
 CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 
 OPTIONS = (
-    Option("bucket", "OSS bucket holding datasets, models and checkpoints", "rl-training-data"),
+    Option("bucket", "OSS bucket holding datasets, models and checkpoints", "rl-training-data",
+           check=oss_bucket_error),
     Option("region", "OSS region, e.g. ap-southeast-1", "ap-southeast-1"),
     Option("endpoint", "OSS endpoint (default: the region's internal endpoint)", ""),
 )

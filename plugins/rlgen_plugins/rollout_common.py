@@ -2,6 +2,7 @@
 dependency image for each engine (the generator builds the training image on it)."""
 from __future__ import annotations
 
+from rlgen.checks import int_range
 from rlgen.contributions import Option, Problem, TrainingImage
 
 #: Official dependency images (Docker Hub verlai/verl) per verl release and engine.
@@ -16,7 +17,7 @@ def rollout_options(memory_help: str) -> tuple[Option, ...]:
     """The options both engines share: how many GPUs a replica spans and its memory share."""
     return (
         Option("tensor_parallel_size", "GPUs per rollout replica (must divide GPUs per node)", 2, int,
-               check=lambda v: None if v > 0 else "must be > 0"),
+               check=int_range(1, 1024)),
         Option("gpu_memory_utilization", memory_help, 0.5, float,
                check=lambda v: None if 0 < v <= 1 else "must be in (0, 1]"),
     )

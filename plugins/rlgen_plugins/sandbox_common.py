@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from rlgen.checks import image_reference_error, int_range
 from rlgen.contributions import ConfigFile, Layer, Option, Patch, Resource, SecretRef
 from rlgen.hookspecs import hookimpl
 
@@ -26,11 +27,12 @@ MCP_UNVERIFIED = (
 
 OPTIONS = (
     Option("warm_pool", "Sandboxes kept ready (a bit above the expected burst)", 3, int,
-           check=lambda v: None if v >= 0 else "must be >= 0"),
+           check=int_range(0, 10000)),
     Option("sandbox_image", "Code-interpreter image of each sandbox",
-           "acs-image-test-01-registry.cn-hangzhou.cr.aliyuncs.com/e2b/code-interpreter:v1.6"),
+           "acs-image-test-01-registry.cn-hangzhou.cr.aliyuncs.com/e2b/code-interpreter:v1.6",
+           check=image_reference_error),
     Option("runtime_image", "Agent runtime (envd) image copied into each sandbox",
-           "registry-cn-hangzhou.ack.aliyuncs.com/acs/agent-runtime:v0.0.1"),
+           "registry-cn-hangzhou.ack.aliyuncs.com/acs/agent-runtime:v0.0.1", check=image_reference_error),
     Option("mcp_path", "HTTP path of the MCP endpoint of the sandbox-manager image", "/mcp"),
     Option("tool", "Sandbox tool the trainer may call", "run_code_once"),
     # Sandboxes run model-written code: bounded, so a runaway cell cannot starve the node.

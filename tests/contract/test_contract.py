@@ -51,7 +51,7 @@ def test_built_in_plugins_register_through_entry_points():
 def test_built_in_plugins_use_only_the_contract():
     import pathlib
 
-    allowed = {"rlgen.contributions", "rlgen.hookspecs", "rlgen.spec", "rlgen.naming"}
+    allowed = {"rlgen.contributions", "rlgen.hookspecs", "rlgen.spec", "rlgen.naming", "rlgen.checks"}
     plugins = pathlib.Path(hookspecs.__file__).resolve().parents[2] / "plugins" / "rlgen_plugins"
     assert len(list(plugins.glob("*.py"))) > 10
     for path in plugins.glob("*.py"):

@@ -31,6 +31,7 @@ import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
 from alibabacloud_oss_v2.endpoints import from_region
 
+from rlgen.checks import oss_bucket_error
 from rlgen.data import MANIFEST, visible_files
 from rlgen.data.credentials import CredentialsError, from_environment
 from rlgen.errors import RlgenError
@@ -43,7 +44,6 @@ FILE_ATTEMPTS = 3
 SHA256_KEY = "sha256"
 
 _URL = re.compile(r"oss://(?P<bucket>[^/]*)(?:/(?P<prefix>.*))?")
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\].]+)")
 
 
@@ -61,8 +61,8 @@ def parse_target(url: str) -> Target:
     if not match:
         raise RlgenError(f"'{url}' is not an oss://BUCKET/PREFIX URL")
     bucket, prefix = match["bucket"], match["prefix"] or ""
-    if not _BUCKET.fullmatch(bucket):
-        raise RlgenError(f"'{bucket}' in '{url}' is not a bucket name (3-63 lowercase letters, digits, hyphens)")
+    if problem := oss_bucket_error(bucket):
+        raise RlgenError(f"{url}: {problem}")
     parts = prefix.rstrip("/").split("/")
     if prefix and any(part in ("", ".", "..") for part in parts):
         raise RlgenError(f"the prefix of '{url}' has an empty, '.' or '..' part")

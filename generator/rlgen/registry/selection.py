@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import pluggy
 
+from rlgen.checks import git_branch_error, int_range
 from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
@@ -67,15 +68,15 @@ CORE = PluginInfo(
         # No default: a placeholder URL would give a repository the sync engine can never fetch.
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
-        Option("git_branch", "Branch the sync engine follows", "main"),
+        Option("git_branch", "Branch the sync engine follows", "main", check=git_branch_error),
         Option("model", "Hugging Face model to train (default: the dataset plugin's)", ""),
         Option("model_source", "Hub the model Job downloads the model from", "huggingface",
                choices=("huggingface", "modelscope")),
         Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", ""),
         Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", ""),
         Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
-        Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=lambda v: None if v > 0 else "must be > 0"),
-        Option("nnodes", "Ray nodes of a run", 1, int, check=lambda v: None if v > 0 else "must be > 0"),
+        Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
+        Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
                check=_image_error),
         Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0)",

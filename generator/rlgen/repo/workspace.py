@@ -39,5 +39,9 @@ def load_spec(root: Path) -> Spec:
     from rlgen.registry.selection import select
 
     doc = answers.read(root)
-    selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
-    return selection.spec(selection.plugin_manager())
+    try:
+        selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
+        return selection.spec(selection.plugin_manager())
+    except RlgenError as exc:
+        # The answers were checked when the repository was generated: a hand edit broke them.
+        raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
