@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -45,26 +48,87 @@ def check_target(target: Path) -> None:
         raise RlgenError(f"{target} already exists and is not empty")
 
 
+SUFFIX = ".rlgen-tmp"
+
+
 @contextmanager
 def staged(target: Path) -> Iterator[Path]:
     """A temporary folder beside ``target`` that becomes ``target`` if the block succeeds.
 
-    Beside, not in /tmp, so the final rename stays on one file system and is atomic.
+    Beside, not in /tmp, so the final rename stays on one file system and is atomic. Its name
+    holds the pid, so a later run can tell a killed run's leftover from a running one's.
     """
     check_target(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".rlgen-tmp", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sweep(target.parent)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=SUFFIX, dir=target.parent))
+    except OSError as exc:
+        raise RlgenError(f"{target.parent}: cannot create a folder there ({exc.strerror})") from None
+    mode = _mode(target)
     adopted = empty_clone(target)
     try:
-        if adopted:
-            os.replace(target / ".git", tmp / ".git")
-        yield tmp
-        check_target(target)
-        if target.exists():
-            target.rmdir()
-        os.replace(tmp, target)
+        with _terminate_as_interrupt():
+            if adopted:
+                os.replace(target / ".git", tmp / ".git")
+            yield tmp
+            check_target(target)
+            os.chmod(tmp, mode)
+            if target.exists():
+                target.rmdir()
+            os.replace(tmp, target)
     except BaseException:
         if adopted and (tmp / ".git").is_dir() and not (target / ".git").exists():
             os.replace(tmp / ".git", target / ".git")
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def sweep(parent: Path) -> list[Path]:
+    """Remove the temporary folders that runs killed before their cleanup left in ``parent``."""
+    removed = []
+    for path in parent.glob(f".*{SUFFIX}"):
+        match = re.fullmatch(rf"\..+\.(\d+)\.[^.]+{re.escape(SUFFIX)}", path.name)
+        if match and path.is_dir() and not _alive(int(match[1])):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _mode(target: Path) -> int:
+    """An existing (empty) folder keeps its mode; a new one gets the user's umask, as mkdir
+    would give it (mkdtemp makes 0700)."""
+    if target.is_dir():
+        return target.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o777 & ~umask
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, ``kill``) cleans up like Ctrl-C instead of leaving the folder."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
