@@ -55,7 +55,11 @@ def main(argv: list[str] | None = None) -> None:
     except RlgenError as exc:
         click.echo(f"rlgen: error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C (and SIGTERM, which rlgen's commands raise as Ctrl-C) into Abort.
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            click.echo("rlgen: interrupted", err=True)
+            sys.exit(130)
         click.echo("rlgen: aborted", err=True)
         sys.exit(2)
     except click.ClickException as exc:

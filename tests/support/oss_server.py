@@ -345,3 +345,7 @@ class OssTestServer:
         """An object's user metadata (``x-oss-meta-NAME``) as NAME -> value."""
         stored = self._backend.get_object(bucket, key).metadata
         return {k[len("x-amz-meta-"):]: v for k, v in stored.items() if k.startswith("x-amz-meta-")}
+
+    def incomplete_uploads(self, bucket: str) -> list[str]:
+        """Keys of the multipart uploads of ``bucket`` started but neither completed nor aborted."""
+        return sorted(m.key_name for m in self._backend.get_bucket(bucket).multiparts.values())

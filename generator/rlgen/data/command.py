@@ -11,6 +11,9 @@ from pathlib import Path
 
 import click
 
+from rlgen.output import output_option, resolve_output, to_json
+from rlgen.tools.signals import terminate_as_interrupt
+
 
 @click.group("data")
 def command():
@@ -26,11 +29,19 @@ def command():
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for <split>.parquet and manifest.json.")
 @click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Map only the first N rows of each split.")
-def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: Path, limit: int | None):
+@output_option()
+def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: Path, limit: int | None,
+                output: str | None):
     """Map a data set to the rows verl reads."""
     from rlgen.data.prepare import prepare
 
-    results, manifest = prepare(dataset, out, source=source, config=config_name, limit=limit)
+    with terminate_as_interrupt():
+        results, manifest = prepare(dataset, out, source=source, config=config_name, limit=limit)
+    if resolve_output(output) == "json":
+        click.echo(to_json({"manifest": str(manifest), "splits": [
+            {"split": r.split, "rows_in": r.rows_in, "rows_out": r.table.num_rows, "file": str(out / r.file),
+             "dropped": dict(Counter(reason for _, reason in r.dropped))} for r in results]}))
+        return
     for r in results:
         counts = sorted(Counter(reason for _, reason in r.dropped).items())
         reasons = "; ".join(f"{n} x {reason}" for reason, n in counts)
@@ -70,24 +81,33 @@ def model_cmd(source: str, model: str, revision: str | None, out: Path):
 @click.option("--jobs", type=click.IntRange(1, 64), default=8, show_default=True, help="Files sent at once.")
 @click.option("--part-size", type=click.IntRange(1, 5 * 1024), default=16, show_default=True, metavar="MIB",
               help="Files of this size and larger go by multipart upload, in parts of this size.")
-def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | None, jobs: int, part_size: int):
+@output_option()
+def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | None, jobs: int, part_size: int,
+               output: str | None):
     """Upload DIRECTORY below oss://BUCKET/PREFIX; unchanged objects are skipped.
 
     Credentials come from the environment: the RRSA variables ALIBABA_CLOUD_ROLE_ARN,
     ALIBABA_CLOUD_OIDC_PROVIDER_ARN and ALIBABA_CLOUD_OIDC_TOKEN_FILE when set, else
     OSS_ACCESS_KEY_ID and OSS_ACCESS_KEY_SECRET.
     """
-    from rlgen.data.upload import MiB, upload
+    from rlgen.data.upload import MiB, Progress, upload
 
     def run(progress):
-        return upload(directory, url, region=region, endpoint=endpoint, jobs=jobs,
-                      part_size=part_size * MiB, progress=progress)
+        with terminate_as_interrupt():
+            return upload(directory, url, region=region, endpoint=endpoint, jobs=jobs,
+                          part_size=part_size * MiB, progress=progress)
 
     if sys.stderr.isatty():
         with _TerminalProgress() as progress:
             summary = run(progress)
     else:
-        summary = run(None)
+        summary = run(_LogProgress(Progress))
+    if resolve_output(output) == "json":
+        click.echo(to_json({"target": str(summary.target), "endpoint": summary.endpoint,
+                            "credentials": summary.credentials, "uploaded": summary.uploaded,
+                            "uploaded_bytes": summary.uploaded_bytes, "skipped": summary.skipped,
+                            "skipped_bytes": summary.skipped_bytes, "seconds": round(summary.seconds, 3)}))
+        return
     click.echo(
         f"uploaded {summary.uploaded} files ({_size(summary.uploaded_bytes)}), skipped {summary.skipped} "
         f"unchanged ({_size(summary.skipped_bytes)}) to {summary.target} at {summary.endpoint} "
@@ -99,6 +119,15 @@ def _size(n: int) -> str:
         if n < 1024 or unit == "GiB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
+
+
+def _LogProgress(base):
+    """Off a terminal (the dataset Job's log): no bar, but each retry on its own line."""
+    class LogProgress(base):
+        def retry(self, what: str) -> None:
+            click.echo(f"rlgen: retrying {what}", err=True)
+
+    return LogProgress()
 
 
 class _TerminalProgress:
@@ -135,6 +164,9 @@ class _TerminalProgress:
 
     def advance(self, nbytes: int) -> None:
         self._bar.advance(self._task, nbytes)
+
+    def retry(self, what: str) -> None:
+        self._bar.console.print(f"retrying {what}", style="yellow", highlight=False)
 
     def file_done(self) -> None:
         with self._lock:

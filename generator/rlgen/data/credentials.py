@@ -14,6 +14,7 @@ from __future__ import annotations
 import calendar
 import json
 import os
+import re
 import threading
 import time
 import urllib.error
@@ -31,6 +32,28 @@ ACCESS_KEY_VARIABLES = ("OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET")
 #: STS credentials last an hour; renewing a quarter-hour early keeps a long upload signed.
 SESSION_SECONDS = 3600
 RENEW_BEFORE_SECONDS = 900
+#: Even credentials that arrive (nearly) expired, e.g. on a skewed clock, are reused this long:
+#: asking STS once per request would throttle the role and slow every request.
+MIN_REUSE_SECONDS = 60
+
+# Values a remote service may echo back in an error message, never to be printed: JSON Web
+# Tokens (the OIDC token), and the values of fields that name a secret.
+_JWT = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]*")
+_SECRET_FIELD = re.compile(r"(?i)((?:security_?token|access_?key_?secret|oidc_?token|token|secret|signature|password)"
+                           r"[\"']?\s*[=:]\s*[\"']?)([^\s\"',;&]+)")
+# A long run of mixed-case letters and digits (an STS token, a key secret), not a path or name.
+_LONG_OPAQUE = re.compile(r"(?<![\w+-])(?=[\w+-]*\d)(?=[\w+-]*[A-Z])(?=[\w+-]*[a-z])[\w+-]{32,}={0,2}")
+
+
+def redact(text: str) -> str:
+    """``text`` from a remote service with tokens and keys replaced by ``<redacted>``: the
+    secrets of this environment wherever they appear, and anything shaped like one."""
+    for name in (*ACCESS_KEY_VARIABLES[1:], "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN"):
+        if len(value := os.environ.get(name, "")) >= 8:
+            text = text.replace(value, "<redacted>")
+    text = _JWT.sub("<redacted>", text)
+    text = _SECRET_FIELD.sub(lambda m: m[1] + "<redacted>", text)
+    return _LONG_OPAQUE.sub("<redacted>", text)
 
 
 class CredentialsError(Exception):
@@ -87,7 +110,9 @@ class OidcRoleCredentialsProvider(oss.CredentialsProvider):
             if self._credentials is None or time.time() >= self._renew_at:
                 self._credentials, expires = self._assume_role()
                 # Sessions shorter than half an hour are renewed at half-time instead.
-                self._renew_at = expires - min(RENEW_BEFORE_SECONDS, (expires - time.time()) / 2)
+                now = time.time()
+                self._renew_at = max(now + MIN_REUSE_SECONDS,
+                                     expires - min(RENEW_BEFORE_SECONDS, (expires - now) / 2))
             return self._credentials
 
     def _assume_role(self):
@@ -112,7 +137,7 @@ class OidcRoleCredentialsProvider(oss.CredentialsProvider):
             with urllib.request.urlopen(request, timeout=10) as response:
                 answer = json.load(response)
         except urllib.error.HTTPError as exc:
-            raise CredentialsError(f"STS refused AssumeRoleWithOIDC: {_sts_error(exc)}") from None
+            raise CredentialsError(f"STS refused AssumeRoleWithOIDC: {redact(_sts_error(exc, token))}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise CredentialsError(f"cannot reach STS at {self._url}: {reason}") from None
@@ -125,10 +150,11 @@ class OidcRoleCredentialsProvider(oss.CredentialsProvider):
         return oss.Credentials(granted["AccessKeyId"], granted["AccessKeySecret"], granted["SecurityToken"]), expires
 
 
-def _sts_error(exc: urllib.error.HTTPError) -> str:
+def _sts_error(exc: urllib.error.HTTPError, token: str) -> str:
     try:
         body = json.loads(exc.read() or b"{}")
     except ValueError:
         body = {}
     code, message = body.get("Code"), body.get("Message")
-    return f"{exc.code} {code}: {message}" if code else f"HTTP {exc.code}"
+    text = f"{exc.code} {code}: {message}" if code else f"HTTP {exc.code}"
+    return text.replace(token, "<redacted>") if token else text

@@ -33,7 +33,7 @@ from alibabacloud_oss_v2.endpoints import from_region
 
 from rlgen.checks import oss_bucket_error
 from rlgen.data import MANIFEST, visible_files
-from rlgen.data.credentials import CredentialsError, from_environment
+from rlgen.data.credentials import CredentialsError, from_environment, redact
 from rlgen.errors import RlgenError
 
 MiB = 1 << 20
@@ -132,6 +132,9 @@ class Progress:
     def file_done(self) -> None:
         pass
 
+    def retry(self, what: str) -> None:
+        """A request or a file is sent again: ``what`` says which and why."""
+
 
 @dataclass
 class Summary:
@@ -161,12 +164,27 @@ class _FileError(Exception):
         return self._error
 
 
-def make_client(region: str, endpoint: str, credentials, connections: int) -> oss.Client:
+class _ReportingRetryer(oss.retry.StandardRetryer):
+    """The SDK's retries with backoff, each one reported: a slow upload says why it is slow."""
+
+    def __init__(self, progress: Progress, **kwargs):
+        super().__init__(**kwargs)
+        self._progress = progress
+
+    def retry_delay(self, attempt: int, error: Exception) -> float:
+        service = _service_error(error)
+        reason = f"{service.status_code} {service.code}" if service is not None else type(error).__name__
+        self._progress.retry(f"a request (attempt {attempt + 1} of {REQUEST_ATTEMPTS}) after {redact(reason)}")
+        return super().retry_delay(attempt, error)
+
+
+def make_client(region: str, endpoint: str, credentials, connections: int,
+                progress: Progress | None = None) -> oss.Client:
     cfg = oss.config.load_default()
     cfg.region = region
     cfg.endpoint = endpoint
     cfg.credentials_provider = credentials
-    cfg.retryer = oss.retry.StandardRetryer(max_attempts=REQUEST_ATTEMPTS, base_delay=0.2, max_backoff=10.0)
+    cfg.retryer = _ReportingRetryer(progress or Progress(), max_attempts=REQUEST_ATTEMPTS, base_delay=0.2, max_backoff=10.0)
     cfg.http_client = oss.transport.RequestsHttpClient(max_connections=connections)
     # Each object's CRC-64 is checked against ours after upload; the SDK's own check per
     # request would hash every byte a second time.
@@ -185,20 +203,39 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
         raise RlgenError(f"nothing to upload: {directory} holds no files")
     credentials, kind = from_environment()
     address = resolve_endpoint(endpoint, region)
-    client = make_client(region, address, credentials, connections=jobs * part_jobs)
-    run = _Upload(client, target, address, part_size, part_jobs, progress or Progress())
+    progress = progress or Progress()
+    client = make_client(region, address, credentials, connections=jobs * part_jobs, progress=progress)
+    run = _Upload(client, target, address, part_size, part_jobs, progress)
     summary = Summary(target, address, kind)
     started = time.monotonic()
+    keys = {f.key for f in files}
+    sending = False
     try:
         # RRSA's STS exchange happens here, so that its failure is reported as such and
         # not as the first request's.
         credentials.get_credentials()
         run.check_access(files[0].key)
+        # Parts an earlier, killed upload left behind cost storage and are never completed.
+        run.abort_incomplete(keys)
+        sending = True
         run.all(files, jobs, summary)
-    except Exception as exc:
-        raise RlgenError(run.explain(exc)) from None
+    except BaseException as exc:
+        # An interrupt aborts whatever this or a killed run left; a setup error (a wrong
+        # bucket) has nothing to abort.
+        if sending or not isinstance(exc, Exception):
+            run.abort_incomplete(keys, quiet=True)
+        if not isinstance(exc, Exception):
+            raise
+        resume = f"; {_sent(summary, len(files))}" if sending else ""
+        raise RlgenError(redact(run.explain(exc)) + resume) from None
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _sent(summary: Summary, total: int) -> str:
+    done = summary.uploaded + summary.skipped
+    return (f"{done} of {total} files are in place ({summary.uploaded} sent now): "
+            "the same command again resumes, skipping them")
 
 
 class _Upload:
@@ -211,6 +248,24 @@ class _Upload:
         self.progress = progress
         self.retryer = oss.retry.StandardRetryer()
         self._lock = threading.Lock()
+
+    def abort_incomplete(self, keys: set[str], quiet: bool = False) -> int:
+        """Abort the multipart uploads of ``keys`` below the target that were never completed:
+        one upload per prefix at a time, so any such upload is a stopped one of ours."""
+        aborted = 0
+        try:
+            pages = self.client.list_multipart_uploads_paginator().iter_page(
+                oss.ListMultipartUploadsRequest(bucket=self.target.bucket, prefix=self.target.prefix))
+            for page in pages:
+                for item in page.uploads or []:
+                    if item.key in keys:
+                        self.client.abort_multipart_upload(oss.AbortMultipartUploadRequest(
+                            bucket=self.target.bucket, key=item.key, upload_id=item.upload_id))
+                        aborted += 1
+        except Exception:
+            if not quiet:
+                raise
+        return aborted
 
     def check_access(self, key: str) -> None:
         """One HEAD before the pool starts, so a wrong bucket, endpoint or key pair fails once."""
@@ -258,11 +313,12 @@ class _Upload:
             except Exception as exc:
                 if attempt == FILE_ATTEMPTS or not self.retryable(exc):
                     raise
-                problem = "transfer failed"
+                problem = f"transfer failed: {redact(self.explain(exc))}"
             if problem is None:
                 break
             if attempt == FILE_ATTEMPTS:
                 raise VerificationError(f"{f.key} does not verify after {attempt} uploads: {problem}")
+            self.progress.retry(f"{f.key} (upload {attempt + 1} of {FILE_ATTEMPTS}): {problem}")
             _backoff(attempt)
         self._done(summary, digest.size, unreported=max(0, digest.size - sent), skipped=False)
 

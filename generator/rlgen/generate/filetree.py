@@ -4,14 +4,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import tempfile
-import threading
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from rlgen.errors import RlgenError
+from rlgen.tools.signals import terminate_as_interrupt
 
 
 class FileTree:
@@ -68,7 +67,7 @@ def staged(target: Path) -> Iterator[Path]:
     mode = _mode(target)
     adopted = empty_clone(target)
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             if adopted:
                 os.replace(target / ".git", tmp / ".git")
             yield tmp
@@ -115,20 +114,3 @@ def _mode(target: Path) -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o777 & ~umask
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, ``kill``) cleans up like Ctrl-C instead of leaving the folder."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
