@@ -41,7 +41,7 @@ def test_gsm8k_rows_are_the_tool_agent_rows_verl_reads(tmp_path):
     source = save("gsm8k", {"train": train, "test": gsm8k_columns(12, start=500)}, tmp_path / "src", "disk")
     out = tmp_path / "out"
 
-    result = invoke("prepare", "--dataset", "gsm8k", "--source", source, "--out", out)
+    result = invoke("prepare", "--dataset", "gsm8k", "--source", source, "--out", out, "-o", "table")
 
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == (
@@ -225,7 +225,8 @@ def test_the_rlgen_command_prepares_and_fails_with_exit_2_and_one_line(tmp_path)
 
     ok = run_rlgen("data", "prepare", "--dataset", "gsm8k", "--source", str(source), "--out", str(tmp_path / "out"))
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.splitlines()[-1] == f"manifest: {tmp_path / 'out' / 'manifest.json'}"
+    # Off a terminal the summary is JSON, non-ASCII kept.
+    assert json.loads(ok.stdout)["manifest"] == str(tmp_path / "out" / "manifest.json")
     # Off a terminal (a Job's log) datasets draws no progress bars.
     assert ok.stderr == ""
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from rlgen import __version__
+from rlgen.output import output_option, resolve_output, to_json
 
 
 @click.command("new")
@@ -16,7 +17,8 @@ from rlgen import __version__
 @click.option("--set", "sets", multiple=True, metavar="PLUGIN.OPTION=VALUE", help="Set a plugin option (repeatable).")
 @click.option("--cluster", help="Cluster name (same as --set rlgen.cluster=NAME).")
 @click.option("--no-input", is_flag=True, help="Never prompt; a missing required option is an error.")
-def command(directory: Path, plugins, sets, cluster, no_input):
+@output_option()
+def command(directory: Path, plugins, sets, cluster, no_input, output):
     """Generate a repository in DIRECTORY, then git init and commit it."""
     from rlgen.generate.filetree import check_target, empty_clone, staged
     from rlgen.generate.pipeline import generate
@@ -43,6 +45,10 @@ def command(directory: Path, plugins, sets, cluster, no_input):
         refuse_failing(tmp, [s.name for s in build.secrets()])
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
+    if resolve_output(output) == "json":
+        click.echo(to_json({"directory": str(target), "files": len(build.tree.files), "plugins": selection.plugins,
+                            "run": build.run, "rayjob": build.rayjob}))
+        return
     click.echo(f"Created {directory} ({len(build.tree.files)} files; "
                f"first run '{build.run}' -> RayJob {build.rayjob}).")
 
