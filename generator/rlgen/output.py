@@ -23,3 +23,24 @@ def resolve_output(output: str | None) -> str:
 
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+class status:
+    """A spinner on stderr while a long step runs silently, on a terminal only (a log gets
+    nothing): ``with status("Rendering"):``."""
+
+    def __init__(self, text: str):
+        self._status = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status(text)
+
+    def __enter__(self):
+        if self._status:
+            self._status.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._status:
+            self._status.stop()

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from support.datafix import gsm8k_columns, hf_offline, save  # noqa: F401
+from support.datafix import gsm8k_columns, hf_offline, save  # noqa: F401 (hf_offline: a fixture)
 
 
 def consistent(out) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.output import output_option, resolve_output, to_json
+from rlgen.output import output_option, resolve_output, status, to_json
 from rlgen.tools.signals import terminate_as_interrupt
 
 
@@ -35,7 +35,8 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
     """Map a data set to the rows verl reads."""
     from rlgen.data.prepare import prepare
 
-    with terminate_as_interrupt():
+    _check_prepare_inputs(source, out)
+    with terminate_as_interrupt(), status(f"Preparing {dataset}"):
         results, manifest = prepare(dataset, out, source=source, config=config_name, limit=limit)
     if resolve_output(output) == "json":
         click.echo(to_json({"manifest": str(manifest), "splits": [
@@ -112,6 +113,18 @@ def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | No
         f"uploaded {summary.uploaded} files ({_size(summary.uploaded_bytes)}), skipped {summary.skipped} "
         f"unchanged ({_size(summary.skipped_bytes)}) to {summary.target} at {summary.endpoint} "
         f"in {summary.seconds:.1f} s, credentials: {summary.credentials}")
+
+
+def _check_prepare_inputs(source: str | None, out: Path) -> None:
+    """Refuse at the door what would fail deep inside datasets or pyarrow: a local path that
+    does not exist (datasets would look it up on the Hub), an --out that cannot be written."""
+    import os
+
+    if source and source.startswith((".", "/", "~")) and not Path(source).expanduser().exists():
+        raise click.BadParameter(f"no such folder: {source}", param_hint="--source")
+    existing = next((p for p in [out, *out.absolute().parents] if p.exists()), None)
+    if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
+        raise click.BadParameter(f"{existing} is not a folder rlgen can write in", param_hint="--out")
 
 
 def _size(n: int) -> str:

@@ -34,11 +34,11 @@ from alibabacloud_oss_v2.endpoints import from_region
 from rlgen.checks import oss_bucket_error
 from rlgen.data import MANIFEST, visible_files
 from rlgen.data.credentials import CredentialsError, from_environment, redact
+from rlgen.data.oss_client import abort_incomplete, chain, make_client, service_error
 from rlgen.errors import RlgenError
 
 MiB = 1 << 20
 READ_CHUNK = MiB
-REQUEST_ATTEMPTS = 5
 FILE_ATTEMPTS = 3
 #: User metadata key: sent as ``x-oss-meta-sha256``.
 SHA256_KEY = "sha256"
@@ -164,34 +164,6 @@ class _FileError(Exception):
         return self._error
 
 
-class _ReportingRetryer(oss.retry.StandardRetryer):
-    """The SDK's retries with backoff, each one reported: a slow upload says why it is slow."""
-
-    def __init__(self, progress: Progress, **kwargs):
-        super().__init__(**kwargs)
-        self._progress = progress
-
-    def retry_delay(self, attempt: int, error: Exception) -> float:
-        service = _service_error(error)
-        reason = f"{service.status_code} {service.code}" if service is not None else type(error).__name__
-        self._progress.retry(f"a request (attempt {attempt + 1} of {REQUEST_ATTEMPTS}) after {redact(reason)}")
-        return super().retry_delay(attempt, error)
-
-
-def make_client(region: str, endpoint: str, credentials, connections: int,
-                progress: Progress | None = None) -> oss.Client:
-    cfg = oss.config.load_default()
-    cfg.region = region
-    cfg.endpoint = endpoint
-    cfg.credentials_provider = credentials
-    cfg.retryer = _ReportingRetryer(progress or Progress(), max_attempts=REQUEST_ATTEMPTS, base_delay=0.2, max_backoff=10.0)
-    cfg.http_client = oss.transport.RequestsHttpClient(max_connections=connections)
-    # Each object's CRC-64 is checked against ours after upload; the SDK's own check per
-    # request would hash every byte a second time.
-    cfg.disable_upload_crc64_check = True
-    return oss.Client(cfg)
-
-
 def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
            part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None) -> Summary:
     """Upload every file under ``directory`` below ``url``; the whole command."""
@@ -204,7 +176,7 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
     credentials, kind = from_environment()
     address = resolve_endpoint(endpoint, region)
     progress = progress or Progress()
-    client = make_client(region, address, credentials, connections=jobs * part_jobs, progress=progress)
+    client = make_client(region, address, credentials, jobs * part_jobs, progress)
     run = _Upload(client, target, address, part_size, part_jobs, progress)
     summary = Summary(target, address, kind)
     started = time.monotonic()
@@ -250,22 +222,7 @@ class _Upload:
         self._lock = threading.Lock()
 
     def abort_incomplete(self, keys: set[str], quiet: bool = False) -> int:
-        """Abort the multipart uploads of ``keys`` below the target that were never completed:
-        one upload per prefix at a time, so any such upload is a stopped one of ours."""
-        aborted = 0
-        try:
-            pages = self.client.list_multipart_uploads_paginator().iter_page(
-                oss.ListMultipartUploadsRequest(bucket=self.target.bucket, prefix=self.target.prefix))
-            for page in pages:
-                for item in page.uploads or []:
-                    if item.key in keys:
-                        self.client.abort_multipart_upload(oss.AbortMultipartUploadRequest(
-                            bucket=self.target.bucket, key=item.key, upload_id=item.upload_id))
-                        aborted += 1
-        except Exception:
-            if not quiet:
-                raise
-        return aborted
+        return abort_incomplete(self.client, self.target.bucket, self.target.prefix, keys, quiet)
 
     def check_access(self, key: str) -> None:
         """One HEAD before the pool starts, so a wrong bucket, endpoint or key pair fails once."""
@@ -343,37 +300,37 @@ class _Upload:
         try:
             return self.client.head_object(oss.HeadObjectRequest(bucket=self.target.bucket, key=key))
         except Exception as exc:
-            error = _service_error(exc)
+            error = service_error(exc)
             if error is not None and error.code == "NoSuchKey":
                 return None
             raise
 
     def retryable(self, exc: Exception) -> bool:
-        return any(self.retryer.is_error_retryable(e) for e in _chain(exc))
+        return any(self.retryer.is_error_retryable(e) for e in chain(exc))
 
     def explain(self, exc: Exception) -> str:
         """One line for the error that stopped the upload."""
-        chain = list(_chain(exc))
-        key = next((e.key for e in chain if isinstance(e, _FileError)), str(self.target))
-        for error in chain:
+        errors = list(chain(exc))
+        key = next((e.key for e in errors if isinstance(e, _FileError)), str(self.target))
+        for error in errors:
             if isinstance(error, CredentialsError):
                 return f"cannot get OSS credentials: {error}"
             if isinstance(error, oss.exceptions.CredentialsEmptyError):
                 return "cannot get OSS credentials: the provider returned none"
             if isinstance(error, VerificationError):
                 return str(error)
-        service = _service_error(exc)
+        service = service_error(exc)
         if service is not None:
             if service.code == "NoSuchBucket":
                 return f"bucket '{self.target.bucket}' does not exist at {self.endpoint}"
             if service.status_code == 403:
                 return f"access to {self.target} denied: {service.code}: {_one_line(service.message)}"
             return f"OSS answered {service.status_code} {service.code} for {key}: {_one_line(service.message)}"
-        if any(isinstance(error, oss.exceptions.RequestError) for error in chain):
-            found = _ERRNO.search(" ".join(str(e) for e in chain))
-            reason = found.group(1).strip() if found else type(chain[-1]).__name__
+        if any(isinstance(error, oss.exceptions.RequestError) for error in errors):
+            found = _ERRNO.search(" ".join(str(e) for e in errors))
+            reason = found.group(1).strip() if found else type(errors[-1]).__name__
             return f"cannot reach OSS at {self.endpoint}: {reason}"
-        return f"upload of {key} failed: {_one_line(str(chain[-1]))}"
+        return f"upload of {key} failed: {_one_line(str(errors[-1]))}"
 
 
 def _for_key(key: str, action, *args):
@@ -382,20 +339,6 @@ def _for_key(key: str, action, *args):
         return action(*args)
     except Exception as exc:
         raise _FileError(key, exc) from None
-
-
-def _chain(exc: BaseException):
-    """``exc`` and the errors the SDK wrapped in it, outermost first."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        unwrap = getattr(exc, "unwrap", None)
-        exc = unwrap() if callable(unwrap) else exc.__cause__
-
-
-def _service_error(exc: BaseException):
-    return next((e for e in _chain(exc) if isinstance(e, oss.exceptions.ServiceError)), None)
 
 
 def _one_line(text: str) -> str:

@@ -126,8 +126,8 @@ def list_(output: str | None):
     rows = [(r["run"], r["rayjob"] or "(not named)",
              ", ".join(f"{k}={folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
     widths = [max(len(r[i]) for r in [("RUN", "RAYJOB", ""), *rows]) for i in range(2)]
-    for run, rayjob, keys in [("RUN", "RAYJOB", "CHANGED KEYS"), *rows]:
-        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {keys}")
+    for run, rayjob, changed in [("RUN", "RAYJOB", "CHANGED KEYS"), *rows]:
+        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {changed}")
 
 
 def _open(committing: bool) -> tuple[Workspace, dict]:

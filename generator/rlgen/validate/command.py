@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from rlgen.errors import ProblemsFound
-from rlgen.output import output_option, resolve_output, to_json
+from rlgen.output import output_option, resolve_output, status, to_json
 
 
 def collect(repo: Path):
@@ -64,17 +64,18 @@ def command(target: Path | None, locations, offline: bool, output):
 
     ws = open_workspace(target or Path.cwd())
     repo = ws.root
-    files.check_repository(repo, ws.spec)
+    runs = files.check_repository(repo, ws.spec)
     external = answers.read(repo)["external_secrets"]
-    objects = collect(repo)
-    scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
-    checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
-    located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
-    cache = repo / ".rlgen-cache"
-    validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
-    engine, findings = schema_findings(checked, validator, located, cache, offline)
-    findings += [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
-    cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+    with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
+        objects = collect(repo)
+        scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+        checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
+        located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
+        cache = repo / ".rlgen-cache"
+        validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
+        engine, findings = schema_findings(checked, validator, located, cache, offline)
+        findings += [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
+        cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for w in cautions:
         click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)
