@@ -1,18 +1,16 @@
 """``rlgen plugins``: what is installed, by slot."""
 from __future__ import annotations
 
-import json
-import sys
-
 import click
+
+from rlgen.output import output_option, resolve_output, to_json
 
 
 @click.command("plugins")
-@click.option("--output", type=click.Choice(["table", "json"]), default=None,
-              help="Output format (default: a table on a terminal, json otherwise).")
+@output_option()
 def command(output):
     """List installed plugins by slot, with their options and defaults."""
-    show(output or ("table" if sys.stdout.isatty() else "json"))
+    show(resolve_output(output))
 
 
 def rows() -> list[dict]:
@@ -42,7 +40,7 @@ def show(fmt: str) -> None:
         from rlgen.registry.selection import CORE
 
         core = [{"name": o.name, "default": o.default, "help": o.help} for o in CORE.options]
-        print(json.dumps({"plugins": data, "core_options": core}, indent=2))
+        print(to_json({"plugins": data, "core_options": core}))
         return
     from rich.console import Console
     from rich.markup import escape
