@@ -81,7 +81,7 @@ def test_upload_sends_the_model_files_only_and_skips_them_the_second_time(hub, t
         bucket = f"rl-{uuid.uuid4().hex[:12]}"
         oss.create_bucket(bucket)
         url = f"oss://{bucket}/models/Tiny-Instruct"
-        args = ("upload", out, url, "--endpoint", oss.endpoint, "--region", "cn-hangzhou")
+        args = ("upload", out, url, "--endpoint", oss.endpoint, "--region", "cn-hangzhou", "-o", "table")
         first = invoke(*args, env=KEYS)
         assert first.exit_code == 0, (first.output, first.exception)
         stored = {k.removeprefix("models/Tiny-Instruct/"): v for k, v in oss.objects(bucket).items()}
