@@ -2,6 +2,7 @@
 from the upstream repository at the versions of :mod:`rlgen_plugins.openkruise_pins`."""
 from __future__ import annotations
 
+from rlgen.checks import image_reference_error
 from rlgen.contributions import Option, PluginInfo, SecretRef, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import image_host, is_example_host
@@ -26,6 +27,8 @@ ADMIN_KEY_ENV = "E2B_ADMIN_KEY"
 
 
 def _image_error(image: str) -> str | None:
+    if image and (problem := image_reference_error(image)):
+        return problem
     if image and is_example_host(image_host(image)):
         return f"'{image}' is on a reserved example domain: nothing can be pulled from it"
     return None

@@ -10,11 +10,11 @@ import subprocess
 import sys
 import time
 
-from support.repos import git, ok, run_rlgen
+from support.repos import REQUIRED, git, ok, run_rlgen
 
 
 def start_new(target):
-    return subprocess.Popen([sys.executable, "-m", "rlgen", "new", str(target), "--no-input"],
+    return subprocess.Popen([sys.executable, "-m", "rlgen", "new", str(target), *REQUIRED, "--no-input"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -40,7 +40,7 @@ def test_a_killed_new_leaves_nothing_half_written(tmp_path):
             # SIGTERM: the process cleaned up itself.
             assert leftovers(tmp_path) == []
         assert_complete_or_absent(target)
-    ok(run_rlgen("new", str(tmp_path / "after"), "--no-input"))
+    ok(run_rlgen("new", str(tmp_path / "after"), *REQUIRED, "--no-input"))
     assert leftovers(tmp_path) == []
     assert_complete_or_absent(tmp_path / "after")
 
@@ -51,7 +51,7 @@ def test_a_running_new_keeps_its_temporary_folder(tmp_path):
     busy.mkdir()
     dead = tmp_path / ".gone.999999999.abc123.rlgen-tmp"
     dead.mkdir()
-    ok(run_rlgen("new", str(tmp_path / "repo"), "--no-input"))
+    ok(run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--no-input"))
     assert leftovers(tmp_path) == [busy.name]
 
 
@@ -59,11 +59,11 @@ def test_new_uses_the_umask_and_keeps_an_existing_folders_mode(tmp_path):
     existing = tmp_path / "existing"
     existing.mkdir()
     os.chmod(existing, 0o775)
-    ok(run_rlgen("new", str(existing), "--no-input"))
+    ok(run_rlgen("new", str(existing), *REQUIRED, "--no-input"))
     assert existing.stat().st_mode & 0o777 == 0o775
     old = os.umask(0o027)
     try:
-        ok(run_rlgen("new", str(tmp_path / "fresh"), "--no-input"))
+        ok(run_rlgen("new", str(tmp_path / "fresh"), *REQUIRED, "--no-input"))
     finally:
         os.umask(old)
     assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o750
@@ -71,6 +71,6 @@ def test_new_uses_the_umask_and_keeps_an_existing_folders_mode(tmp_path):
 
 def test_a_parent_that_is_a_file_is_one_error_line(tmp_path):
     (tmp_path / "afile").write_text("x")
-    result = run_rlgen("new", str(tmp_path / "afile" / "sub"), "--no-input")
+    result = run_rlgen("new", str(tmp_path / "afile" / "sub"), *REQUIRED, "--no-input")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "afile" in result.stderr and "Traceback" not in result.stderr

@@ -3,7 +3,7 @@ written, a value that would render into a repository its own rlgen validate reje
 from __future__ import annotations
 
 import pytest
-from support.repos import one_error_line, run_rlgen
+from support.repos import REQUIRED, one_error_line, run_rlgen
 
 BAD = [
     ("flux.interval=1m\nbad: true", "is not a positive duration"),
@@ -11,7 +11,7 @@ BAD = [
     ("ak-storage.bucket=", "is not an OSS bucket name"),
     ("ak-storage.bucket=UPPER_bucket", "is not an OSS bucket name"),
     ("ak-storage.bucket=my bucket", "is not an OSS bucket name"),
-    ("rlgen.training_image=registry.example.com/rl/verl training", "is not an image reference"),
+    ("rlgen.training_image=registry.rl.test/rl/verl training", "is not an image reference"),
     ("opensource-sandbox.envoy_image=envoy proxy:v1", "is not an image reference"),
     ("rlgen.git_branch=my branch", "is not a git branch name"),
     ("rlgen.git_branch=release..1", "is not a git branch name"),
@@ -24,11 +24,11 @@ BAD = [
 @pytest.mark.parametrize("assignment,problem", BAD, ids=[b[0].split("=")[0] + "-" + str(i) for i, b in enumerate(BAD)])
 def test_rlgen_new_refuses_a_bad_option_value(assignment, problem, tmp_path):
     target = tmp_path / "repo"
-    line = one_error_line(run_rlgen("new", str(target), "--set", assignment, "--no-input"))
+    line = one_error_line(run_rlgen("new", str(target), "--set", assignment, *REQUIRED, "--no-input"))
     assert assignment.split("=")[0] in line and problem in line
     assert not target.exists() and list(tmp_path.iterdir()) == []
 
 
 def test_the_same_plugin_twice_is_refused(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), "--plugin", "vllm", "--plugin", "vllm", "--no-input"))
+    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), "--plugin", "vllm", "--plugin", "vllm", *REQUIRED, "--no-input"))
     assert "vllm" in line

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pluggy
 
-from rlgen.checks import git_branch_error, int_range
+from rlgen.checks import git_branch_error, image_reference_error, int_range
 from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
@@ -44,7 +44,7 @@ def _git_url_error(value: str) -> str | None:
 
 
 def _image_error(value: str) -> str | None:
-    return _example_domain(image_host(value)) if value else None
+    return (image_reference_error(value) or _example_domain(image_host(value))) if value else None
 
 
 def _example_domain(host: str) -> str | None:
