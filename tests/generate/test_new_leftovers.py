@@ -37,8 +37,8 @@ def test_a_killed_new_leaves_nothing_half_written(tmp_path):
         process.send_signal(signal.SIGKILL if i % 2 == 0 else signal.SIGTERM)
         process.wait()
         if process.returncode == -signal.SIGTERM or process.returncode == 130:
-            # SIGTERM: the process cleaned up itself.
-            assert leftovers(tmp_path) == []
+            # SIGTERM: the process cleaned up its own folder (a killed round's may wait for a sweep).
+            assert not [n for n in leftovers(tmp_path) if n.startswith(f".{target.name}.")]
         assert_complete_or_absent(target)
     ok(run_rlgen("new", str(tmp_path / "after"), *REQUIRED, "--no-input"))
     assert leftovers(tmp_path) == []
