@@ -18,14 +18,14 @@ def test_a_one_run_change_builds_that_run_once_per_revision(repo, tmp_path):
     env, log = counting_kustomize(tmp_path)
     env = {**os.environ, **env}
 
-    out = ok(rlgen_in(repo, "diff", env=env))
+    out = ok(rlgen_in(repo, "diff", "-o", "table", env=env))
     built = builds(log)
     assert len(built) == 2 and all(b.endswith("/runs/b") for b in built), built
     assert "2 added, 2 removed, 0 changed" in out.splitlines()[0]
     assert f"~ b: RayJob {old} -> {pinned(repo, 'b')}\n      {LR}: 3e-06 -> 1e-05\n" in out
 
     # The renders are cached by content: asking again builds nothing and says the same.
-    assert ok(rlgen_in(repo, "diff", env=env)) == out
+    assert ok(rlgen_in(repo, "diff", "-o", "table", env=env)) == out
     assert builds(log) == []
 
 
@@ -37,7 +37,7 @@ def test_an_edit_of_the_training_base_shows_in_every_run(repo, tmp_path):
     trainer.write_text(trainer.read_text().replace("total_epochs: ", "total_epochs: 1"))
     env, log = counting_kustomize(tmp_path)
 
-    out = ok(rlgen_in(repo, "diff", env={**os.environ, **env}))
+    out = ok(rlgen_in(repo, "diff", "-o", "table", env={**os.environ, **env}))
     # Six runs changed: one build of runs/ per revision is cheaper than one per run.
     assert len(builds(log)) == 2
     runs = [line.split(":")[0].strip() for line in out.splitlines() if line.startswith("  ~ ")]

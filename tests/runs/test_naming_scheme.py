@@ -73,7 +73,7 @@ def test_a_repository_without_run_naming_keeps_scheme_1(repo):
     ok(rlgen_in(repo, "run", "new", "fresh", "--no-branch", "--set", f"{LR}=1e-5"))
     ok(rlgen_in(repo, "run", "set", "fresh", "trainer.total_epochs=3"))
     assert pinned(repo, "fresh") == scheme_1_name(repo, "fresh")
-    listing = ok(rlgen_in(repo, "run", "list"))
+    listing = ok(rlgen_in(repo, "run", "list", "-o", "table"))
     ok(rlgen_in(repo, "run", "rm", "fresh"))
 
     for run, text in untouched.items():
