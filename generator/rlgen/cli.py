@@ -26,6 +26,8 @@ COMMANDS = {
     "schemas": ("rlgen.schemas.command", "Convert CRDs into JSON schemas for validation."),
     "doctor": ("rlgen.doctor.command", "Check, read-only, that a cluster can run this repository."),
     "status": ("rlgen.status.command", "Show each run's RayJob and its sync, read-only."),
+    "update": ("rlgen.update.command", "Render new answers (or a newer rlgen) and merge them, keeping edits."),
+    "cluster": ("rlgen.clusters.command", "Add or remove clusters that sync the repository."),
 }
 
 

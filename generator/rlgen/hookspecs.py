@@ -22,7 +22,7 @@ the real pipeline (``tests/contract/test_hook_examples.py``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 import pluggy
 
@@ -316,4 +316,32 @@ def rlgen_dataset_format() -> DatasetFormat:
         def rlgen_dataset_format():
             return DatasetFormat("gsm8k", "openai/gsm8k", ("question", "answer"), map_row,
                                  default_model="Qwen/Qwen2.5-3B-Instruct", config="main")
+    """
+
+
+@hookspec
+def rlgen_migrate(ctx: Context, from_version: str, to_version: str, files: Mapping[str, str]) -> dict[str, str | None]:
+    """Carry a repository written by an older version of this plugin over to the current one.
+
+    Called by ``rlgen update`` (and ``rlgen cluster``) on *this plugin only*, once per selected
+    plugin whose installed version differs from the one ``rlgen.yaml`` records under
+    ``plugin_versions``; never on plugins that are newly selected. It is called twice with the
+    same versions: on rlgen's previous render and on the user's branch, before the two are merged
+    with the new render, so a file the plugin moved or reshaped keeps the user's edits. It must
+    depend on its arguments only.
+
+    :param ctx: the new selection and its shared names.
+    :param from_version: the plugin version that wrote the repository (``rlgen.yaml``).
+    :param to_version: the installed version of the plugin.
+    :param files: the text files of the tree being migrated, ``{path: text}``.
+    :returns: the files to change, ``{path: new text}``, with ``None`` to delete one.
+
+    Example::
+
+        @hookimpl
+        def rlgen_migrate(ctx, from_version, to_version, files):
+            # 0.3 renamed docs/math.md to docs/example-math.md
+            if from_version.startswith(("0.1.", "0.2.")) and "docs/math.md" in files:
+                return {"docs/math.md": None, "docs/example-math.md": files["docs/math.md"]}
+            return {}
     """

@@ -19,6 +19,8 @@ from rlgen.tools import yamlio
 #: The run template every runs/<run>/ builds on.
 TRAINING_BASE = "base/training"
 RUNS_INDEX = "runs/kustomization.yaml"
+#: The runs index of an environment other than the main cluster's (``runs/`` is that one's).
+ENV_RUNS = "overlays/{env}/runs"
 RENAME_TRANSFORMER = "rayjob-name"
 _FILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -158,3 +160,10 @@ def runs_index(runs: list[str], current: str | None = None) -> str:
     doc = yamlio.load(current)
     doc["resources"] = sorted(runs)
     return yamlio.dump(doc)
+
+
+def env_runs_index(env: str, main_env: str) -> str:
+    """``overlays/<env>/runs/kustomization.yaml``: the runs the clusters of ``env`` get, none at first."""
+    return yamlio.dump(_kustomization(resources=[]),
+                       f"The training runs of environment '{env}': list run folders here (../../../runs/<run>).\n"
+                       f"runs/kustomization.yaml holds the runs of '{main_env}'; a run may be in both.")

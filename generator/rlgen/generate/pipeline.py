@@ -5,7 +5,7 @@ never changes what an earlier stage added. Nothing touches the disk until the tr
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pluggy
 
@@ -14,9 +14,11 @@ from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
+    ENV_RUNS,
     RUNS_INDEX,
     TRAINING_BASE,
     Components,
+    env_runs_index,
     run_kustomization,
     runs_index,
     write_infrastructure,
@@ -115,17 +117,29 @@ def platform_base(b: Build) -> None:
 
 
 def sync_entry_points(b: Build) -> None:
-    """The stages in sync order, and the sync plugin's files that apply them."""
+    """The stages in sync order, and the sync plugin's files that apply them, once per cluster
+    (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay."""
     has_infra = write_infrastructure(b.tree, b.components)
-    b.stages = [
-        Stage("infrastructure", "./infrastructure" if has_infra else "",
-              upstream=tuple(b.gather("rlgen_upstream_sources"))),
-        Stage("platform", f"./overlays/{b.spec.environment}/platform", depends_on=("infrastructure",)),
-        Stage("runs", "./runs", depends_on=("platform",)),
-    ]
-    files = b.only("rlgen_sync_files", "sync", stages=b.stages)
-    for path, docs in sorted(files.items()):
-        b.tree.add(path, yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs]))
+    main_env = b.spec.environment
+    for cluster, env in b.selection.all_clusters():
+        runs = "./runs"
+        if env != main_env:
+            runs = "./" + ENV_RUNS.format(env=env)
+            if f"{runs[2:]}/kustomization.yaml" not in b.tree.files:
+                b.tree.add(f"{runs[2:]}/kustomization.yaml", env_runs_index(env, main_env))
+        stages = [
+            Stage("infrastructure", "./infrastructure" if has_infra else "",
+                  upstream=tuple(b.gather("rlgen_upstream_sources"))),
+            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
+            Stage("runs", runs, depends_on=("platform",)),
+        ]
+        ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
+        files = b.pm.hook.rlgen_sync_files(ctx=ctx, stages=stages)
+        if files is None:
+            raise RlgenError(f"sync plugin '{b.selection.plugins['sync']}' returns no rlgen_sync_files()")
+        for path, docs in sorted(files.items()):
+            b.tree.add(path, yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs]))
+        b.stages = b.stages or stages
 
 
 def plugin_files(b: Build) -> None:

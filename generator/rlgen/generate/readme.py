@@ -8,7 +8,7 @@ from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.registry.install import pip_arguments
 from rlgen.registry.selection import Selection
-from rlgen.spec import Spec
+from rlgen.spec import ENVIRONMENTS, Spec
 
 
 def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
@@ -37,6 +37,9 @@ def render(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: 
         "plugins": dict(selection.plugins),
         "secrets": [_secret(s) for s in secrets],
         "sections": sections,
+        "clusters": [{"name": c, "environment": e, "runs": "runs/" if e == spec.environment else f"overlays/{e}/runs/"}
+                     for c, e in selection.all_clusters()],
+        "idle_environments": [e for e in ENVIRONMENTS if e not in {env for _, env in selection.all_clusters()}],
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
     })

@@ -99,6 +99,13 @@ class Selection:
     installed: dict[str, Installed]
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Clusters besides ``rlgen.cluster``, name -> environment (``rlgen cluster add``).
+    clusters: dict[str, str] = field(default_factory=dict)
+
+    def all_clusters(self) -> list[tuple[str, str]]:
+        """(cluster, environment) of every cluster that syncs this repository, ``rlgen.cluster`` first."""
+        core = self.values["rlgen"]
+        return [(core["cluster"], core["environment"]), *sorted(self.clusters.items())]
 
     def infos(self) -> list[PluginInfo]:
         return [CORE] + [self.installed[self.plugins[slot]].info for slot in SLOTS]
@@ -214,6 +221,19 @@ def select(
         if given:
             selection.answers[info.name] = {k: values[k] for k in given}
     return selection
+
+
+def check_clusters(selection: Selection) -> None:
+    """Extra clusters: DNS labels (they name folders and sync objects), known environments,
+    none named like the main cluster."""
+    primary = selection.values["rlgen"]["cluster"]
+    for name, env in selection.clusters.items():
+        if problem := dns1123_label_error(name):
+            raise RlgenError(f"cluster name {problem}")
+        if name == primary:
+            raise RlgenError(f"'{name}' is the main cluster (rlgen.cluster)")
+        if env not in ENVIRONMENTS:
+            raise RlgenError(f"cluster {name}: environment '{env}' has no overlay (environments: {', '.join(ENVIRONMENTS)})")
 
 
 def convert(plugin: str, opt: Option, raw: Any) -> Any:

@@ -18,19 +18,21 @@ IDENTITY = {
 }
 
 
-def run(repo: Path, *args: str, identity: bool = False, check: bool = True) -> str:
-    """git's output; a failure is an :class:`RlgenError` unless ``check`` is false."""
-    env = dict(os.environ)
+def run(repo: Path, *args: str, identity: bool = False, check: bool = True, input: str | None = None,
+        extra_env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> str:
+    """git's output; an exit code outside ``ok_codes`` is an :class:`RlgenError` unless ``check``
+    is false (then the output is empty)."""
+    env = {**os.environ, **(extra_env or {})}
     if identity:
         # A user's own identity wins when git has one; rlgen's fills in otherwise.
         env = env if _has_identity(repo) else {**env, **IDENTITY}
     try:
-        result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+        result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, input=input)
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
-    if result.returncode != 0 and check:
+    if result.returncode not in ok_codes and check:
         raise RlgenError(f"git {args[0]} failed: {' '.join(result.stderr.split())}")
-    return result.stdout if result.returncode == 0 else ""
+    return result.stdout if result.returncode in ok_codes else ""
 
 
 def _has_identity(repo: Path) -> bool:

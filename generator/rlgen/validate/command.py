@@ -62,6 +62,13 @@ def command(target: Path | None, locations, offline: bool, output):
     from rlgen.validate.rules import check, warnings
     from rlgen.validate.schema import SchemaValidator
 
+    from rlgen.repo.workspace import find_root
+    from rlgen.validate.conflicts import conflict_findings
+
+    if conflicts := conflict_findings(find_root(target or Path.cwd())):
+        # Files with markers do not load or render: report them alone.
+        report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
+        raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
     ws = open_workspace(target or Path.cwd())
     repo = ws.root
     runs = files.check_repository(repo, ws.spec)

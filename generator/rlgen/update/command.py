@@ -1,0 +1,83 @@
+"""``rlgen update``: render new answers (or the same ones with a newer rlgen) and merge the
+render into the current branch with git, keeping the team's edits; ``--check`` and ``--abort``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from rlgen.errors import ProblemsFound, RlgenError
+
+
+@click.command("update")
+@click.option("--plugin", "plugins", multiple=True, metavar="NAME", help="Plugin for its slot (repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="PLUGIN.OPTION=VALUE", help="Set a plugin option (repeatable).")
+@click.option("--unset", "unsets", multiple=True, metavar="PLUGIN.OPTION", help="Back to the option's default (repeatable).")
+@click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of a new branch rlgen/update-<commit>.")
+@click.option("--check", "check_only", is_flag=True, help="Change nothing: exit 1 when the repository is behind.")
+@click.option("--abort", is_flag=True, help="Undo a conflicted update: HEAD, index and files as before it.")
+@click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output of --check.")
+def command(plugins, sets, unsets, no_branch, check_only, abort, output):
+    """Render the answers in rlgen.yaml with these changes and merge the render into the current
+    branch: your edits stay, conflicts are left as standard conflict markers (exit 1)."""
+    from rlgen.repo.workspace import find_root
+
+    root = find_root(Path.cwd())
+    if abort:
+        return _abort(root)
+    if check_only:
+        return _check(root, output)
+    from rlgen.update.answers_change import Change
+
+    run_change(root, Change(list(plugins), list(sets), list(unsets)), no_branch)
+
+
+def run_change(root: Path, change, no_branch: bool) -> None:
+    """The one update path, for ``rlgen update`` and ``rlgen cluster``."""
+    from rlgen.registry.discovery import discover
+    from rlgen.repo import answers
+    from rlgen.tools import kustomize
+    from rlgen.update.answers_change import new_selection
+    from rlgen.update.engine import update
+
+    kustomize.command()
+    recorded = answers.read(root)
+    outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch)
+    if not outcome.render:
+        click.echo("Up to date: this rlgen renders the same repository from these answers.")
+        return
+    if outcome.conflicts:
+        for path in outcome.conflicts:
+            click.echo(f"CONFLICT {path}")
+        raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
+                            "or rlgen update --abort")
+    for run, old, new in outcome.repinned:
+        click.echo(f"Run {run}: RayJob {old} -> {new}")
+    click.echo(f"Updated on branch {outcome.branch} ({len(outcome.changed)} file(s) changed, "
+               f"commit {outcome.commit[:7]}): review it with rlgen diff.")
+
+
+def _check(root: Path, output: str) -> None:
+    from rlgen.update.check import check
+
+    status = check(root)
+    if output == "json":
+        click.echo(json.dumps(status.as_json(), indent=2))
+    elif status.up_to_date:
+        click.echo(f"Up to date (render {status.render[:7]}, rlgen {status.rendered_by}).")
+    if not status.up_to_date:
+        if output == "json":
+            raise click.exceptions.Exit(1)
+        raise ProblemsFound(status.reason)
+
+
+def _abort(root: Path) -> None:
+    from rlgen.update import state
+
+    before = state.load(root)
+    if before is None:
+        raise RlgenError("no rlgen update waits for a resolution: nothing to abort")
+    state.restore(root, before)
+    click.echo(f"Aborted: back on {before.branch or before.head[:7]} as before the update.")

@@ -1,0 +1,128 @@
+"""``rlgen update``'s merge: rlgen's previous render is the base, the fresh render is theirs,
+the user's branch is ours, and git's merge-ort merges them.
+
+Nothing is written to the work tree until the merged tree exists. ``rlgen.yaml`` is rlgen's
+own: the user's side takes the previous render's copy (its answers already went into the
+new render), so the new one always wins, with the render commit recorded in it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlgen import __version__
+from rlgen.errors import RlgenError
+from rlgen.generate.pipeline import generate
+from rlgen.registry.selection import Selection
+from rlgen.repo import answers
+from rlgen.runs.git_change import require_clean
+from rlgen.tools import git
+from rlgen.update import migrations, plumbing, state
+from rlgen.update.answers_change import Change
+from rlgen.update.render import base_render, commit_render, write_render
+from rlgen.update.repin import repin_runs
+
+BRANCH_PREFIX = "rlgen/update-"
+
+
+@dataclass
+class Outcome:
+    render: str = ""
+    branch: str | None = None
+    commit: str | None = None
+    conflicts: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    repinned: list[tuple[str, str, str]] = field(default_factory=list)
+    migrated: list[migrations.Migration] = field(default_factory=list)
+
+
+def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool) -> Outcome:
+    if state.merging(root):
+        raise RlgenError("a merge is in progress: resolve it and git commit, or rlgen update --abort")
+    require_clean(root)
+    base = base_render(root, recorded)
+    build = generate(selection)
+    render = write_render(root, build.tree.files)
+    pending = migrations.pending(selection, recorded["plugin_versions"])
+    if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
+        return Outcome()
+    new_render = commit_render(root, render, base, selection.plugins)
+    ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending)
+    merged = plumbing.merge(root, ours, theirs)
+    outcome = Outcome(render=new_render, migrated=pending)
+    final_answers = answers.with_render(render.files[answers.FILENAME].decode(), new_render).encode()
+    _apply(root, merged, final_answers, build.spec, change, no_branch, outcome)
+    return outcome
+
+
+def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pending) -> tuple[str, str]:
+    """(ours, theirs) as commits whose one merge base is the previous render, migrated when a
+    plugin's version changed; the user's branch itself is never rewritten."""
+    base_yaml = _file_at(root, base, answers.FILENAME)
+    ours_changes: dict[str, bytes | None] = {answers.FILENAME: base_yaml}
+    merge_base, theirs = base, new_render
+    if pending:
+        base_changes = migrations.apply(selection, ctx, pending, plumbing.tree_files(root, base))
+        merge_base = plumbing.commit_tree(root, plumbing.make_tree(root, base, base_changes), [base],
+                                          "Previous render, migrated")
+        ours_changes = {**migrations.apply(selection, ctx, pending, plumbing.tree_files(root, "HEAD")),
+                        **ours_changes}
+        theirs = plumbing.commit_tree(root, f"{new_render}^{{tree}}", [merge_base], "New render")
+    ours = plumbing.commit_tree(root, plumbing.make_tree(root, "HEAD", ours_changes), [merge_base], "Your branch")
+    return ours, theirs
+
+
+def _file_at(root: Path, commit: str, path: str) -> bytes:
+    try:
+        git.run(root, "cat-file", "-e", f"{commit}:{path}")
+    except RlgenError:
+        raise RlgenError(f"the render commit {commit[:12]} has no {path}") from None
+    return plumbing.read_blobs(root, [f"{commit}:{path}"])[0]
+
+
+def _apply(root: Path, merged: plumbing.Merged, final_answers: bytes, spec, change: Change, no_branch: bool,
+           outcome: Outcome) -> None:
+    branch, head = state.current(root)
+    update_branch = None if no_branch else BRANCH_PREFIX + outcome.render[:7]
+    if update_branch and git.run(root, "branch", "--list", update_branch).strip():
+        raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
+    before = state.Before(branch, head, update_branch)
+    try:
+        if update_branch:
+            git.run(root, "switch", "-q", "-c", update_branch)
+        git.run(root, "read-tree", "-u", "-m", "HEAD", merged.tree)
+        (root / answers.FILENAME).write_bytes(final_answers)
+        if merged.conflicts:
+            _leave_conflicts(root, merged, change, before, outcome)
+            return
+        outcome.repinned = repin_runs(root, spec, head, merged.tree)
+        git.run(root, "add", "-A")
+        tree = git.run(root, "write-tree").strip()
+        outcome.changed = git.run(root, "diff", "--name-only", head, tree).split()
+        outcome.commit = plumbing.commit_tree(root, tree, [head, outcome.render], _message(change, outcome))
+        git.run(root, "update-ref", "-m", "rlgen update", "HEAD", outcome.commit)
+        outcome.branch = update_branch or branch
+    except BaseException:
+        state.restore(root, before)
+        raise
+
+
+def _leave_conflicts(root: Path, merged: plumbing.Merged, change: Change, before: state.Before,
+                     outcome: Outcome) -> None:
+    """The state ``git merge`` leaves on a conflict: markers in the files, unmerged stages in the
+    index, MERGE_HEAD naming the render, so ``git commit`` after the resolution records the merge."""
+    plumbing.index_entries(root, merged.conflicts)
+    git.run(root, "add", "--", answers.FILENAME)
+    plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
+    plumbing.git_path(root, "MERGE_MSG").write_text(_message(change, outcome))
+    state.save(root, before)
+    outcome.conflicts = merged.conflicted_paths
+    outcome.branch = before.update_branch or before.branch
+
+
+def _message(change: Change, outcome: Outcome) -> str:
+    subject = ", ".join(change.describe()) or "what this rlgen renders"
+    body = [f"Migrated {m.plugin} {m.from_version} -> {m.to_version}" for m in outcome.migrated]
+    body += [f"Run {run}: RayJob {old} -> {new} (the training base changed)" for run, old, new in outcome.repinned]
+    paragraphs = [f"Update with rlgen {__version__}: {subject}", "\n".join(body), f"Render: {outcome.render}"]
+    return "\n\n".join(p for p in paragraphs if p) + "\n"

@@ -1,0 +1,48 @@
+"""The two sides rlgen brings to an update: its previous render (the merge base, from git
+history) and a fresh render of the new answers (committed on top of it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlgen import __version__
+from rlgen.errors import RlgenError
+from rlgen.repo import answers
+from rlgen.tools import git
+from rlgen.update import plumbing
+
+
+def base_render(root: Path, recorded: dict[str, Any]) -> str:
+    """The commit of rlgen's last render: ``render`` in ``rlgen.yaml``, else the root commit
+    that ``rlgen new`` made."""
+    if recorded["render"]:
+        sha = recorded["render"]
+        try:
+            return git.run(root, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").strip()
+        except RlgenError:
+            raise RlgenError(f"{answers.FILENAME}: render: commit {sha} is not in this repository "
+                             "(fetch the full history; update branches must be merged, not squashed)") from None
+    roots = git.run(root, "rev-list", "--max-parents=0", "HEAD").split()
+    if len(roots) != 1:
+        raise RlgenError(f"{answers.FILENAME}: no render commit recorded and the history has "
+                         f"{len(roots)} root commits: add 'render: <commit of rlgen new>'")
+    return roots[0]
+
+
+@dataclass(frozen=True)
+class Render:
+    files: dict[str, bytes]
+    tree: str
+
+
+def write_render(root: Path, files: dict[str, bytes]) -> Render:
+    return Render(files, plumbing.make_tree(root, None, files))
+
+
+def commit_render(root: Path, render: Render, base: str, plugins: dict[str, str]) -> str:
+    """The render as a commit whose parent is the previous render: the chain of renders is
+    rlgen's side of every merge, kept in the history the update commit joins."""
+    line = ", ".join(f"{slot}={name}" for slot, name in plugins.items())
+    return plumbing.commit_tree(root, render.tree, [base],
+                                f"Render with rlgen {__version__}\n\nPlugins: {line}\n")

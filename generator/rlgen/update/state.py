@@ -1,0 +1,56 @@
+"""What ``rlgen update --abort`` needs to put back: the branch and commit before the update,
+kept in the git directory while a conflicted update waits for its resolution."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rlgen.errors import RlgenError
+from rlgen.tools import git
+from rlgen.update import plumbing
+
+FILE = "rlgen-update.json"
+
+
+@dataclass(frozen=True)
+class Before:
+    branch: str | None  # None when HEAD was detached
+    head: str
+    update_branch: str | None
+
+
+def current(root: Path) -> tuple[str | None, str]:
+    head = git.run(root, "rev-parse", "HEAD").strip()
+    try:
+        return git.run(root, "symbolic-ref", "-q", "--short", "HEAD").strip(), head
+    except RlgenError:
+        return None, head
+
+
+def merging(root: Path) -> bool:
+    return plumbing.git_path(root, "MERGE_HEAD").is_file()
+
+
+def save(root: Path, before: Before) -> None:
+    plumbing.git_path(root, FILE).write_text(json.dumps(asdict(before)))
+
+
+def load(root: Path) -> Before | None:
+    path = plumbing.git_path(root, FILE)
+    if not path.is_file():
+        return None
+    if not merging(root):
+        path.unlink()  # the user committed (or aborted) the merge with git itself
+        return None
+    return Before(**json.loads(path.read_text()))
+
+
+def restore(root: Path, before: Before) -> None:
+    """HEAD, index and work tree exactly as they were; the update branch gone."""
+    git.run(root, "reset", "-q", "--hard", before.head)
+    if before.update_branch:
+        git.run(root, "switch", "-q", *([before.branch] if before.branch else ["--detach", before.head]))
+        git.run(root, "branch", "-q", "-D", before.update_branch)
+    for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", FILE):
+        plumbing.git_path(root, name).unlink(missing_ok=True)
