@@ -3,6 +3,7 @@ render into the current branch with git, keeping the team's edits; ``--check`` a
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -69,7 +70,7 @@ def _check(root: Path, output: str) -> None:
         click.echo(f"Up to date (render {status.render[:7]}, rlgen {status.rendered_by}).")
     if not status.up_to_date:
         if output == "json":
-            raise click.exceptions.Exit(1)
+            sys.exit(1)  # the JSON says why; no second line on stderr
         raise ProblemsFound(status.reason)
 
 

@@ -91,10 +91,20 @@ class Merged:
         return sorted({entry[3] for entry in self.conflicts})
 
 
+#: Temporary names of the two sides: git labels conflict markers with the names it was given.
+LABELS = ("rlgen/your-branch", "rlgen/new-render")
+
+
 def merge(repo: Path, ours: str, theirs: str) -> Merged:
     """git's own three-way merge (merge-ort) of two commits, without a work tree; the tree of a
     conflicted merge holds the files with their conflict markers."""
-    out = git.run(repo, "merge-tree", "--write-tree", "-z", ours, theirs, ok_codes=(0, 1))
+    for label, commit in zip(LABELS, (ours, theirs)):
+        git.run(repo, "update-ref", f"refs/{label}", commit)
+    try:
+        out = git.run(repo, "merge-tree", "--write-tree", "-z", *LABELS, ok_codes=(0, 1))
+    finally:
+        for label in LABELS:
+            git.run(repo, "update-ref", "-d", f"refs/{label}")
     tree, _, rest = out.partition("\0")
     conflicts = []
     for entry in rest.split("\0\0", 1)[0].split("\0"):

@@ -59,3 +59,22 @@ def rlgen_readme(ctx):
         f"the trainer from `{ctx.spec.dataset_dir()}`. The dataset Job's image must have the "
         "`rlgen-example-math` distribution installed beside rlgen."
     ]
+
+
+#: Versions before 0.3 wrote this page as docs/math.md.
+DOC = "docs/example-math.md"
+OLD_DOC = "docs/math.md"
+
+
+@hookimpl
+def rlgen_files(ctx):
+    return {DOC: "# MATH\n\nCompetition problems; the ground truth is the last \\boxed{} answer.\n"}
+
+
+@hookimpl
+def rlgen_migrate(ctx, from_version, to_version, files):
+    # The page moved in 0.3: the team's edits of it move along instead of conflicting.
+    major, minor = (int(part) for part in from_version.split(".")[:2])
+    if (major, minor) < (0, 3) and OLD_DOC in files and DOC not in files:
+        return {OLD_DOC: None, DOC: files[OLD_DOC]}
+    return {}

@@ -1,0 +1,22 @@
+"""The example third-party plugin (tests/contract/thirdparty_plugin), installed for a test run."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SOURCE = Path(__file__).resolve().parents[1] / "contract" / "thirdparty_plugin"
+
+
+def install_example_plugin(work: Path) -> dict[str, str]:
+    """The environment of an rlgen that has the example distribution installed, in a folder of
+    its own on PYTHONPATH (never the shared virtualenv, so concurrent tests do not see it)."""
+    shutil.copytree(SOURCE, work / "src", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    site = work / "site"
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                             str(work / "src")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}

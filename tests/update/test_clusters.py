@@ -1,0 +1,60 @@
+"""rlgen cluster add/rm: another cluster's sync entry points through the update path."""
+from __future__ import annotations
+
+import pytest
+from ruamel.yaml import YAML
+from support.repos import ok, one_error_line, rlgen_in
+from support.updates import copy_of, status, validate
+
+
+def _docs(path):
+    return [d for d in YAML(typ="safe").load_all(path.read_text()) if d]
+
+
+def _paths(folder):
+    """Repository folders the cluster's sync objects apply."""
+    found = set()
+    for path in folder.glob("*.yaml"):
+        for doc in _docs(path):
+            spec = doc.get("spec") or {}
+            found.add((spec.get("path") or (spec.get("source") or {}).get("path") or "").removeprefix("./"))
+    return found - {""}
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_cluster_add_gives_a_second_entry_point_that_validates(generate, tmp_path, sync):
+    repo = copy_of(generate, tmp_path, "--plugin", sync)
+    production = {p: (repo / "clusters/production" / p).read_bytes() for p in ("platform.yaml", "runs.yaml")}
+
+    ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging"))
+
+    assert status(repo) == ""
+    assert {"overlays/staging/platform", "overlays/staging/runs"} <= _paths(repo / "clusters/staging")
+    assert not {p for p in _paths(repo / "clusters/staging") if p.startswith("overlays/production")}
+    assert {p: (repo / "clusters/production" / p).read_bytes() for p in production} == production
+    assert "| `staging` | `clusters/staging/` | `overlays/staging/platform`" in (repo / "README.md").read_text()
+    assert "clusters:\n  staging: staging" in (repo / "rlgen.yaml").read_text()
+    ok(validate(repo))
+    assert "staging  staging  clusters/staging/" in ok(rlgen_in(repo, "cluster", "list"))
+
+    ok(rlgen_in(repo, "cluster", "rm", "staging", "--no-branch"))
+    assert not (repo / "clusters/staging").exists() and not (repo / "overlays/staging/runs").exists()
+    assert "has no cluster yet" in (repo / "README.md").read_text()
+
+
+def test_a_staging_run_syncs_only_to_the_staging_cluster(repo):
+    ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
+    index = repo / "overlays/staging/runs/kustomization.yaml"
+    index.write_text(index.read_text().replace("resources: []", "resources:\n  - ../../../runs/baseline"))
+    from support.repos import build
+
+    staging = [o for o in build(repo / "overlays/staging/runs") if o["kind"] == "RayJob"]
+    assert [o["metadata"]["name"] for o in staging] == [o["metadata"]["name"] for o in build(repo / "runs")
+                                                        if o["kind"] == "RayJob"]
+
+
+def test_cluster_refusals(repo):
+    assert "main cluster" in one_error_line(rlgen_in(repo, "cluster", "add", "production", "--env", "staging"))
+    assert "main cluster" in one_error_line(rlgen_in(repo, "cluster", "rm", "production"))
+    assert "no cluster 'nope'" in one_error_line(rlgen_in(repo, "cluster", "rm", "nope"))
+    assert "DNS-1123" in one_error_line(rlgen_in(repo, "cluster", "add", "Bad_Name", "--env", "staging"))

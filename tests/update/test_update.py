@@ -1,0 +1,115 @@
+"""rlgen update on real generated repositories, real git: the user's edits survive a plugin
+swap, conflicts stop with markers and --abort undoes them, deleted files stay deleted."""
+from __future__ import annotations
+
+import pytest
+from support.repos import commit_all, git, ok, one_error_line, repo_files, rlgen_in
+from support.updates import branch, copy_of, head, names_in, recorded_render, status, validate
+
+SWAP = ("update", "--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
+
+
+def _label_namespace(repo):
+    path = repo / "base" / "platform" / "namespace.yaml"
+    path.write_text(path.read_text().replace("  name: rl-training\n", "  name: rl-training\n  labels:\n    team: ml\n"))
+    commit_all(repo, "Label the namespace")
+
+
+def _runs(repo):
+    return {p: d for p, d in repo_files(repo).items() if p.startswith("runs/")}
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_sandbox_swap_keeps_the_edit_and_the_runs(generate, tmp_path, sync):
+    repo = copy_of(generate, tmp_path, "--plugin", sync)
+    _label_namespace(repo)
+    for run, lr in (("lr-3e-6", "3e-6"), ("lr-1e-6", "1e-6")):
+        ok(rlgen_in(repo, "run", "new", run, "--no-branch", "--set", f"actor_rollout_ref.actor.optim.lr={lr}"))
+    runs, before = _runs(repo), head(repo)
+
+    out = ok(rlgen_in(repo, *SWAP))
+
+    assert branch(repo).startswith("rlgen/update-") and branch(repo) in out
+    assert status(repo) == ""
+    assert "team: ml" in (repo / "base/platform/namespace.yaml").read_text()
+    assert not (repo / "components/opensource-sandbox").exists()
+    assert (repo / "components/marketplace-sandbox/platform/sandboxset.yaml").is_file()
+    stages = names_in(repo / "clusters/production/infrastructure.yaml")
+    kind = "Kustomization" if sync == "flux" else "Application"
+    assert {f"{kind}/sandbox-operator", f"{kind}/sandbox-manager"}.isdisjoint(stages)
+    assert f"{kind}/infrastructure" in stages
+    assert _runs(repo) == runs
+    assert "marketplace-sandbox" in (repo / "rlgen.yaml").read_text()
+    ok(validate(repo))
+    # A merge of the user's branch and the render, which rlgen.yaml records for the next update.
+    parents = git(repo, "rev-list", "--parents", "-n1", "HEAD").split()[1:]
+    assert parents == [before, recorded_render(repo)]
+    assert git(repo, "rev-parse", "main").strip() == before
+
+
+def test_a_conflicting_edit_stops_with_markers_and_abort_restores_everything(repo):
+    platform = repo / "clusters/production/platform.yaml"
+    platform.write_text(platform.read_text().replace("interval: 10m", "interval: 5m", 1))
+    commit_all(repo, "Sync the platform faster")
+    files, before = repo_files(repo), head(repo)
+
+    result = rlgen_in(repo, "update", "--set", "flux.interval=15m")
+
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["CONFLICT clusters/production/platform.yaml"]
+    text = platform.read_text()
+    assert "<<<<<<< rlgen/your-branch\n  interval: 5m\n=======\n  interval: 15m\n>>>>>>> rlgen/new-render" in text
+    assert head(repo) == before and git(repo, "rev-parse", "main").strip() == before
+    assert "UU clusters/production/platform.yaml" in status(repo)
+    checked = validate(repo)
+    assert checked.returncode == 1 and "conflict markers" in checked.stdout
+
+    out = ok(rlgen_in(repo, "update", "--abort"))
+
+    assert "main" in out
+    assert repo_files(repo) == files
+    assert head(repo) == before and branch(repo) == "main" and status(repo) == ""
+    assert git(repo, "branch", "--list", "rlgen/*") == ""
+    assert "nothing to abort" in one_error_line(rlgen_in(repo, "update", "--abort"))
+
+
+def test_a_resolved_conflict_is_committed_with_git_and_the_next_update_starts_from_it(repo):
+    platform = repo / "clusters/production/platform.yaml"
+    platform.write_text(platform.read_text().replace("interval: 10m", "interval: 5m", 1))
+    commit_all(repo, "Sync the platform faster")
+    assert rlgen_in(repo, "update", "--set", "flux.interval=15m").returncode == 1
+    text = platform.read_text()
+    platform.write_text(text[:text.index("<<<<<<<")] + "  interval: 5m\n" + text[text.index(">>>>>>>"):].split("\n", 1)[1])
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--no-edit")
+    assert len(git(repo, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
+
+    ok(rlgen_in(repo, "update", "--check"))
+    ok(rlgen_in(repo, "update", "--no-branch", "--set", "flux.platform_timeout=90m"))
+
+    assert "interval: 5m" in platform.read_text() and "timeout: 90m" in platform.read_text()
+    assert status(repo) == ""
+
+
+def test_a_deleted_generated_file_stays_deleted(repo):
+    git(repo, "rm", "-q", "images/training/Dockerfile")
+    commit_all(repo, "We build the training image elsewhere")
+
+    ok(rlgen_in(repo, "update", "--set", "flux.interval=15m"))
+
+    assert not (repo / "images/training/Dockerfile").exists()
+    assert "interval: 15m" in (repo / "clusters/production/runs.yaml").read_text()
+    assert status(repo) == ""
+
+
+def test_nothing_to_update_changes_nothing(repo):
+    before = head(repo)
+    assert "Up to date" in ok(rlgen_in(repo, "update"))
+    assert head(repo) == before and git(repo, "branch", "--list", "rlgen/*") == ""
+
+
+def test_refuses_a_dirty_tree_and_unknown_options(repo):
+    assert "did you mean" in one_error_line(rlgen_in(repo, "update", "--plugin", "marketplace-sandbx"))
+    assert "no such option" in one_error_line(rlgen_in(repo, "update", "--unset", "flux.interval"))
+    (repo / "README.md").write_text("changed\n")
+    assert "uncommitted changes" in one_error_line(rlgen_in(repo, "update", "--set", "flux.interval=1m"))
