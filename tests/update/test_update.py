@@ -3,7 +3,7 @@ swap, conflicts stop with markers and --abort undoes them, deleted files stay de
 from __future__ import annotations
 
 import pytest
-from support.repos import commit_all, git, ok, one_error_line, repo_files, rlgen_in
+from support.repos import commit_all, git, ok, one_error_line, pinned, repo_files, rlgen_in
 from support.updates import branch, copy_of, head, names_in, recorded_render, status, validate
 
 SWAP = ("update", "--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
@@ -113,3 +113,20 @@ def test_refuses_a_dirty_tree_and_unknown_options(repo):
     assert "no such option" in one_error_line(rlgen_in(repo, "update", "--unset", "flux.interval"))
     (repo / "README.md").write_text("changed\n")
     assert "uncommitted changes" in one_error_line(rlgen_in(repo, "update", "--set", "flux.interval=1m"))
+
+
+def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(repo):
+    ok(rlgen_in(repo, "run", "new", "lr-3e-6", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
+    ok(rlgen_in(repo, "run", "rm", "baseline"))
+    run_yaml = (repo / "runs/lr-3e-6/run.yaml").read_bytes()
+    old = pinned(repo, "lr-3e-6")
+
+    out = ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6"))
+
+    assert not (repo / "runs/baseline").exists()
+    assert "baseline" not in (repo / "runs/kustomization.yaml").read_text()
+    new = pinned(repo, "lr-3e-6")
+    assert new != old and f"Run lr-3e-6: RayJob {old} -> {new}" in out
+    assert (repo / "runs/lr-3e-6/run.yaml").read_bytes() == run_yaml
+    assert f"RayJob {old} -> {new}" in git(repo, "log", "-1", "--format=%B")
+    assert status(repo) == ""

@@ -32,6 +32,7 @@ def render(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: 
         "rlgen_install": pip_arguments(spec.rlgen_install),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
+        "git_branch": spec.git_branch,
         "environment": spec.environment,
         "run": run,
         "plugins": dict(selection.plugins),

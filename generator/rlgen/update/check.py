@@ -16,7 +16,7 @@ from rlgen.repo import answers
 from rlgen.tools import yamlio
 from rlgen.update import plumbing
 from rlgen.update.answers_change import Change, new_selection
-from rlgen.update.render import base_render
+from rlgen.update.render import base_render, keep_runs
 
 
 @dataclass
@@ -43,7 +43,7 @@ def check(root: Path) -> Status:
             f"{answers.FILENAME} differs from the answers of the last render (edited by hand?): "
             "run rlgen update to render them")
         return status
-    files = generate(new_selection(discover(), recorded, Change())).tree.files
+    files = keep_runs(root, generate(new_selection(discover(), recorded, Change())).tree.files, base)
     ids = plumbing.blob_ids(root, files, write=False)
     before = {p: sha for p, (_, sha) in plumbing.tree_blobs(root, base).items()}
     status.files = sorted(p for p in set(ids) | set(before) if ids.get(p) != before.get(p))

@@ -19,7 +19,7 @@ from rlgen.runs.git_change import require_clean
 from rlgen.tools import git
 from rlgen.update import migrations, plumbing, state
 from rlgen.update.answers_change import Change
-from rlgen.update.render import base_render, commit_render, write_render
+from rlgen.update.render import base_render, commit_render, keep_runs, write_render
 from rlgen.update.repin import repin_runs
 
 BRANCH_PREFIX = "rlgen/update-"
@@ -42,7 +42,7 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     require_clean(root)
     base = base_render(root, recorded)
     build = generate(selection)
-    render = write_render(root, build.tree.files)
+    render = write_render(root, keep_runs(root, build.tree.files, base))
     pending = migrations.pending(selection, recorded["plugin_versions"])
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
         return Outcome()

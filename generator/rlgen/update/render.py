@@ -30,6 +30,19 @@ def base_render(root: Path, recorded: dict[str, Any]) -> str:
     return roots[0]
 
 
+#: Runs belong to the team once created: a render never changes them (after the merge, only
+#: their RayJob names follow a changed training base, see :mod:`rlgen.update.repin`).
+RUNS = "runs/"
+
+
+def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:
+    """``files`` with ``runs/`` as the previous render had it, so a run the team removed or
+    edited never conflicts with the first run a render writes."""
+    kept = {p: d for p, d in files.items() if not p.startswith(RUNS)}
+    before = [p for p in plumbing.tree_blobs(root, base) if p.startswith(RUNS)]
+    return {**kept, **dict(zip(before, plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
+
+
 @dataclass(frozen=True)
 class Render:
     files: dict[str, bytes]
