@@ -120,18 +120,12 @@ def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
     (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay."""
     has_infra = write_infrastructure(b.tree, b.components)
-    main_env = b.spec.environment
     for cluster, env in b.selection.all_clusters():
-        runs = "./runs"
-        if env != main_env:
-            runs = "./" + ENV_RUNS.format(env=env)
-            if f"{runs[2:]}/kustomization.yaml" not in b.tree.files:
-                b.tree.add(f"{runs[2:]}/kustomization.yaml", env_runs_index(env, main_env))
         stages = [
             Stage("infrastructure", "./infrastructure" if has_infra else "",
                   upstream=tuple(b.gather("rlgen_upstream_sources"))),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
-            Stage("runs", runs, depends_on=("platform",)),
+            Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
         ]
         ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
         files = b.pm.hook.rlgen_sync_files(ctx=ctx, stages=stages)
@@ -140,6 +134,16 @@ def sync_entry_points(b: Build) -> None:
         for path, docs in sorted(files.items()):
             b.tree.add(path, yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs]))
         b.stages = b.stages or stages
+
+
+def _runs_root(b: Build, env: str) -> str:
+    """``runs`` for the main cluster's environment; another environment's own index, written once."""
+    if env == b.spec.environment:
+        return "runs"
+    folder = ENV_RUNS.format(env=env)
+    if f"{folder}/kustomization.yaml" not in b.tree.files:
+        b.tree.add(f"{folder}/kustomization.yaml", env_runs_index(env, b.spec.environment))
+    return folder
 
 
 def plugin_files(b: Build) -> None:
