@@ -130,3 +130,5 @@ def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(re
     assert (repo / "runs/lr-3e-6/run.yaml").read_bytes() == run_yaml
     assert f"RayJob {old} -> {new}" in git(repo, "log", "-1", "--format=%B")
     assert status(repo) == ""
+    # The name rlgen run gives the run from its own folder is the one the update pinned.
+    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-3e-6", "actor_rollout_ref.actor.optim.lr=3e-6"))
