@@ -237,7 +237,11 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
     """Return the sync engine's entry points: ``{path: [Document, ...]}``. *First result*: the
     sync plugin.
 
-    :param ctx: the selection and its shared names.
+    Called once per cluster that syncs the repository (``rlgen.cluster``, then each cluster of
+    ``rlgen cluster add``), with ``ctx.spec.cluster`` and ``ctx.spec.environment`` set to that
+    cluster's; its files belong under ``clusters/<ctx.spec.cluster>/``.
+
+    :param ctx: the selection and its shared names, for this cluster.
     :param stages: the sync order (infrastructure -> platform -> runs); the files must make the
         engine apply the stages in that order and prune what leaves Git.
 
