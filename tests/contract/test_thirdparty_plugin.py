@@ -3,34 +3,19 @@ entry-point group, listed with its version and usable by ``rlgen new``."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from support.plugins import install_example_plugin
 from support.repos import REQUIRED, build, kustomize_roots, run_rlgen, schema_dir
-
-SOURCE = Path(__file__).resolve().parent / "thirdparty_plugin"
 
 
 @pytest.fixture(scope="session")
 def plugin_env(tmp_path_factory):
-    """The environment of an rlgen that has the example distribution installed.
-
-    It goes to a folder of its own on PYTHONPATH rather than into the shared virtualenv,
-    so tests running at the same time never see it. pip builds it as it would for any
-    user (isolated build); a copy keeps the build's by-products out of the source tree.
-    """
-    work = tmp_path_factory.mktemp("thirdparty")
-    shutil.copytree(SOURCE, work / "src", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    site = work / "site"
-    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                             str(work / "src")], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    """The environment of an rlgen that has the example distribution installed (pip, isolated
+    build, a folder of its own on PYTHONPATH)."""
+    return install_example_plugin(tmp_path_factory.mktemp("thirdparty"))
 
 
 def test_listed_with_its_distribution_version(plugin_env):
