@@ -157,6 +157,7 @@ CASES = {
     "rlgen_secrets": ("flux", (), None, _secrets),
     "rlgen_readme": ("flux", (), None, _readme),
     "rlgen_dataset_format": ("gsm8k", (), None, _dataset_format),
+    "rlgen_migrate": None,  # runs in rlgen update, on a repository: below
 }
 
 
@@ -164,3 +165,10 @@ CASES = {
 def test_example_changes_the_generated_repository(hook, tmp_path):
     plugin, plugins, sets, check = CASES[hook]
     check(generate(hook, plugin, plugins, sets), tmp_path)
+
+
+def test_migrate_example_moves_the_page_of_an_older_version():
+    migrate = example("rlgen_migrate")
+    old = {"docs/math.md": "# MATH\nour notes\n", "README.md": "x"}
+    assert migrate(None, "0.2.4", "0.3.1", old) == {"docs/math.md": None, "docs/example-math.md": "# MATH\nour notes\n"}
+    assert migrate(None, "0.3.0", "0.3.1", old) == {}
