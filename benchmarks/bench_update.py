@@ -20,6 +20,9 @@ from rlgen.repo.workspace import load_spec
 from rlgen.tools.yamlio import dump
 from rlgen.verl import trainer_config
 
+#: The answers every rlgen new needs (a team registry and this repository's remote).
+NEW = ("--no-input", "--set", "rlgen.registry=registry.rl.test/team",
+       "--set", "rlgen.git_url=ssh://git@git.rl.test/platform/rl-repo.git")
 RUNS = 200
 ROUNDS = 5
 UPDATES = {
@@ -42,7 +45,7 @@ def git(repo: Path, *args: str) -> str:
 
 def make_repo(parent: Path) -> Path:
     repo = parent / "repo"
-    rlgen("new", str(repo), "--no-input")
+    rlgen("new", str(repo), *NEW)
     spec, names = load_spec(repo), ["baseline"]
     for i in range(1, RUNS):
         name = f"lr-sweep-{i:03d}"
@@ -71,7 +74,7 @@ def main() -> None:
     times: dict[str, list[float]] = {"rlgen new": [], **{name: [] for name in UPDATES}}
     for i in range(ROUNDS):
         target = work / f"new-{i}"
-        times["rlgen new"].append(timed(lambda: rlgen("new", str(target), "--no-input")))
+        times["rlgen new"].append(timed(lambda: rlgen("new", str(target), *NEW)))
         shutil.rmtree(target)
         for name, args in UPDATES.items():
             times[name].append(timed(lambda: rlgen("update", "--no-branch", *args, cwd=repo)))

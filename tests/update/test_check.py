@@ -15,7 +15,7 @@ def test_a_fresh_repository_is_up_to_date(repo):
 
 def test_a_hand_edit_of_the_answers_is_behind(repo):
     path = repo / "rlgen.yaml"
-    path.write_text(path.read_text().replace("options: {}", "options:\n  flux:\n    interval: 5m"))
+    path.write_text(path.read_text().replace("options:\n", "options:\n  flux:\n    interval: 5m\n", 1))
     commit_all(repo, "Edit the answers by hand")
 
     line = one_error_line(rlgen_in(repo, "update", "--check"), code=1)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from support.plugins import install_example_plugin
-from support.repos import commit_all, git, ok, run_rlgen, rlgen_in
+from support.repos import REQUIRED, commit_all, git, ok, rlgen_in, run_rlgen
 
 
 @pytest.fixture(scope="module")
@@ -13,7 +13,7 @@ def plugin_env(tmp_path_factory):
 
 def test_the_moved_page_keeps_the_users_edit(tmp_path, plugin_env):
     repo = tmp_path / "repo"
-    ok(run_rlgen("new", str(repo), "--plugin", "example-math", "--no-input", env=plugin_env))
+    ok(run_rlgen("new", str(repo), *REQUIRED, "--plugin", "example-math", "--no-input", env=plugin_env))
     # The repository as version 0.2.0 of the plugin rendered it: the page was docs/math.md.
     git(repo, "mv", "docs/example-math.md", "docs/math.md")
     answers = repo / "rlgen.yaml"
