@@ -16,7 +16,9 @@ def _label_namespace(repo):
 
 
 def _runs(repo):
-    return {p: d for p, d in repo_files(repo).items() if p.startswith("runs/")}
+    """What the team wrote of its runs: each run.yaml and the index (RayJob names follow the base)."""
+    return {p: d for p, d in repo_files(repo).items() if p.startswith("runs/") and not p.endswith("/kustomization.yaml")
+            or p == "runs/kustomization.yaml"}
 
 
 @pytest.mark.parametrize("sync", ["flux", "argo"])
@@ -39,6 +41,9 @@ def test_sandbox_swap_keeps_the_edit_and_the_runs(generate, tmp_path, sync):
     assert {f"{kind}/sandbox-operator", f"{kind}/sandbox-manager"}.isdisjoint(stages)
     assert f"{kind}/infrastructure" in stages
     assert _runs(repo) == runs
+    # Each run's pinned RayJob name is the one rlgen run gives it on the new base.
+    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-1e-6", "actor_rollout_ref.actor.optim.lr=1e-6"))
+    assert status(repo) == ""
     assert "marketplace-sandbox" in (repo / "rlgen.yaml").read_text()
     ok(validate(repo))
     # A merge of the user's branch and the render, which rlgen.yaml records for the next update.

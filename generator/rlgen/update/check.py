@@ -43,7 +43,8 @@ def check(root: Path) -> Status:
             f"{answers.FILENAME} differs from the answers of the last render (edited by hand?): "
             "run rlgen update to render them")
         return status
-    files = keep_runs(root, generate(new_selection(discover(), recorded, Change())).tree.files, base)
+    files = keep_runs(root, generate(new_selection(discover(), recorded, Change())).tree.files, base,
+                      recorded["run_naming"])
     ids = plumbing.blob_ids(root, files, write=False)
     before = {p: sha for p, (_, sha) in plumbing.tree_blobs(root, base).items()}
     status.files = sorted(p for p in set(ids) | set(before) if ids.get(p) != before.get(p))

@@ -42,7 +42,7 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     require_clean(root)
     base = base_render(root, recorded)
     build = generate(selection)
-    render = write_render(root, keep_runs(root, build.tree.files, base))
+    render = write_render(root, keep_runs(root, build.tree.files, base, recorded["run_naming"]))
     pending = migrations.pending(selection, recorded["plugin_versions"])
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
         return Outcome()

@@ -9,7 +9,7 @@ from typing import Any
 from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.repo import answers
-from rlgen.tools import git
+from rlgen.tools import git, yamlio
 from rlgen.update import plumbing
 
 
@@ -35,10 +35,15 @@ def base_render(root: Path, recorded: dict[str, Any]) -> str:
 RUNS = "runs/"
 
 
-def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:
+def keep_runs(root: Path, files: dict[str, bytes], base: str, run_naming: int) -> dict[str, bytes]:
     """``files`` with ``runs/`` as the previous render had it, so a run the team removed or
-    edited never conflicts with the first run a render writes."""
+    edited never conflicts with the first run a render writes, and with the repository's own
+    run naming scheme (a new one would rename every run)."""
     kept = {p: d for p, d in files.items() if not p.startswith(RUNS)}
+    doc = yamlio.load(kept[answers.FILENAME].decode())
+    if doc.get("run_naming") != run_naming:
+        doc["run_naming"] = run_naming
+        kept[answers.FILENAME] = yamlio.dump(doc).encode()
     before = [p for p in plumbing.tree_blobs(root, base) if p.startswith(RUNS)]
     return {**kept, **dict(zip(before, plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
 

@@ -2,9 +2,11 @@
 changes what every run builds on (the training base or a plugin's training Component), each run
 is named again; otherwise no run file is touched.
 
-All runs are rendered by one kustomize process (a scratch kustomization listing every run
-folder, each unnamed): a parent that only lists resources renders each run exactly as the run's
-own folder does, and one process instead of one per run keeps 200 runs fast.
+Names follow the repository's scheme (``run_naming``, :mod:`rlgen.runs.naming_scheme`). Under
+scheme 1 all runs are rendered by one kustomize process (a scratch kustomization listing every
+run folder, each unnamed): a parent that only lists resources renders each run exactly as the
+run's own folder does. Under scheme 2 names need no render; one render of all runs checks that
+each still builds.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 from rlgen.generate.kustomizations import TRAINING_BASE, run_kustomization
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
-from rlgen.runs import folders
+from rlgen.repo import answers
+from rlgen.runs import folders, naming_scheme
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
 from rlgen.update import plumbing
@@ -38,27 +41,48 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     runs = sorted(p.parent.name for p in (root / "runs").glob(f"*/{spec.run_config_key}"))
     if not runs:
         return []
+    scheme = answers.read(root)["run_naming"]
     old = {run: folders.pinned_name(root, run) for run in runs}
     texts = {run: (folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
-    for run in runs:
-        (folders.folder(root, run) / "kustomization.yaml").write_text(run_kustomization(spec, run, None))
-    new = _names(root, spec, runs)
+    if scheme == naming_scheme.INPUTS:
+        new = _input_names(root, spec, runs)
+    else:
+        for run in runs:
+            (folders.folder(root, run) / "kustomization.yaml").write_text(run_kustomization(spec, run, None, scheme))
+        new = _names(root, spec, runs)
     for run in runs:
         path = folders.folder(root, run) / "kustomization.yaml"
         if new[run] == old[run]:
             path.write_bytes(texts[run])  # the same name: the file stays as the user left it
         else:
-            path.write_text(run_kustomization(spec, run, new[run]))
+            path.write_text(run_kustomization(spec, run, new[run], scheme))
+    if scheme == naming_scheme.INPUTS:
+        _render_all(root, runs)  # a run that does not render must not be committed
     return [(run, old[run] or "(none)", new[run]) for run in runs if old[run] != new[run]]
 
 
-def _names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
+def _input_names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
+    shared = naming_scheme.training_inputs(root)
+    names = {}
+    for run in runs:
+        folder = folders.folder(root, run)
+        run_files = {f"runs/{run}/kustomization.yaml": run_kustomization(spec, run, None, naming_scheme.INPUTS).encode(),
+                     f"runs/{run}/{spec.run_config_key}": (folder / spec.run_config_key).read_bytes()}
+        names[run] = naming_scheme.inputs_name(run, run_files, shared)
+    return names
+
+
+def _render_all(root: Path, runs: list[str]) -> str:
     scratch = Path(tempfile.mkdtemp(prefix=".rlgen-runs-", dir=root))
     try:
         (scratch / "kustomization.yaml").write_text(yamlio.dump({"resources": [f"../runs/{r}" for r in runs]}))
-        rendered = kustomize.build(scratch)
+        return kustomize.build(scratch)
     finally:
         shutil.rmtree(scratch)
+
+
+def _names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
+    rendered = _render_all(root, runs)
     by_object = {f"{run}-{spec.rayjob_name}": run for run in runs}
     names = {}
     for doc in yamlio.load_all(rendered):
