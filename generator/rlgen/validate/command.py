@@ -55,15 +55,13 @@ def command(target: Path | None, locations, offline: bool, output):
     Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
     the same locations, with the same strictness."""
     from rlgen.repo import answers
-    from rlgen.repo.workspace import open_workspace
+    from rlgen.repo.workspace import find_root, open_workspace
     from rlgen.runs import files
     from rlgen.validate.checking import schema_findings, schema_sources
+    from rlgen.validate.conflicts import conflict_findings
     from rlgen.validate.locations import default_locations
     from rlgen.validate.rules import check, warnings
     from rlgen.validate.schema import SchemaValidator
-
-    from rlgen.repo.workspace import find_root
-    from rlgen.validate.conflicts import conflict_findings
 
     if conflicts := conflict_findings(find_root(target or Path.cwd())):
         # Files with markers do not load or render: report them alone.
