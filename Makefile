@@ -32,6 +32,7 @@ test: setup
 # One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py).
 bench: setup
 	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench_scale.py
 
 # Regenerate the CRD-derived schemas of rlgen's catalog from the pinned CRDs in upstream/crds.
 schemas: setup

@@ -11,6 +11,9 @@ from pathlib import PurePosixPath
 
 #: The environments that have a platform overlay (``overlays/<env>/platform``).
 ENVIRONMENTS = ("production", "staging")
+#: How GPU pods reach each other for NCCL (rlgen.network), and who starts a run's pods together.
+NETWORKS = ("tcp", "rdma", "erdma")
+GANG_SCHEDULERS = ("off", "volcano", "coscheduling")
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,12 @@ class Spec:
     model_revision: str = ""
     #: The team's image registry (``rlgen.registry``): images this repository builds go there.
     registry: str = ""
+    # How a run's GPU pods talk NCCL across nodes, and how its pods are scheduled together.
+    network: str = "tcp"
+    rdma_host_network: bool = True
+    gang_scheduling: str = "off"
+    queue: str = ""
+    priority_class: str = ""
 
     # The training layer's fixed object names (runs prefix them with the run name).
     rayjob_name: str = "trainer"

@@ -81,13 +81,14 @@ def tracking_env() -> list[dict]:
 
 @hookimpl
 def rlgen_patches(ctx):
-    head = "/spec/rayClusterSpec/headGroupSpec/template/spec/containers/0/env/-"
-    ops = [{"op": "add", "path": head, "value": env} for env in tracking_env()]
+    groups = ("headGroupSpec", "workerGroupSpecs/0")
+    ops = [{"op": "add", "path": f"/spec/rayClusterSpec/{group}/template/spec/containers/0/env/-", "value": env}
+           for group in groups for env in tracking_env()]
     return [Patch(Layer.TRAINING, {"group": "ray.io", "kind": "RayJob"}, ops, "rayjob-mlflow-env",
                   "The trainer and its rollout workers read the tracking server and credentials from\n"
-                  "the environment. A JSON patch: a merge patch would replace the CRD's container list.\n"
-                  "The RayJob has a head group only; rlgen validate reports a Ray pod without\n"
-                  "MLFLOW_TRACKING_URI, so a worker group added later gets these entries too.")]
+                  "the environment, on the head and the GPU workers alike (verl's training loop may run\n"
+                  "on either). A JSON patch: a merge patch would replace the CRD's container list.\n"
+                  "rlgen validate reports a Ray pod without MLFLOW_TRACKING_URI.")]
 
 
 @hookimpl

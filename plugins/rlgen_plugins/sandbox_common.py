@@ -179,7 +179,7 @@ _WRITE_CREDENTIALS = (
 @hookimpl
 def rlgen_patches(ctx) -> list[Patch]:
     spec = ctx.spec
-    pod = "/spec/rayClusterSpec/headGroupSpec/template/spec"
+    pods = [f"/spec/rayClusterSpec/{group}/template/spec" for group in ("headGroupSpec", "workerGroupSpecs/0")]
     source, target = spec.config_path(spec.mcp_config_key), f"{CREDENTIALS_DIR}/{spec.mcp_config_key}"
     init = {
         "name": "mcp-credentials",
@@ -193,13 +193,14 @@ def rlgen_patches(ctx) -> list[Patch]:
         "volumeMounts": [{"name": "configs", "mountPath": spec.configs_mount, "readOnly": True},
                          {"name": "mcp-credentials", "mountPath": CREDENTIALS_DIR}],
     }
-    ops = [
+    # verl's agent-loop workers, which call the tools, run on the head and the GPU workers.
+    ops = [op for pod in pods for op in (
         {"op": "add", "path": f"{pod}/initContainers", "value": [init]},
         {"op": "add", "path": f"{pod}/volumes/-",
          "value": {"name": "mcp-credentials", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}}},
         {"op": "add", "path": f"{pod}/containers/0/volumeMounts/-",
          "value": {"name": "mcp-credentials", "mountPath": CREDENTIALS_DIR, "readOnly": True}},
-    ]
+    )]
     return [Patch(Layer.TRAINING, {"kind": "RayJob"}, ops, "rayjob-mcp-credentials",
                   f"The MCP API key from the Secret {TRAINER_KEY_SECRET}: an init container adds it as the\n"
                   f"{AUTH_HEADER} header to a copy of mcp_server.json in memory ({CREDENTIALS_DIR}), so the\n"

@@ -97,7 +97,7 @@ def test_no_branch_commits_on_the_current_branch(repo):
     (["new", "exp", "--set", "trainer.total_epochs=[1"], "is not a YAML value"),
     (["new", "exp", "--set", "actor_rollout_ref.actor.optim=1"], "is a section of verl's config"),
     (["new", "exp", "--set", "trainer.experiment_name=other"], "experiment names and checkpoints are per run"),
-    (["new", "exp", "--set", "trainer.n_gpus_per_node=4"], "GPUs the RayJob requests"),
+    (["new", "exp", "--set", "trainer.n_gpus_per_node=3"], "= 4096 is not divisible by 3 GPUs"),
     (["new", "exp", "--set", "no-equals-sign"], "expected KEY=VALUE"),
     (["new", "Exp_1"], "not a DNS-1035 label"),
     (["new", "r" * 64], "longer than 63 characters"),
@@ -185,9 +185,9 @@ def test_run_new_from_copies_the_changes_of_another_run(repo):
 def test_run_list_shows_runs_rayjobs_and_changed_keys(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--no-branch", "--set", f"{LR}=3e-6", "--set", "trainer.total_epochs=2"))
     lines = ok(rlgen_in(repo, "run", "list", "-o", "table")).splitlines()
-    assert lines[0].split() == ["RUN", "RAYJOB", "CHANGED", "KEYS"]
-    assert lines[1].split() == ["baseline", pinned(repo, "baseline"), "-"]
-    assert lines[2].split(maxsplit=2) == ["exp", pinned(repo, "exp"), f"{LR}=3e-06, trainer.total_epochs=2"]
+    assert lines[0].split() == ["RUN", "RAYJOB", "SIZE", "CHANGED", "KEYS"]
+    assert lines[1].split() == ["baseline", pinned(repo, "baseline"), "1x8", "-"]
+    assert lines[2].split(maxsplit=3) == ["exp", pinned(repo, "exp"), "1x8", f"{LR}=3e-06, trainer.total_epochs=2"]
 
 
 def test_run_rm_removes_the_folder_and_the_index_entry(repo):

@@ -41,7 +41,9 @@ def mounted_configs(repo: Path, run: str, dest: Path) -> tuple[Path, list[str]]:
     for key, text in configmap["data"].items():
         (dest / key).write_text(text)
     rayjob = next(o for o in objects if o["kind"] == "RayJob")
-    argv = shlex.split(rayjob["spec"]["entrypoint"])
+    # The entrypoint waits for the run's GPUs first, then starts verl.
+    *_, command = rayjob["spec"]["entrypoint"].split("&&")
+    argv = shlex.split(command)
     assert argv[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
     options = dict(a.split("=", 1) for a in argv[3:] if a.startswith("--"))
     assert options["--config-path"] == "/var/configs" and options["--config-name"] == "run"

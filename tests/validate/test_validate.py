@@ -26,6 +26,10 @@ def head(doc):
     return doc["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
 
 
+def worker(doc):
+    return doc["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
+
+
 def set_trainer(repo, section, key, value):
     path = repo / "base" / "training" / "trainer.yaml"
     doc = yamlio.load(path.read_text())
@@ -50,7 +54,10 @@ BREAKS = {
     "ttl without shutdown": (RAYJOB, lambda d: d["spec"].__setitem__("shutdownAfterJobFinishes", False), "needs shutdownAfterJobFinishes"),
     "delete self": (RAYJOB, lambda d: d["spec"].__setitem__("deletionStrategy", {"deletionRules": [
         {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED"}}]}), "DeleteSelf"),
-    "gpu count": (RAYJOB, lambda d: head(d)["containers"][0]["resources"]["limits"].__setitem__("nvidia.com/gpu", "4"), "request 4 GPUs"),
+    "gpu count": (RAYJOB, lambda d: worker(d)["containers"][0]["resources"]["limits"].__setitem__("nvidia.com/gpu", "4"), "request 4 GPUs"),
+    "gpu head": (RAYJOB, lambda d: head(d)["containers"][0]["resources"].__setitem__("limits", {"nvidia.com/gpu": "8"}), "request 16 GPUs"),
+    "autoscaled workers": (RAYJOB, lambda d: d["spec"]["rayClusterSpec"]["workerGroupSpecs"][0].__setitem__("maxReplicas", 4), "differ: a verl run has a fixed number of GPU nodes"),
+    "cpus per gpu": (RAYJOB, lambda d: worker(d)["containers"][0]["resources"]["limits"].__setitem__("cpu", "16"), "give Ray 16 CPUs for 8 GPUs"),
     "missing pvc": (RAYJOB, lambda d: head(d)["volumes"][1]["persistentVolumeClaim"].__setitem__("claimName", "rl-modles"), "PersistentVolumeClaim 'rl-modles'"),
     "latest image": (RAYJOB, lambda d: head(d)["containers"][0].__setitem__("image", "busybox:latest"), "not pinned"),
 }
@@ -69,7 +76,7 @@ def test_each_rayjob_rule(repo, case):
 @pytest.mark.parametrize("edits, expected", [
     ([(("actor_rollout_ref", "rollout"), "tensor_model_parallel_size", 3)], "does not divide"),
     ([(("actor_rollout_ref", "rollout"), "n", 3), (("data",), "train_batch_size", 65)], "is not divisible by 8 GPUs"),
-    ([(("data",), "train_batch_size", 32)], "smaller than actor.ppo_mini_batch_size"),
+    ([(("data",), "train_batch_size", 32)], "smaller than actor_rollout_ref.actor.ppo_mini_batch_size"),
     ([(("trainer",), "n_gpus_per_node", 4)], "trainer expects"),
 ])
 def test_trainer_rules(repo, edits, expected):

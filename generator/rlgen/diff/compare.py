@@ -21,6 +21,8 @@ from rlgen.naming import HASH_LENGTH
 from rlgen.runs import folders
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
+from rlgen.verl import batch_rules
+from rlgen.verl.batch_rules import Size
 from rlgen.verl.trainer_config import effective_config, flatten
 
 #: kustomize's ConfigMap/Secret suffix: 10 characters of a hash in its own alphabet.
@@ -81,6 +83,8 @@ class RunChange:
     config: list[tuple[str, Any, Any]] = field(default_factory=list)
     #: Other ConfigMap files (tool config, MCP servers) that differ.
     files: list[str] = field(default_factory=list)
+    #: (old, new) GPU nodes x GPUs when a changed run spans another number of GPUs.
+    resize: tuple[Size, Size] | None = None
 
     @property
     def kept_name(self) -> bool:
@@ -182,8 +186,17 @@ def _runs(found: list[tuple], spec: Spec) -> list[RunChange]:
         old, new = sides[0].get(run), sides[1].get(run)
         status = "added" if old is None else "removed" if new is None else "changed"
         config, files = _config_changes(run, (old or {}).get("configmap"), (new or {}).get("configmap"), spec)
-        out.append(RunChange(run, status, (old or {}).get("rayjob"), (new or {}).get("rayjob"), config, files))
+        out.append(RunChange(run, status, (old or {}).get("rayjob"), (new or {}).get("rayjob"), config, files,
+                             _resize(old, new)))
     return out
+
+
+def _resize(old: dict | None, new: dict | None) -> tuple[Size, Size] | None:
+    maps = [(side or {}).get("configmap") for side in (old, new)]
+    if None in maps:
+        return None
+    before, after = (batch_rules.size(effective_config(m.get("data") or {})) for m in maps)
+    return (before, after) if before != after else None
 
 
 def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) -> tuple[list, list[str]]:

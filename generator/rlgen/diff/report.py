@@ -36,6 +36,11 @@ def _rayjobs(r: RunChange, quote: str = "", arrow: str = "->") -> str:
     return f"RayJob {quote}{r.old_rayjob}{quote} {arrow} {quote}{r.new_rayjob}{quote}"
 
 
+def resize_line(r: RunChange) -> str:
+    old, new = r.resize
+    return f"resized: {old} -> {new} GPU nodes x GPUs ({old.gpus} -> {new.gpus} GPUs)"
+
+
 def _object_note(o: ObjectChange) -> str:
     if o.partner is None:
         return ""
@@ -51,6 +56,8 @@ def text(c: Comparison, base: str, head: str) -> str:
         for r in c.runs:
             note = " " + KEPT_NAME.replace("`", "'").format(run=r.run) if r.kept_name else ""
             out.append(f"  {SIGNS[r.status]} {r.run}: {_rayjobs(r)}{note}")
+            if r.resize:
+                out.append(f"      {resize_line(r)}")
             out += [f"      {_config_line(*item)}" for item in r.config]
             out += [f"      {name} changed" for name in r.files]
         out.append("")
@@ -94,6 +101,8 @@ def markdown(c: Comparison, base: str, head: str) -> str:
 def _run_markdown(r: RunChange) -> str:
     note = " " + KEPT_NAME.format(run=r.run) if r.kept_name else ""
     lines = [f"- **`{r.run}`** {r.status}: {_rayjobs(r, '`', '→')}{note}\n"]
+    if r.resize:
+        lines.append(f"  - **{resize_line(r).replace(' -> ', ' → ')}**\n")
     for key, old, new in r.config:
         shown = f"`{_value(new)}`" if old is UNSET else f"`{_value(old)}` → `{_value(new)}`"
         lines.append(f"  - `{key}`: {shown}\n")

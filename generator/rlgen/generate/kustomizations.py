@@ -6,15 +6,21 @@ The project's own ``base/`` and ``overlays/`` are the starting point, loaded wit
 """
 from __future__ import annotations
 
+import json
 import re
+import textwrap
 from collections import defaultdict
+
+from ruamel.yaml.comments import CommentedMap
 
 from rlgen import sources
 from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
+from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
+from rlgen.verl.batch_rules import Size
 
 #: The run template every runs/<run>/ builds on.
 TRAINING_BASE = "base/training"
@@ -127,15 +133,21 @@ def write_infrastructure(tree: FileTree, components: Components) -> bool:
     return True
 
 
-def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int = 1) -> str:
+def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int = 1, size: Size | None = None,
+                      labels: dict[str, str] | None = None) -> str:
     """``runs/<run>/kustomization.yaml``; without ``rayjob_name`` it renders the unnamed run
-    whose RayJob spec (naming scheme 1) or inputs (scheme 2) the name is hashed from."""
+    whose RayJob spec (naming scheme 1) or inputs (scheme 2) the name is hashed from. ``size``:
+    the run's own ``trainer.nnodes`` x ``trainer.n_gpus_per_node`` when its run.yaml sets them
+    (else the base's size holds). ``labels``: the run's own Volcano queue and priority."""
     doc = _kustomization(
         resources=["../../base/training"],
         # Every object of the run carries its name, so runs never collide in one namespace.
         namePrefix=f"{run}-",
         configMapGenerator=[{"name": spec.trainer_configmap, "behavior": "merge", "files": [spec.run_config_key]}],
     )
+    if size is not None or labels:
+        # Comments need ruamel's map; a run of the base's size keeps the plain, faster dump.
+        doc = CommentedMap(doc)
     if rayjob_name:
         # A transformer runs after namePrefix, so the RayJob gets exactly this name.
         doc["transformers"] = [yamlio.dump({
@@ -143,8 +155,18 @@ def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int
             "kind": "PatchTransformer",
             "metadata": {"name": RENAME_TRANSFORMER},
             "target": {"kind": "RayJob"},
-            "patch": f'[{{"op": "replace", "path": "/metadata/name", "value": "{rayjob_name}"}}]',
+            "patch": json.dumps(rayjob.name_ops(spec, rayjob_name)),
         }).rstrip("\n")]
+    if size is not None:
+        ops = textwrap.dedent(yamlio.dump(rayjob.size_patch(spec, size))).rstrip("\n")
+        doc["patches"] = [{"target": {"kind": "RayJob"}, "patch": ops}]
+        doc.yaml_set_comment_before_after_key(
+            "patches", before=f"The run's size, from its run.yaml: {size.nnodes} GPU node(s) x {size.gpus_per_node} "
+                              "GPUs.\n`rlgen run` writes it; `rlgen validate` checks it against the trainer config.")
+    if labels:
+        doc["labels"] = [{"pairs": dict(sorted(labels.items()))}]
+        doc.yaml_set_comment_before_after_key(
+            "labels", before="This run's Volcano queue and priority, read when its RayJob starts.")
     hashed = "the rendered run" if naming == 1 else "run.yaml and the training base"
     comment = (f"Training run '{run}'. Change it in run.yaml; the RayJob name below is set by\n"
                f"`rlgen run` from a hash of {hashed}, so an edit starts a new RayJob.")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 import pluggy
 
+from rlgen import sources
 from rlgen.contributions import SLOTS, Context, Layer, SecretRef, Stage
 from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
@@ -25,6 +26,7 @@ from rlgen.generate.kustomizations import (
     write_platform,
     write_training,
 )
+from rlgen.generate import rayjob as rayjob_source
 from rlgen.generate.rayjob import rayjob
 from rlgen.registry.selection import Selection
 from rlgen.repo import answers
@@ -32,7 +34,7 @@ from rlgen.runs import naming_scheme
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
-from rlgen.verl import trainer_config
+from rlgen.verl import batch_rules, trainer_config
 
 
 @dataclass
@@ -89,11 +91,16 @@ def training_base(b: Build) -> None:
     """``base/training``: the RayJob, the trainer config and the tool config every run shares."""
     fragments = [f for f in reversed(b.pm.hook.rlgen_trainer_config(ctx=b.ctx)) if f]
     tools = b.gather("rlgen_tools")
-    files = {b.spec.trainer_config_key: yamlio.dump(trainer_config.base_trainer_config(b.spec, fragments, bool(tools)))}
+    config = trainer_config.base_trainer_config(b.spec, fragments, bool(tools))
+    if found := batch_rules.problems(config):
+        # The same rules rlgen run and rlgen validate apply: no repository verl would refuse.
+        raise RlgenError("the trainer config breaks a verl batch rule: " + "; ".join(found))
+    files = {b.spec.trainer_config_key: yamlio.dump(config)}
     if tools:
         files[b.spec.tool_config_key] = trainer_config.tool_config(tools)
     for cfg in b.gather("rlgen_config_files"):
         files[cfg.key] = cfg.content
+    files[rayjob_source.WAIT_SCRIPT] = sources.text(f"{TRAINING_BASE}/{rayjob_source.WAIT_SCRIPT}")
     image = b.only("rlgen_training_image", "rollout")
     write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec, image))
     for key, text in files.items():

@@ -1,21 +1,51 @@
-"""The RayJob every run starts from: the project's template with the spec's names, GPU count
-and volumes. Nothing else shapes the RayJob; plugins patch it through their training Component."""
+"""The RayJob every run starts from: the project's template with the spec's names, size, volumes,
+network and gang scheduling; and the JSON patch that gives one run another size.
+
+The size lives in one place, the trainer config (``trainer.nnodes`` x ``trainer.n_gpus_per_node``):
+the base RayJob is shaped from the repository's, a run's patch from its ``run.yaml``, and
+``rlgen validate`` reports a RayJob whose GPUs disagree with the config its pods mount.
+Plugins patch the RayJob through their training Component.
+"""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from rlgen import sources
+from rlgen.generate import cluster_network, gang
+from rlgen.generate.gang import WORKERS, escape
 from rlgen.spec import Spec
+from rlgen.tools import yamlio
+from rlgen.verl.batch_rules import Size
 
 TEMPLATE = "base/training/rayjob.yaml"
+#: Run before verl by the entrypoint, from the trainer ConfigMap.
+WAIT_SCRIPT = "wait_for_gpus.py"
+GPU = "nvidia.com/gpu"
+CPU_NOTE = ("verl packs each node's GPU workers in one placement group of\n"
+            "n_gpus_per_node x {CPU: 3, GPU: 1}: at least 3 CPUs per GPU.")
+#: What the GPU container keeps of its own; the rest of its pod is the head's.
+OWN_FIELDS = ("name", "resources")
 
 
 def rayjob(spec: Spec) -> Any:
     job = sources.load(TEMPLATE)
     job["metadata"]["name"] = spec.rayjob_name
-    pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    cluster = job["spec"]["rayClusterSpec"]
+    head = cluster["headGroupSpec"]["template"]["spec"]
+    _volumes(head, spec)
+    group = cluster["workerGroupSpecs"][0]
+    group["template"]["spec"] = _alike(head, group["template"]["spec"]["containers"][0])
+    for field in ("replicas", "minReplicas", "maxReplicas"):
+        group[field] = spec.nnodes
+    group["template"]["spec"]["containers"][0]["resources"]["limits"][GPU] = str(spec.gpus_per_node)
+    cluster_network.apply(group["template"]["spec"], spec)
+    gang.apply(job, spec)
+    return job
+
+
+def _volumes(pod: dict, spec: Spec) -> None:
     container = pod["containers"][0]
-    container["resources"]["limits"]["nvidia.com/gpu"] = str(spec.gpus_per_node)
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     mounts["configs"]["mountPath"] = spec.configs_mount
     volumes = {v["name"]: v for v in pod["volumes"]}
@@ -23,4 +53,31 @@ def rayjob(spec: Spec) -> Any:
     for key, volume in spec.volumes.items():
         mounts[key]["mountPath"] = volume.mount_path
         volumes[key]["persistentVolumeClaim"]["claimName"] = volume.name
-    return job
+
+
+def _alike(head: dict, own: dict) -> dict:
+    """The head's pod spec with the GPU container's name and resources; the head's comments
+    stay with the head (a copy would carry them to the wrong lines)."""
+    pod = yamlio.load(yamlio.dump(yamlio.read_plain(yamlio.dump(head))))
+    container = pod["containers"][0]
+    for field in OWN_FIELDS:
+        container[field] = copy.deepcopy(own[field])
+    container.yaml_set_comment_before_after_key("resources", before=CPU_NOTE, indent=16)
+    return pod
+
+
+def size_patch(spec: Spec, size: Size) -> list[dict]:
+    """JSON 6902 operations giving the base RayJob ``size`` (a run's ``trainer.nnodes`` and
+    ``trainer.n_gpus_per_node``); a list patch, because kustomize would replace a whole
+    ``workerGroupSpecs`` list in a strategic merge of a custom resource."""
+    ops = [{"op": "replace", "path": f"{WORKERS}/{field}", "value": size.nnodes}
+           for field in ("replicas", "minReplicas", "maxReplicas")]
+    ops.append({"op": "replace", "path": f"{WORKERS}/template/spec/containers/0/resources/limits/{escape(GPU)}",
+                "value": str(size.gpus_per_node)})
+    return ops + gang.size_ops(spec, size)
+
+
+def name_ops(spec: Spec, rayjob_name: str) -> list[dict]:
+    """Operations after a run's RayJob got its name (``/metadata/name`` and what follows it)."""
+    ops = [{"op": "replace", "path": "/metadata/name", "value": rayjob_name}]
+    return ops + gang.name_ops(spec, rayjob_name)

@@ -22,7 +22,7 @@ from rlgen.naming import (
 )
 from rlgen.registry import install
 from rlgen.registry.discovery import DEFAULT_PLUGINS, Installed, plugin_manager
-from rlgen.spec import ENVIRONMENTS, Spec
+from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 
 
 def _run_name_error(run: str) -> str | None:
@@ -51,6 +51,11 @@ def _example_domain(host: str) -> str | None:
     if is_example_host(host):
         return f"'{host}' is a reserved example domain: nothing can be pulled from it"
     return None
+
+
+def _label_value_error(value: str) -> str | None:
+    # Both end up as label values on the RayJob.
+    return dns1123_label_error(value) if value else None
 
 
 #: Options of the generator itself, set as ``--set rlgen.NAME=VALUE``.
@@ -87,6 +92,15 @@ CORE = PluginInfo(
         Option("install", "pip requirement of rlgen for the repository's CI and the data image, "
                           "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0')",
                install.DEFAULT, check=install.install_error),
+        Option("network", "NCCL between GPU nodes: tcp (pod network), rdma (ACK Lingjun, "
+               "ack-rdma-device-plugin) or erdma (ACK eRDMA controller)", "tcp", choices=NETWORKS),
+        Option("rdma_host_network", "With network=rdma: GPU pods on the host network (false only when "
+               "ack-rdma-device-plugin enables RDMA for non-hostNetwork pods)", True, bool),
+        Option("gang_scheduling", "Start a run's pods all or none: off, volcano (KubeRay --batch-scheduler=volcano) "
+               "or coscheduling (ACK's kube-scheduler Gang scheduling)", "off", choices=GANG_SCHEDULERS),
+        Option("queue", "Volcano queue of the runs (gang_scheduling=volcano)", "", check=_label_value_error),
+        Option("priority_class", "PriorityClass of the runs' pods (gang_scheduling=volcano)", "",
+               check=_label_value_error),
     ),
 )
 
@@ -142,6 +156,11 @@ class Selection:
             environment=core["environment"],
             registry=core["registry"],
             rlgen_install=core["install"],
+            network=core["network"],
+            rdma_host_network=core["rdma_host_network"],
+            gang_scheduling=core["gang_scheduling"],
+            queue=core["queue"],
+            priority_class=core["priority_class"],
         )
 
 

@@ -12,13 +12,14 @@ from typing import Any
 import click
 
 from rlgen.errors import RlgenError
+from rlgen.generate import gang
 from rlgen.naming import dns1035_label_error
 from rlgen.output import output_option, resolve_output, to_json
 from rlgen.repo.workspace import Workspace, open_workspace
 from rlgen.runs import files, folders
 from rlgen.runs.git_change import GitChange, require_clean
 from rlgen.tools import git, yamlio
-from rlgen.verl import keys, reference, trainer_config
+from rlgen.verl import batch_rules, keys, reference, trainer_config
 
 #: Keys whose value the repository's plugins decide: the training image holds only that engine.
 ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plugin (its training image has no other)"}
@@ -40,11 +41,15 @@ def command():
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of a new branch run/NAME.")
 @click.option("--from-head", is_flag=True,
               help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
-def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool):
+@click.option("--queue", metavar="QUEUE", help="Volcano queue of this run (rlgen.gang_scheduling=volcano).")
+@click.option("--priority-class", metavar="NAME", help="PriorityClass of this run (rlgen.gang_scheduling=volcano).")
+def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
+        queue: str | None, priority_class: str | None):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
     ws, _ = _open(committing=True)
+    labels = gang.run_labels(ws.spec, queue, priority_class)
     branch = f"run/{name}"
     if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
         raise RlgenError(f"branch {branch} already exists: pick another run name or pass --no-branch")
@@ -57,9 +62,10 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
             files.check_repository(ws.root, ws.spec)
         _check_new_name(ws, name)
         doc = _new_run_config(ws, name, source, _checked_values(ws, name, sets))
+        folders.check_batches(ws.root, ws.spec, name, doc)
         folder.mkdir(parents=True)
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
-        rayjob = folders.name_run(ws.root, ws.spec, name)
+        rayjob = folders.name_run(ws.root, ws.spec, name, labels)
         folders.write_index(ws.root, [*folders.active(ws.root), name])
         origin = f" from {source}" if source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
@@ -84,6 +90,7 @@ def set_(name: str, assignments: tuple[str, ...]):
     doc = runs[name].doc
     before, old_name = folders.changes(ws.spec, name, doc), runs[name].pinned
     folders.set_keys(doc, values)
+    folders.check_batches(ws.root, ws.spec, name, doc)
 
     with GitChange(ws.root, [folder]) as change:
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
@@ -116,18 +123,21 @@ def rm(name: str):
 @command.command("list")
 @output_option()
 def list_(output: str | None):
-    """The active runs: run, RayJob name, and the keys each run changes."""
+    """The active runs: run, RayJob name, size (GPU nodes x GPUs each), and the keys each run changes."""
     ws, runs = _open(committing=False)
+    sizes = {name: batch_rules.size(folders.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
     found = [{"run": name, "rayjob": runs[name].pinned,
+              "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
               "changes": folders.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
     if resolve_output(output) == "json":
         click.echo(to_json(found))
         return
-    rows = [(r["run"], r["rayjob"] or "(not named)",
+    rows = [(r["run"], r["rayjob"] or "(not named)", f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
              ", ".join(f"{k}={folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
-    widths = [max(len(r[i]) for r in [("RUN", "RAYJOB", ""), *rows]) for i in range(2)]
-    for run, rayjob, changed in [("RUN", "RAYJOB", "CHANGED KEYS"), *rows]:
-        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {changed}")
+    header = ("RUN", "RAYJOB", "SIZE", "CHANGED KEYS")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    for run, rayjob, size, changed in [header, *rows]:
+        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {size:<{widths[2]}}  {changed}")
 
 
 def _open(committing: bool) -> tuple[Workspace, dict]:

@@ -6,14 +6,17 @@ the sync engine prunes the old one.
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from rlgen.errors import RlgenError
 from rlgen.generate.kustomizations import (
     RUNS_INDEX,
+    TRAINING_BASE,
     run_kustomization,
     runs_index,
 )
@@ -21,15 +24,13 @@ from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.runs import naming_scheme
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
-from rlgen.verl import trainer_config
+from rlgen.verl import batch_rules, trainer_config
+from rlgen.verl.batch_rules import Size
 
 INDEX = Path(RUNS_INDEX)
 
-#: verl keys a run may not change, with the reason: the RayJob's resources come from these.
-SHARED_WITH_RAYJOB = {
-    "trainer.n_gpus_per_node": "it must match the GPUs the RayJob requests (rlgen.gpus_per_node)",
-    "trainer.nnodes": "it must match the Ray nodes of the RayJob (rlgen.nnodes)",
-}
+#: The keys that size a run: its run.yaml sets them, its kustomization patches the RayJob to match.
+SIZE_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
 
 
 def rayjob_name(run: str, rendered: str) -> str:
@@ -40,13 +41,17 @@ def rayjob_name(run: str, rendered: str) -> str:
     raise ValueError(f"run {run} renders no RayJob")
 
 
-def name_run(repo: Path, spec: Spec, run: str) -> str:
-    """Name ``runs/<run>``'s RayJob by the repository's scheme and pin it into its kustomization."""
+def name_run(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None = None) -> str:
+    """Name ``runs/<run>``'s RayJob by the repository's scheme and pin it into its kustomization,
+    with the run's size when its run.yaml sets one; ``labels`` (else the ones it has) are its
+    queue and priority."""
     from rlgen.repo import answers
 
     folder = repo / "runs" / run
     scheme = answers.read(repo)["run_naming"]
-    unnamed = run_kustomization(spec, run, None, scheme)
+    labels = run_labels(repo, run) if labels is None else labels
+    size = run_size(repo, spec, yamlio.load((folder / spec.run_config_key).read_text()) or {})
+    unnamed = run_kustomization(spec, run, None, scheme, size, labels)
     if scheme == naming_scheme.INPUTS:
         run_files = {f"runs/{run}/kustomization.yaml": unnamed.encode(),
                      f"runs/{run}/{spec.run_config_key}": (folder / spec.run_config_key).read_bytes()}
@@ -54,11 +59,56 @@ def name_run(repo: Path, spec: Spec, run: str) -> str:
     else:
         (folder / "kustomization.yaml").write_text(unnamed)
         name = rayjob_name(run, kustomize.build(folder))
-    (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, name, scheme))
+    (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, name, scheme, size, labels))
     if scheme == naming_scheme.INPUTS:
         # The name needs no render, but a run that does not render must not be committed.
         kustomize.build(folder)
     return name
+
+
+def run_labels(repo: Path, run: str) -> dict[str, str]:
+    """The labels the run's kustomization gives its objects (its own queue and priority)."""
+    path = folder(repo, run) / "kustomization.yaml"
+    doc = (yamlio.load(path.read_text()) if path.is_file() else None) or {}
+    return {str(k): str(v) for entry in doc.get("labels") or [] for k, v in (entry.get("pairs") or {}).items()}
+
+
+def effective(repo: Path, spec: Spec, run_doc: dict) -> dict:
+    """The trainer config a run's pods compose: the repository's base, then the run's file."""
+    base = repo / TRAINING_BASE / spec.trainer_config_key
+    text = base.read_text() if base.is_file() else ""
+    # Not dumped and parsed again: ruamel moves comments when a document is dumped twice.
+    # A copy: effective_config shares its parse of the base with every caller.
+    base_config = copy.deepcopy(trainer_config.effective_config({spec.trainer_config_key: text}))
+    return trainer_config.deep_merge(base_config, _plain(run_doc))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
+    """The run's own size when its run.yaml sets one; None leaves the base RayJob's size."""
+    flat = trainer_config.flatten(run_doc)
+    if not any(key in flat for key in SIZE_KEYS):
+        return None
+    path = repo / TRAINING_BASE / "rayjob.yaml"
+    base = (yamlio.load(path.read_text()) if path.is_file() else None) or {}
+    if path.is_file() and not ((base.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs"):
+        raise RlgenError(f"{TRAINING_BASE}/rayjob.yaml has no GPU worker group (an older layout), so a run "
+                         "cannot change trainer.nnodes or trainer.n_gpus_per_node: give it the worker group this rlgen generates")
+    return batch_rules.size(effective(repo, spec, run_doc))
+
+
+def check_batches(repo: Path, spec: Spec, run: str, run_doc: dict) -> None:
+    """verl's batch rules for the run's world size, before anything is written."""
+    found = batch_rules.problems(effective(repo, spec, run_doc))
+    if found:
+        raise RlgenError(f"run {run}: " + "; ".join(found))
 
 
 def folder(repo: Path, run: str) -> Path:
@@ -87,7 +137,7 @@ def owned_keys(spec: Spec, run: str) -> dict[str, str]:
     """Keys ``rlgen run`` refuses to change, with the reason."""
     per_run = {key: "rlgen writes it into every run.yaml (experiment names and checkpoints are per run)"
                for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
-    return {**per_run, **SHARED_WITH_RAYJOB}
+    return per_run
 
 
 def changes(spec: Spec, run: str, run_doc: dict) -> dict[str, Any]:

@@ -13,15 +13,16 @@ def reference_rules(external_secrets: set[str]):
                    for o in objects}
         for item in objects:
             ns = get(item.obj, "metadata", "namespace")
-            for pod in pod_specs(item.obj):
-                for kind, name in _pod_references(pod):
-                    if (kind, ns, name) in present or (kind == "Secret" and name in external_secrets):
-                        continue
-                    if kind == "ServiceAccount" and name == "default":
-                        continue
-                    yield Finding(item.source, item.label,
-                                  f"{kind} '{name}' is referenced but neither rendered in namespace {ns} "
-                                  "nor declared external in rlgen.yaml")
+            # Once per object: a RayJob's head and worker pods reference the same volumes.
+            references = dict.fromkeys(ref for pod in pod_specs(item.obj) for ref in _pod_references(pod))
+            for kind, name in references:
+                if (kind, ns, name) in present or (kind == "Secret" and name in external_secrets):
+                    continue
+                if kind == "ServiceAccount" and name == "default":
+                    continue
+                yield Finding(item.source, item.label,
+                              f"{kind} '{name}' is referenced but neither rendered in namespace {ns} "
+                              "nor declared external in rlgen.yaml")
     return rule
 
 
