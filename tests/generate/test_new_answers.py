@@ -61,7 +61,8 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
 
 
 def test_a_selection_validate_rejects_is_never_committed(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", "rlgen.nnodes=2", "--no-input"))
+    # 64 GPUs a node: verl packs 3 CPUs per GPU, more than the GPU pod gives Ray.
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", "rlgen.gpus_per_node=64", "--no-input"))
     assert "rlgen validate rejects" in line and "RayJob/" in line
     assert list(tmp_path.iterdir()) == []
 
