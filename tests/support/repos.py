@@ -48,8 +48,11 @@ def build(root: Path) -> list[dict]:
 
 
 def repo_files(repo: Path) -> dict[str, bytes]:
+    """The files of a generated repository, without git's folder and the render cache (ignored by
+    the repository's .gitignore; another test may have validated the shared repository)."""
+    skip = {".git", ".rlgen-cache"}
     return {p.relative_to(repo).as_posix(): p.read_bytes()
-            for p in sorted(repo.rglob("*")) if p.is_file() and ".git" not in p.relative_to(repo).parts}
+            for p in sorted(repo.rglob("*")) if p.is_file() and not skip & set(p.relative_to(repo).parts)}
 
 
 def plain_manifests(repo: Path) -> list[dict]:
