@@ -2,10 +2,10 @@
 waves in the same order as Flux's dependsOn (infrastructure -> platform -> runs)."""
 from __future__ import annotations
 
-import json
 
 from rlgen.contributions import Document, PluginInfo
 from rlgen.hookspecs import hookimpl
+from rlgen_plugins.sync_common import engine_patch
 
 NAME = "argo"
 ARGOCD_NAMESPACE = "argocd"
@@ -61,11 +61,6 @@ return hs
 """
 
 
-def ops_text(ops: list[dict]) -> str:
-    """JSON 6902 ops as the patch string the engine expects, one op a line (JSON is YAML)."""
-    return "[\n" + ",\n".join("  " + json.dumps(op) for op in ops) + "\n]\n"
-
-
 @hookimpl
 def rlgen_plugin():
     return PluginInfo(
@@ -107,8 +102,7 @@ def _upstream_source(up) -> dict:
         kustomize["images"] = [_kustomize_image(i) for i in up.images]
     if up.patches:
         # Argo CD's kustomize.patches take the same entries as a kustomization's patches.
-        kustomize["patches"] = [{"target": dict(p["target"]), "patch": ops_text(p["patch"])}
-                                for p in up.patches]
+        kustomize["patches"] = [engine_patch(p) for p in up.patches]
     if kustomize:
         source["kustomize"] = kustomize
     return source

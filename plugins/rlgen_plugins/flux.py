@@ -1,21 +1,16 @@
 """Sync plugin: Flux Kustomizations per cluster, ordered infrastructure -> platform -> runs."""
 from __future__ import annotations
 
-import json
 
 from rlgen.checks import duration_error
 from rlgen.contributions import Document, Option, PluginInfo
 from rlgen.hookspecs import hookimpl
+from rlgen_plugins.sync_common import engine_patch
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
-
-
-def ops_text(ops: list[dict]) -> str:
-    """JSON 6902 ops as the patch string the engine expects, one op a line (JSON is YAML)."""
-    return "[\n" + ",\n".join("  " + json.dumps(op) for op in ops) + "\n]\n"
 
 
 @hookimpl
@@ -50,11 +45,6 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
             "metadata": _meta(name), "spec": body}
 
 
-def patch(item: dict) -> dict:
-    """A Flux ``spec.patches`` entry: the JSON 6902 ops as the string Flux expects."""
-    return {"target": dict(item["target"]), "patch": ops_text(item["patch"])}
-
-
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     o = ctx.options(NAME)
@@ -81,7 +71,7 @@ def rlgen_sync_files(ctx, stages):
             if up.images:
                 extra["images"] = [dict(i) for i in up.images]
             if up.patches:
-                extra["patches"] = [patch(p) for p in up.patches]
+                extra["patches"] = [engine_patch(p) for p in up.patches]
             doc = _kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
                                  depends + list(up.depends_on), o["interval"], **extra)
             doc["metadata"]["annotations"] = up.annotations()
