@@ -5,7 +5,7 @@ RLGEN := $(VENV)/bin/rlgen
 # verl is installed without its dependencies: the tests only compose its Hydra config.
 VERL := verl==0.7.1
 
-.PHONY: setup demo test bench schemas clean
+.PHONY: setup toolchain validation-tools demo test bench schemas clean
 
 setup: $(VENV)/.installed
 
@@ -16,18 +16,30 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet --no-deps '$(VERL)'
 	touch $@
 
+# The pinned upstream tools (toolchain/*/go.mod), built from source into a cache keyed by version;
+# a second run builds nothing. Commands and tests find them in .toolchain/bin, first on PATH.
+TOOLS := $(CURDIR)/.toolchain/bin
+WITH_TOOLS := PATH="$(TOOLS):$$PATH"
+
+toolchain:
+	python3 toolchain/build.py
+
+# What rendering and validating need (kustomize, kubeconform): a few minutes, not the whole toolchain.
+validation-tools:
+	python3 toolchain/build.py kustomize kubeconform
+
 # The demo's registry and Git URL are answers every repository needs; replace them with your own.
 DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
 DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
 
-demo: setup
+demo: setup validation-tools
 	rm -rf demo
-	$(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL)
-	$(RLGEN) render demo --out demo/rendered
-	$(RLGEN) validate demo
+	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL)
+	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
+	$(WITH_TOOLS) $(RLGEN) validate demo
 
-test: setup
-	$(PY) -m pytest
+test: setup toolchain
+	$(WITH_TOOLS) $(PY) -m pytest
 
 # One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py).
 bench: setup
@@ -39,4 +51,4 @@ schemas: setup
 	$(PY) scripts/update_schemas.py
 
 clean:
-	rm -rf $(VENV) build demo
+	rm -rf $(VENV) build demo .toolchain

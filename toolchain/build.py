@@ -1,0 +1,211 @@
+"""Build the pinned upstream toolchain from source, once per version.
+
+Each folder beside this file is a Go consumer module: its ``go.mod`` requires one upstream
+release and lists the commands to build as ``tool`` directives, its ``go.sum`` pins every
+dependency. A build lands in the cache under ``<folder>-<version>/`` with a stamp of everything
+that shaped it (go.mod, go.sum, the Go version, the link flags); a second run with the same stamp
+builds nothing. ``.toolchain/bin/`` in the project links every command of the current builds.
+
+    python3 toolchain/build.py            # build what is missing, print the bin folder
+    python3 toolchain/build.py --check    # exit 1 when a build is missing or stale
+
+The cache is ``$RLGEN_TOOLCHAIN_CACHE``, else ``$XDG_CACHE_HOME/rlgen/toolchain``, else
+``~/.cache/rlgen/toolchain``. Only the standard library is used: this runs before any virtual
+environment exists.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LINKS = HERE.parent / ".toolchain" / "bin"
+
+#: Version stamps the upstream release process sets at link time, so that ``--version`` and the
+#: API server's /version answer the pinned release rather than "v0.0.0-master".
+LDFLAGS = {
+    "kubernetes": ("-X k8s.io/component-base/version.gitVersion={version} "
+                   "-X k8s.io/component-base/version.gitMajor={major} "
+                   "-X k8s.io/component-base/version.gitMinor={minor} "
+                   "-X k8s.io/component-base/version.gitTreeState=clean"),
+    "kubeconform": "-X main.version={version}",
+}
+
+
+@dataclass(frozen=True)
+class Module:
+    folder: Path
+    tools: tuple[str, ...]
+    requires: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def version(self) -> str:
+        """The release of the first tool's module: the version this folder pins."""
+        return module_version(self, self.tools[0])
+
+    def binaries(self) -> list[str]:
+        names = []
+        for tool in self.tools:
+            last = tool.rstrip("/").split("/")[-1]
+            # A major-version suffix is not the command's name (kustomize/v5 builds kustomize).
+            if re.fullmatch(r"v\d+", last):
+                last = tool.rstrip("/").split("/")[-2]
+            names.append(last)
+        return names
+
+
+def module_version(module: Module, tool: str) -> str:
+    owners = [path for path in module.requires if tool == path or tool.startswith(path + "/")]
+    if not owners:
+        raise SystemExit(f"{module.folder / 'go.mod'}: no require line for the module of {tool}")
+    return module.requires[max(owners, key=len)]
+
+
+def read_module(folder: Path) -> Module:
+    text = (folder / "go.mod").read_text()
+    tools: list[str] = []
+    requires: dict[str, str] = {}
+    block = None
+    for raw in text.splitlines():
+        line = raw.split("//")[0].strip()
+        if not line:
+            continue
+        if line.endswith("(") and line.split()[0] in {"tool", "require", "replace", "exclude"}:
+            block = line.split()[0]
+            continue
+        if line == ")":
+            block = None
+            continue
+        words = line.split()
+        kind, rest = (block, words) if block else (words[0], words[1:])
+        if kind == "tool" and rest:
+            tools.append(rest[0])
+        elif kind == "require" and len(rest) >= 2:
+            requires[rest[0]] = rest[1]
+    if not tools:
+        raise SystemExit(f"{folder / 'go.mod'}: no tool directive")
+    return Module(folder, tuple(tools), requires)
+
+
+def modules() -> list[Module]:
+    return [read_module(p.parent) for p in sorted(HERE.glob("*/go.mod"))]
+
+
+def cache_root() -> Path:
+    if os.environ.get("RLGEN_TOOLCHAIN_CACHE"):
+        return Path(os.environ["RLGEN_TOOLCHAIN_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "rlgen" / "toolchain"
+
+
+def go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The machine's own Go builds, with the checksums of go.sum and nothing from a workspace.
+    env.update(GOTOOLCHAIN="local", GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false", CGO_ENABLED="0")
+    return env
+
+
+def go_version() -> str:
+    return subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True,
+                          env=go_env()).stdout.strip()
+
+
+def ldflags(module: Module) -> str:
+    version = module.version
+    major, minor = (version.lstrip("v").split(".") + ["", ""])[:2]
+    return ("-s -w " + LDFLAGS.get(module.name, "").format(version=version, major=major, minor=minor)).strip()
+
+
+def stamp(module: Module, go: str) -> str:
+    digest = hashlib.sha256()
+    for part in ((module.folder / "go.mod").read_bytes(), (module.folder / "go.sum").read_bytes(),
+                 go.encode(), ldflags(module).encode()):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def destination(module: Module) -> Path:
+    return cache_root() / f"{module.name}-{module.version}"
+
+
+def is_current(module: Module, go: str) -> bool:
+    dest = destination(module)
+    stamp_file = dest / "stamp"
+    return (stamp_file.is_file() and stamp_file.read_text().strip() == stamp(module, go)
+            and all((dest / "bin" / b).is_file() for b in module.binaries()))
+
+
+def build(module: Module, go: str) -> float:
+    """Build into a temporary folder beside the cache entry, then rename: never half-written."""
+    dest = destination(module)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f".{dest.name}-", dir=dest.parent) as tmp:
+        staged = Path(tmp) / "entry"
+        (staged / "bin").mkdir(parents=True)
+        env = go_env() | {"GOBIN": str(staged / "bin")}
+        subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", "tool"],
+                       cwd=module.folder, env=env, check=True)
+        (staged / "stamp").write_text(stamp(module, go) + "\n")
+        if dest.exists():
+            shutil.rmtree(dest)
+        staged.rename(dest)
+    return time.monotonic() - started
+
+
+def link(module: Module) -> None:
+    LINKS.mkdir(parents=True, exist_ok=True)
+    for binary in module.binaries():
+        target = destination(module) / "bin" / binary
+        tmp = LINKS / f".{binary}.tmp"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(target)
+        tmp.replace(LINKS / binary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when a build is missing or stale")
+    parser.add_argument("names", nargs="*", help="folders to build (default: all)")
+    args = parser.parse_args(argv)
+    if shutil.which("go") is None:
+        print("toolchain: the go command is not on PATH (Go 1.26 builds the pinned tools)", file=sys.stderr)
+        return 2
+    go = go_version()
+    chosen = [m for m in modules() if not args.names or m.name in args.names]
+    stale = [m for m in chosen if not is_current(m, go)]
+    if args.check:
+        for m in stale:
+            print(f"toolchain: {m.name} {m.version} is not built for {go}", file=sys.stderr)
+        return 1 if stale else 0
+    for m in chosen:
+        if m in stale:
+            print(f"toolchain: building {m.name} {m.version} ({', '.join(m.binaries())})", file=sys.stderr)
+            seconds = build(m, go)
+            print(f"toolchain: built {m.name} {m.version} in {seconds:.0f} s", file=sys.stderr)
+        link(m)
+    print(LINKS)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except subprocess.CalledProcessError as err:
+        print(f"toolchain: {' '.join(err.cmd[:2])} failed with exit {err.returncode}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
