@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,9 @@ LDFLAGS = {
     "kubeconform": "-X main.version={version}",
 }
 
+#: Commands whose package is not named as upstream's release names the binary.
+RENAMED = {"go.etcd.io/etcd/server/v3": "etcd"}
+
 
 @dataclass(frozen=True)
 class Module:
@@ -53,18 +57,17 @@ class Module:
 
     @property
     def version(self) -> str:
-        """The release of the first tool's module: the version this folder pins."""
-        return module_version(self, self.tools[0])
+        """The releases this folder pins, one per upstream module its tools come from."""
+        return "+".join(dict.fromkeys(module_version(self, tool) for tool in self.tools))
 
     def binaries(self) -> list[str]:
-        names = []
-        for tool in self.tools:
-            last = tool.rstrip("/").split("/")[-1]
-            # A major-version suffix is not the command's name (kustomize/v5 builds kustomize).
-            if re.fullmatch(r"v\d+", last):
-                last = tool.rstrip("/").split("/")[-2]
-            names.append(last)
-        return names
+        return [RENAMED.get(tool, go_binary(tool)) for tool in self.tools]
+
+
+def go_binary(tool: str) -> str:
+    """The file ``go install`` writes: the last path element that is not a major version."""
+    parts = tool.rstrip("/").split("/")
+    return parts[-2] if re.fullmatch(r"v\d+", parts[-1]) else parts[-1]
 
 
 def module_version(module: Module, tool: str) -> str:
@@ -159,11 +162,29 @@ def build(module: Module, go: str) -> float:
         env = go_env() | {"GOBIN": str(staged / "bin")}
         subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", "tool"],
                        cwd=module.folder, env=env, check=True)
+        for tool in module.tools:
+            if tool in RENAMED:
+                (staged / "bin" / go_binary(tool)).rename(staged / "bin" / RENAMED[tool])
+        missing = [b for b in module.binaries() if not (staged / "bin" / b).is_file()]
+        if missing:
+            raise SystemExit(f"toolchain: {module.name}: go install wrote no {', '.join(missing)}")
         (staged / "stamp").write_text(stamp(module, go) + "\n")
         if dest.exists():
             shutil.rmtree(dest)
         staged.rename(dest)
     return time.monotonic() - started
+
+
+def download(modules: list[Module]) -> None:
+    """Fetch every module's sources at once: the network overlaps instead of waiting between
+    compiles, which use every core on their own."""
+    def one(module: Module) -> None:
+        # Listing the tools' packages fetches exactly the modules their build needs.
+        subprocess.run(["go", "list", "-deps", "tool"], cwd=module.folder, env=go_env(), check=True,
+                       stdout=subprocess.DEVNULL)
+
+    with ThreadPoolExecutor(max_workers=len(modules) or 1) as pool:
+        list(pool.map(one, modules))
 
 
 def link(module: Module) -> None:
@@ -191,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in stale:
             print(f"toolchain: {m.name} {m.version} is not built for {go}", file=sys.stderr)
         return 1 if stale else 0
+    download(stale)
     for m in chosen:
         if m in stale:
             print(f"toolchain: building {m.name} {m.version} ({', '.join(m.binaries())})", file=sys.stderr)

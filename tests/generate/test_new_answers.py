@@ -86,3 +86,16 @@ def test_texts_match_the_selection(generate):
     assert "dataset Job" in (market / "clusters" / "production" / "platform.yaml").read_text()
     dockerfile = (generate() / "images" / "training" / "Dockerfile").read_text()
     assert "https://github.com/verl-project/verl.git" in dockerfile and "volcengine/verl.git" not in dockerfile
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_upstream_roots_come_from_the_mirror_when_one_is_set(generate, sync):
+    """A cluster that cannot reach GitHub fetches upstream roots from the team's mirror, at the
+    same owner/name and tag; nothing else changes."""
+    plain = generate("--plugin", sync)
+    mirrored = generate("--plugin", sync, "--set", "rlgen.upstream_mirror=https://git.rl-team.cn/mirrors/")
+    before = "".join(p.read_text() for p in sorted((plain / "clusters").rglob("*.yaml")))
+    after = "".join(p.read_text() for p in sorted((mirrored / "clusters").rglob("*.yaml")))
+    assert "https://github.com/openkruise/agents" in before
+    assert after == before.replace("https://github.com/openkruise/agents",
+                                   "https://git.rl-team.cn/mirrors/openkruise/agents")

@@ -37,3 +37,12 @@ def module_dir(folder: str, module: str) -> Path:
     if result.returncode != 0:
         pytest.fail(f"go mod download {module} in toolchain/{folder}: {result.stderr.strip()}")
     return Path(json.loads(result.stdout)["Dir"])
+
+
+def pinned(folder: str, module: str) -> str:
+    """The version of ``module`` that ``toolchain/<folder>/go.mod`` requires."""
+    for line in (TOOLCHAIN / folder / "go.mod").read_text().splitlines():
+        words = line.split("//")[0].split()
+        if len(words) >= 2 and words[-2] == module:
+            return words[-1]
+    raise LookupError(f"toolchain/{folder}/go.mod requires no {module}")

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 
 from support.toolchain import PROJECT, TOOLCHAIN
 
 spec = importlib.util.spec_from_file_location("toolchain_build", TOOLCHAIN / "build.py")
 build = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = build  # dataclasses look their module up
 spec.loader.exec_module(build)
 
 
@@ -16,7 +18,7 @@ def table() -> dict[str, str]:
     rows = {}
     for line in (PROJECT / "docs" / "toolchain.md").read_text().splitlines():
         cells = [c.strip().strip("`") for c in line.strip("|").split("|")]
-        if len(cells) == 5 and cells[1].startswith("v"):
+        if len(cells) == 5 and re.fullmatch(r"v\d+\.\d+\.\d+", cells[1]):
             rows[cells[2]] = cells[1]
     return rows
 

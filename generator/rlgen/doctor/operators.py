@@ -10,8 +10,9 @@ from rlgen.cluster.report import OK, PROBLEM, Row
 
 #: KubeRay first shipped SidecarMode in v1.5.0 (rayjob_types.go, PR #3971).
 SIDECAR_SINCE = (1, 5, 0)
-#: Groups whose CRDs upstream sources install, by the repository URL that ships them.
-INSTALLED_FROM = {"agents.kruise.io": "github.com/openkruise/agents"}
+#: Groups whose CRDs upstream sources install, by the owner/name of the repository that ships
+#: them (on GitHub or on the mirror of ``rlgen.upstream_mirror``, which keeps the path).
+INSTALLED_FROM = {"agents.kruise.io": "/openkruise/agents"}
 #: What to install when a group is not served.
 INSTALL = {
     "ray.io": "install KubeRay >= v1.5.0 (Helm chart kuberay-operator, or the ACK KubeRay add-on)",
@@ -54,7 +55,7 @@ def _installed_by_repository(group: str, needs: Needs) -> str:
     for obj in needs.sync_objects:
         spec = obj.get("spec") or {}
         found = spec.get("url") or (spec.get("source") or {}).get("repoURL") or ""
-        if url and url in found:
+        if url and found.rstrip("/").removesuffix(".git").endswith(url):
             tag = (spec.get("ref") or {}).get("tag") or (spec.get("source") or {}).get("targetRevision") or ""
             return f"{found}@{tag}" if tag else found
     return ""

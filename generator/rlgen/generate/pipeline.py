@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 import pluggy
 
 from rlgen import sources
-from rlgen.contributions import SLOTS, Context, Layer, SecretRef, Stage
+from rlgen.contributions import SLOTS, Context, Layer, SecretRef, Stage, UpstreamSource
 from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
@@ -127,10 +127,11 @@ def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
     (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay."""
     has_infra = write_infrastructure(b.tree, b.components)
+    mirror = b.selection.values["rlgen"]["upstream_mirror"]
+    upstream = tuple(_mirrored(up, mirror) for up in b.gather("rlgen_upstream_sources"))
     for cluster, env in b.selection.all_clusters():
         stages = [
-            Stage("infrastructure", "./infrastructure" if has_infra else "",
-                  upstream=tuple(b.gather("rlgen_upstream_sources"))),
+            Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
         ]
@@ -141,6 +142,14 @@ def sync_entry_points(b: Build) -> None:
         for path, docs in sorted(files.items()):
             b.tree.add(path, yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs]))
         b.stages = b.stages or stages
+
+
+def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
+    """``up`` fetched from ``rlgen.upstream_mirror`` instead of GitHub, at the same owner/name."""
+    github = "https://github.com/"
+    if not mirror or not up.url.startswith(github):
+        return up
+    return replace(up, url=f"{mirror.rstrip('/')}/{up.url.removeprefix(github)}")
 
 
 def _runs_root(b: Build, env: str) -> str:

@@ -74,6 +74,11 @@ CORE = PluginInfo(
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
         Option("git_branch", "Branch the sync engine follows", "main", check=git_branch_error),
+        # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
+        # roots from a mirror that keeps GitHub's owner/name paths.
+        Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
+               "cluster fetches (e.g. https://git.my-team.com/mirrors); empty: GitHub itself", "",
+               check=lambda v: _git_url_error(v) if v else None),
         Option("model", "Hugging Face model to train (default: the dataset plugin's)", ""),
         Option("model_source", "Hub the model Job downloads the model from", "huggingface",
                choices=("huggingface", "modelscope")),

@@ -1,0 +1,178 @@
+"""The control plane the end-to-end tests share: one per session, with the operators a cluster
+running rlgen's repositories has (KubeRay, Flux's source- and kustomize-controller), nodes shaped
+like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
+generated repository points at."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.controlplane import ControlPlane, free_port, wait_until
+from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
+from support.git_server import GitServer
+from support.repos import ok, run_rlgen
+from support.toolchain import PROJECT, module_dir, pinned, tool
+
+KUBERAY = "github.com/ray-project/kuberay/ray-operator"
+SOURCE_CONTROLLER = "github.com/fluxcd/source-controller"
+KUSTOMIZE_CONTROLLER = "github.com/fluxcd/kustomize-controller"
+KUBERAY_VERSION, SOURCE_VERSION, KUSTOMIZE_VERSION = (
+    pinned(folder, module) for folder, module in (
+        ("kuberay", KUBERAY), ("flux", SOURCE_CONTROLLER), ("flux", KUSTOMIZE_CONTROLLER)))
+GPU_NODES = 4
+CPU_NODES = 2
+
+
+def _install_crds(cp: ControlPlane, folder: Path) -> None:
+    # Server-side: some upstream CRDs are larger than client-side apply's annotation allows.
+    cp.kubectl("apply", "--server-side", "-f", str(folder))
+    # A controller started before its kinds are served stops at once ("no matches for kind").
+    cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "-f", str(folder))
+
+
+def start_kuberay(cp: ControlPlane) -> None:
+    _install_crds(cp, module_dir("kuberay", KUBERAY) / "config" / "crd" / "bases")
+    cp.add_deployment("kuberay-system", "kuberay-operator", f"quay.io/kuberay/operator:{KUBERAY_VERSION}")
+    cp.spawn("kuberay-operator", [
+        tool("ray-operator"), "--enable-leader-election=false",
+        "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
+    ], env=cp.env())
+
+
+def addresses() -> list[str]:
+    """Metrics and health endpoints of one Flux controller, on loopback ports of its own."""
+    return ["--metrics-addr", f"127.0.0.1:{free_port()}", "--health-addr", f"127.0.0.1:{free_port()}"]
+
+
+def start_flux(cp: ControlPlane) -> None:
+    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes."""
+    cp.kubectl("create", "namespace", "flux-system")
+    for name, version in (("source-controller", SOURCE_VERSION), ("kustomize-controller", KUSTOMIZE_VERSION)):
+        cp.add_deployment("flux-system", name, f"ghcr.io/fluxcd/{name}:{version}")
+    for module, folder in ((SOURCE_CONTROLLER, "flux"), (KUSTOMIZE_CONTROLLER, "flux")):
+        _install_crds(cp, module_dir(folder, module) / "config" / "crd" / "bases")
+    storage = cp.workdir / "flux-artifacts"
+    storage.mkdir()
+    artifacts = f"127.0.0.1:{free_port()}"
+    env = {**cp.env(), "RUNTIME_NAMESPACE": "flux-system"}
+    cp.spawn("source-controller", [
+        tool("source-controller"), *addresses(),
+        "--storage-path", str(storage), "--storage-addr", artifacts, "--storage-adv-addr", artifacts,
+    ], env=env)
+    cp.spawn("kustomize-controller", [
+        tool("kustomize-controller"), *addresses(),
+        # A stage waiting for the one before it retries every 30 s on a cluster; a test has no
+        # reason to sleep that long between stages.
+        "--requeue-dependency", "5s",
+    ], env=env)
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory):
+    cp = ControlPlane(tmp_path_factory.mktemp("controlplane"))
+    try:
+        cp.start()
+        for i in range(GPU_NODES):
+            cp.add_lingjun_node(f"lingjun-gpu-{i}")
+        for i in range(CPU_NODES):
+            cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
+        start_kuberay(cp)
+        start_flux(cp)
+        # ACK's csi-plugin add-on registers the OSS driver the repository's volumes name.
+        cp.kubectl("apply", "-f", "-", input=json.dumps({
+            "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+            "metadata": {"name": "ossplugin.csi.alibabacloud.com"},
+            "spec": {"attachRequired": False, "podInfoOnMount": True}}))
+        yield cp
+    finally:
+        cp.stop()
+
+
+def openkruise_agents(tree: Path) -> Path:
+    """openkruise/agents at v0.3.0 as far as the project vendors it: ``config/sandbox-manager``
+    unchanged and the four CRDs of ``config/crd/bases``. Upstream's controller manifests are not
+    vendored (the module proxy does not serve that release), so ``config/default`` here holds what
+    the stages after it rely on: the CRDs and the ``sandbox-system`` Namespace it creates."""
+    shutil.copytree(PROJECT / "upstream" / "openkruise-agents-v0.3.0", tree)
+    bases = tree / "config" / "crd" / "bases"
+    bases.mkdir(parents=True)
+    for crd in sorted((PROJECT / "upstream" / "crds").glob("agents.kruise.io_*.yaml")):
+        shutil.copy(crd, bases / crd.name)
+    default = tree / "config" / "default"
+    default.mkdir()
+    (default / "namespace.yaml").write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: sandbox-system\n")
+    resources = ["namespace.yaml"] + [f"../crd/bases/{p.name}" for p in sorted(bases.iterdir())]
+    (default / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+        + "".join(f"  - {r}\n" for r in resources))
+    return tree
+
+
+@pytest.fixture(scope="session")
+def git_server(tmp_path_factory):
+    """Every upstream repository a generated repository references, at its pinned tag."""
+    with GitServer(tmp_path_factory.mktemp("git")) as server:
+        server.publish("openkruise/agents", openkruise_agents(tmp_path_factory.mktemp("agents") / "agents"),
+                       tag="v0.3.0")
+        yield server
+
+
+@pytest.fixture(scope="session")
+def synced(control_plane, git_server, tmp_path_factory):
+    """The default repository, generated with the answers a user gives, pushed and synced."""
+    cp = control_plane
+    url = git_server.create("team/rl-repo.git")
+    repo = tmp_path_factory.mktemp("e2e") / "rl-repo"
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.upstream_mirror={git_server.base}"))
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "remote", "add", "origin", url], check=True)
+    subprocess.run([*git, "push", "--quiet", "-u", "origin", "HEAD:main"], check=True, capture_output=True)
+
+    readme = (repo / "README.md").read_text()
+    values = {"SANDBOX_ADMIN_API_KEY": "admin-key-e2e", "SANDBOX_API_KEY": "api-key-e2e",
+              "OSS_CREDENTIALS_AKID": "ak-id-e2e", "OSS_CREDENTIALS_AKSECRET": "ak-secret-e2e", "HF_TOKEN": ""}
+    for block in readme_blocks(readme, "Secrets to create before the first sync"):
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
+                                env={**os.environ, **values, **cp.env()})
+        assert result.returncode == 0, f"the README's command fails on a new cluster:\n{block}{result.stderr}"
+
+    bootstrap(cp, url, "main", "clusters/production")
+    names = wait_until(
+        "every Flux Kustomization Ready",
+        lambda: (ks := kustomizations(cp)) and len(ks) > 1 and all(
+            (r := ready(k)) and r["status"] == "True" for k in ks.values()) and ks,
+        timeout=SYNC_TIMEOUT, interval=2,
+        on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()) + cp.logs(20))
+    return {"repo": repo, "url": url, "kustomizations": names}
+
+
+@pytest.fixture
+def dump_on_failure(control_plane, request):
+    """Print the control plane's logs and objects when a test fails: the first thing to read."""
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print(control_plane.logs(40))
+        print(control_plane.kubectl("get", "kustomizations,gitrepositories,rayjobs,rayclusters,pods,jobs,pvc",
+                                    "-A", "-o", "wide", check=False).stdout)
+
+
+def pytest_collection_modifyitems(items):
+    # One control plane per session: every end-to-end test runs in the same xdist worker.
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.xdist_group("controlplane"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, "rep_" + report.when, report)

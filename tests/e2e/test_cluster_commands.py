@@ -1,0 +1,48 @@
+"""``rlgen doctor`` and ``rlgen status`` against a real API server, after the repository synced:
+what they read is what the API server, KubeRay and Flux's controllers wrote."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from support.repos import run_rlgen
+
+pytestmark = pytest.mark.usefixtures("dump_on_failure")
+
+
+def cluster_command(cp, repo, *args: str):
+    result = run_rlgen(*args, "--kubeconfig", str(cp.kubeconfig), "-o", "json", cwd=repo)
+    assert not result.stderr.strip() or result.returncode != 70, result.stderr
+    return result
+
+
+def test_doctor_finds_nothing_to_fix_on_a_cluster_the_repository_synced_to(control_plane, synced):
+    result = cluster_command(control_plane, synced["repo"], "doctor")
+    rows = json.loads(result.stdout)["rows"]
+    problems = [r for r in rows if r["state"] != "ok"]
+    assert result.returncode == 0 and not problems, json.dumps(problems, indent=1)
+
+
+def test_doctor_names_a_secret_key_the_cluster_lacks(control_plane, synced):
+    cp = control_plane
+    secret = json.loads(cp.kubectl("get", "secret", "oss-credentials", "-n", "rl-training", "-o", "json").stdout)
+    cp.kubectl("patch", "secret", "oss-credentials", "-n", "rl-training", "--type=json",
+               "-p", '[{"op": "remove", "path": "/data/akSecret"}]')
+    try:
+        result = cluster_command(cp, synced["repo"], "doctor")
+        assert result.returncode == 1
+        assert "akSecret" in result.stdout and "oss-credentials" in result.stdout
+        assert secret["data"]["akId"] not in result.stdout
+    finally:
+        cp.kubectl("patch", "secret", "oss-credentials", "-n", "rl-training", "--type=merge",
+                   "-p", json.dumps({"data": {"akSecret": secret["data"]["akSecret"]}}))
+
+
+def test_status_shows_each_run_as_kuberay_and_flux_report_it(control_plane, synced):
+    result = cluster_command(control_plane, synced["repo"], "status")
+    assert result.returncode == 0, result.stderr
+    runs = json.loads(result.stdout)["rows"]
+    rayjobs = {j["metadata"]["name"]: j for j in control_plane.objects("rayjobs", "-n", "rl-training")}
+    assert runs
+    for run in runs:
+        assert run["rayjob"] in rayjobs, run

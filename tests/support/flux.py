@@ -1,0 +1,67 @@
+"""Flux on the local control plane as a user meets it: the README's set-up steps, the objects
+``flux bootstrap`` leaves, and waiting for Kustomizations the way ``flux reconcile`` does."""
+from __future__ import annotations
+
+import json
+import re
+import time
+
+from support.controlplane import ControlPlane, wait_until
+
+REGISTRY = "registry.cn-hangzhou.aliyuncs.com/rl-team"
+NAMESPACE = "rl-training"
+SYNC_TIMEOUT = 300
+
+
+def readme_blocks(readme: str, heading: str) -> list[str]:
+    """The ``sh`` code blocks of one README section, as a user copies them."""
+    section = readme.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+    return [re.sub(r"^  ", "", block, flags=re.M) for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
+
+
+def bootstrap(cp: ControlPlane, url: str, branch: str, path: str) -> None:
+    """The two objects ``flux bootstrap git --url --branch --path`` leaves in the cluster
+    (flux2 v2.9.3 ``pkg/manifestgen/sync``), pointing at the repository's own folder."""
+    cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+         "metadata": {"name": "flux-system", "namespace": "flux-system"},
+         "spec": {"interval": "1m0s", "url": url, "ref": {"branch": branch}}},
+        {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+         "metadata": {"name": "flux-system", "namespace": "flux-system"},
+         "spec": {"interval": "10m0s", "path": f"./{path}", "prune": True,
+                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
+    ]}))
+
+
+def ready(obj: dict) -> dict | None:
+    return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == "Ready"), None)
+
+
+def kustomizations(cp: ControlPlane) -> dict[str, dict]:
+    return {k["metadata"]["name"]: k for k in cp.objects("kustomizations", "-n", "flux-system")}
+
+
+def reconcile(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> dict[str, dict]:
+    """``flux reconcile source git flux-system`` and wait: every Kustomization Ready at the new
+    revision of the repository (the annotation is what the flux CLI sets)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S") + f".{time.monotonic_ns()}"
+    cp.kubectl("annotate", "--overwrite", "-n", "flux-system", "gitrepository/flux-system",
+               f"reconcile.fluxcd.io/requestedAt={stamp}")
+
+    def fetched():
+        repo = cp.objects("gitrepositories", "-n", "flux-system")
+        source = next(r for r in repo if r["metadata"]["name"] == "flux-system")
+        return source["status"].get("lastHandledReconcileAt") == stamp and source["status"]["artifact"]["revision"]
+
+    revision = wait_until("the flux-system GitRepository to fetch", fetched, timeout=timeout)
+    for name in kustomizations(cp):
+        cp.kubectl("annotate", "--overwrite", "-n", "flux-system", f"kustomization/{name}",
+                   f"reconcile.fluxcd.io/requestedAt={stamp}")
+    return wait_until(
+        "every Flux Kustomization Ready at the pushed revision",
+        lambda: (ks := kustomizations(cp)) and all(
+            (r := ready(k)) and r["status"] == "True" and (
+                k["spec"]["sourceRef"]["name"] != "flux-system" or k["status"].get("lastAppliedRevision") == revision)
+            for k in ks.values()) and ks,
+        timeout=timeout, interval=2,
+        on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()))
