@@ -6,12 +6,12 @@ What is not here is rlgen's inside and may change in any release; the built-in p
 """
 from __future__ import annotations
 
-from rlgen.option_checks import duration_error, git_branch_error, image_reference_error, int_range, oss_bucket_error
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Layer, Option, Patch, PluginInfo, Problem, Resource
 from rlgen.contributions import SecretRef, Stage, TrainingImage, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
+from rlgen.option_checks import duration_error, git_branch_error, image_reference_error, int_range, oss_bucket_error
 from rlgen.spec import Spec, Volume
 
 __all__ = [

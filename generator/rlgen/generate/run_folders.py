@@ -1,8 +1,9 @@
 """Training runs as folders: ``runs/<run>/`` builds the training base under its own names.
 
 KubeRay ignores edits to a started RayJob and never re-runs a finished one, so a run's
-RayJob is named ``<run>-<hash of its rendered spec>``: an edit renders as a new RayJob and
-the sync engine prunes the old one.
+RayJob is named ``<run>-<hash>``, the hash taken by the repository's naming scheme
+(:mod:`rlgen.repo.naming_scheme`: the run's inputs, or its rendered spec in repositories from
+before ``run_naming``): an edit renders as a new RayJob and the sync engine prunes the old one.
 """
 from __future__ import annotations
 

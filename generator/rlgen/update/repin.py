@@ -1,4 +1,4 @@
-"""Runs after an update: a run's RayJob name is a hash of its rendered spec, so when the update
+"""Runs after an update: a run's RayJob name is a hash of what the run builds on, so when the update
 changes what every run builds on (the training base or a plugin's training Component), each run
 is named again; otherwise no run file is touched.
 
