@@ -16,9 +16,9 @@ from rlgen.errors import INTERNAL_ERROR, RlgenError
 
 #: name -> (module, one-line help). The help is here so that listing commands imports nothing.
 COMMANDS = {
-    "new": ("rlgen.generate.command", "Generate a repository, then git init and commit it."),
+    "new": ("rlgen.new.command", "Generate a repository, then git init and commit it."),
     "render": ("rlgen.render.command", "Render kustomization roots with kustomize."),
-    "plugins": ("rlgen.registry.command", "List installed plugins by slot, with their options."),
+    "plugins": ("rlgen.plugins.command", "List installed plugins by slot, with their options."),
     "run": ("rlgen.runs.command", "Create, change, list and remove training runs."),
     "diff": ("rlgen.diff.command", "Compare the rendered manifests of two revisions."),
     "validate": ("rlgen.validate.command", "Render and validate every object."),
@@ -27,7 +27,7 @@ COMMANDS = {
     "doctor": ("rlgen.doctor.command", "Check, read-only, that a cluster can run this repository."),
     "status": ("rlgen.status.command", "Show each run's RayJob and its sync, read-only."),
     "update": ("rlgen.update.command", "Render new answers (or a newer rlgen) and merge them, keeping edits."),
-    "cluster": ("rlgen.clusters.command", "Add or remove clusters that sync the repository."),
+    "cluster": ("rlgen.update.cluster_command", "Add or remove clusters that sync the repository."),
 }
 
 

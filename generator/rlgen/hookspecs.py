@@ -14,11 +14,13 @@ Call semantics, the same for every hook unless its docstring says otherwise:
 - every selected plugin's implementation is called, and the results are used in slot order
   (``sandbox, storage, dataset, rollout, sync, tracking``), whatever order ``--plugin`` flags came in;
 - a hook returning a list may return an empty list (or ``None``) to contribute nothing;
-- hooks marked *first result* are answered by the one plugin of the slot they belong to.
+- hooks marked *first result* are answered by the one plugin of the slot they belong to
+  (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both.
 
-Built-in plugins (``rlgen_plugins``) use nothing but this module, :mod:`rlgen.contributions`,
-:mod:`rlgen.spec` and :mod:`rlgen.naming`. Each example below runs in the test suite through
-the real pipeline (``tests/contract/test_hook_examples.py``).
+Plugins import what they use from :mod:`rlgen.plugin_api` only (``hookimpl``, the types of
+:mod:`rlgen.contributions`, option checks and Kubernetes name rules); the built-in plugins
+(``rlgen_plugins``) do too. Each example below runs in the test suite through the real
+pipeline (``tests/contract/test_hook_examples.py``).
 """
 from __future__ import annotations
 
@@ -45,6 +47,12 @@ if TYPE_CHECKING:
 hookspec = pluggy.HookspecMarker("rlgen")
 #: Decorate plugin functions with this: ``@hookimpl def rlgen_plugin(): ...``
 hookimpl = pluggy.HookimplMarker("rlgen")
+#: The slot whose plugin answers each *first result* hook.
+FIRST_RESULT = {
+    "rlgen_training_image": "rollout",
+    "rlgen_sync_files": "sync",
+    "rlgen_dataset_format": "dataset",
+}
 
 
 @hookspec

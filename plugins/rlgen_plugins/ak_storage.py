@@ -1,11 +1,9 @@
 """Storage plugin: OSS volumes and dataset uploads authenticated by an AccessKey Secret."""
 from __future__ import annotations
 
-from rlgen.contributions import Option, PluginInfo, SecretRef
-from rlgen.hookspecs import hookimpl
-from rlgen.naming import dns1123_label_error
+from rlgen.plugin_api import Option, PluginInfo, SecretRef, dns1123_label_error, hookimpl
 
-from rlgen_plugins import oss_volumes
+from rlgen_plugins import _oss_volumes
 
 NAME = "ak-storage"
 
@@ -16,7 +14,7 @@ def rlgen_plugin():
         name=NAME,
         slot="storage",
         summary="OSS static volumes with an AccessKey Secret (created outside Git)",
-        options=oss_volumes.OPTIONS + (
+        options=_oss_volumes.OPTIONS + (
             Option("secret_name", "Secret with keys akId and akSecret", "oss-credentials",
                    check=dns1123_label_error),
         ),
@@ -27,7 +25,7 @@ def rlgen_plugin():
 def rlgen_resources(ctx):
     o = ctx.options(NAME)
     auth = {"nodePublishSecretRef": {"name": o["secret_name"], "namespace": ctx.spec.namespace}}
-    return oss_volumes.volumes(ctx, o, auth)
+    return _oss_volumes.volumes(ctx, o, auth)
 
 
 @hookimpl
@@ -37,12 +35,12 @@ def rlgen_patches(ctx):
     def from_secret(var: str, key: str) -> dict:
         return {"name": var, "valueFrom": {"secretKeyRef": {"name": o["secret_name"], "key": key}}}
 
-    env = oss_volumes.pipeline_env(ctx, o) + [
+    env = _oss_volumes.pipeline_env(ctx, o) + [
         # The SDK's environment credentials provider reads these two variables.
         from_secret("OSS_ACCESS_KEY_ID", "akId"),
         from_secret("OSS_ACCESS_KEY_SECRET", "akSecret"),
     ]
-    return [oss_volumes.pipeline_patch(ctx, env, "The dataset Job uploads with the same AccessKey the volumes use.")]
+    return [_oss_volumes.pipeline_patch(ctx, env, "The dataset Job uploads with the same AccessKey the volumes use.")]
 
 
 @hookimpl

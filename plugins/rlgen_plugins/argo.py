@@ -3,9 +3,8 @@ waves in the same order as Flux's dependsOn (infrastructure -> platform -> runs)
 from __future__ import annotations
 
 
-from rlgen.contributions import Document, PluginInfo
-from rlgen.hookspecs import hookimpl
-from rlgen_plugins.sync_common import engine_patch
+from rlgen.plugin_api import Document, PluginInfo, hookimpl
+from rlgen_plugins._sync_common import engine_patch
 
 NAME = "argo"
 ARGOCD_NAMESPACE = "argocd"

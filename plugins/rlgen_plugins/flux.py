@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 
-from rlgen.checks import duration_error
-from rlgen.contributions import Document, Option, PluginInfo
-from rlgen.hookspecs import hookimpl
-from rlgen_plugins.sync_common import engine_patch
+from rlgen.plugin_api import Document, Option, PluginInfo, duration_error, hookimpl
+from rlgen_plugins._sync_common import engine_patch
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"

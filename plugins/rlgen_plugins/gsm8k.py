@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import re
 
-from rlgen.contributions import DatasetFormat, PluginInfo, Problem
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl
 
 NAME = "gsm8k"
 SOURCE = "openai/gsm8k"

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import re
 
-from rlgen.contributions import Layer, Option, PluginInfo, Problem, Resource, SecretRef
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import Layer, Option, PluginInfo, Problem, Resource, SecretRef, hookimpl
 
-from rlgen_plugins import sandbox_common
+from rlgen_plugins import _sandbox_common
 
 # The MCP tool, its server list and its packages are the same for both sandbox plugins.
-from rlgen_plugins.sandbox_common import (  # noqa: F401
+from rlgen_plugins._sandbox_common import (  # noqa: F401
     rlgen_config_files,
     rlgen_patches,
     rlgen_tools,
@@ -27,8 +26,8 @@ NAME = "marketplace-sandbox"
 VALUES_FILE = "infrastructure/ack-sandbox-manager-values.yaml"
 #: The Ingress ack-sandbox-manager creates for the E2B API.
 INGRESS = "sandbox-manager"
-ADMIN_KEY_SECRET = sandbox_common.ADMIN_KEY_SECRET
-ADMIN_KEY = sandbox_common.ADMIN_KEY
+ADMIN_KEY_SECRET = _sandbox_common.ADMIN_KEY_SECRET
+ADMIN_KEY = _sandbox_common.ADMIN_KEY
 #: Port of the MCP endpoint in the add-on's sandbox-manager image (the tutorial's Service
 #: targets it); upstream's MCP server defaults to 8082, the add-on's port is not published.
 MCP_TARGET_PORT = 18082
@@ -70,14 +69,14 @@ def rlgen_plugin():
             Option("certificate_id", "Certificate Management Service id for the HTTPS:443 ALB listener, "
                    "e.g. <id>-<region> (empty: ALB finds one for the Ingress TLS hosts)", ""),
             Option("alb_config", "AlbConfig behind IngressClass alb (ACK names it alb)", "alb"),
-        ) + sandbox_common.OPTIONS,
+        ) + _sandbox_common.OPTIONS,
     )
 
 
 @hookimpl
 def rlgen_check(ctx):
     o = ctx.options(NAME)
-    problems = sandbox_common.verl_line_problem(ctx, NAME)
+    problems = _sandbox_common.verl_line_problem(ctx, NAME)
     if o["ingress_class"] != "alb" and o["certificate_id"]:
         problems.append(Problem(
             f"certificate_id is for the ALB HTTPS listener, but ingress_class is {o['ingress_class']}: "
@@ -88,7 +87,7 @@ def rlgen_check(ctx):
 @hookimpl
 def rlgen_resources(ctx):
     o = ctx.options(NAME)
-    out = [sandbox_common.mcp_service(ctx, MANAGER_LABELS, MCP_TARGET_PORT), sandbox_common.sandbox_set(ctx, o)]
+    out = [_sandbox_common.mcp_service(ctx, MANAGER_LABELS, MCP_TARGET_PORT), _sandbox_common.sandbox_set(ctx, o)]
     if o["ingress_class"] == "alb":
         out += _alb_https(ctx, o)
     return out
@@ -170,7 +169,7 @@ def rlgen_secrets(ctx):
     return [SecretRef(ADMIN_KEY_SECRET, ctx.spec.sandbox_namespace, (ADMIN_KEY,),
                       "initial admin API key of the E2B API (a long random string)",
                       f"the ack-sandbox-manager add-on parameter adminApiKey ({VALUES_FILE})"),
-            sandbox_common.trainer_key_secret(ctx)]
+            _sandbox_common.trainer_key_secret(ctx)]
 
 
 @hookimpl
@@ -196,5 +195,5 @@ def rlgen_readme(ctx):
         "Secret.\n\n"
         f"Point DNS for `{o['domain']}` and `*.{o['domain']}` at the Ingress address, with a certificate for "
         f"both. {synced} The trainer reaches the sandbox manager inside the cluster through the Service "
-        f"`{ctx.spec.mcp_service}` in `{ns}`. " + sandbox_common.MCP_UNVERIFIED
+        f"`{ctx.spec.mcp_service}` in `{ns}`. " + _sandbox_common.MCP_UNVERIFIED
     ]

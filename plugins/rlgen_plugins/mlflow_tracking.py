@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from rlgen.contributions import Layer, Option, Patch, PluginInfo, Resource, SecretRef
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Resource, SecretRef, hookimpl
 
 NAME = "mlflow"
 CONFIGMAP = "mlflow-tracking"

@@ -2,8 +2,7 @@
 ``trainer.logger: [console]``), which ends up in the Ray head pod's log."""
 from __future__ import annotations
 
-from rlgen.contributions import PluginInfo
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import PluginInfo, hookimpl
 
 NAME = "no-tracking"
 

@@ -1,17 +1,23 @@
 """Sandbox plugin: the open-source OpenKruise agents operator and sandbox-manager, installed
-from the upstream repository at the versions of :mod:`rlgen_plugins.openkruise_pins`."""
+from the upstream repository at the versions of :mod:`rlgen_plugins._openkruise_pins`."""
 from __future__ import annotations
 
-from rlgen.checks import image_reference_error
-from rlgen.contributions import Option, PluginInfo, SecretRef, UpstreamSource
-from rlgen.hookspecs import hookimpl
-from rlgen.naming import image_host, is_example_host
+from rlgen.plugin_api import (
+    Option,
+    PluginInfo,
+    SecretRef,
+    UpstreamSource,
+    hookimpl,
+    image_host,
+    image_reference_error,
+    is_example_host,
+)
 
-from rlgen_plugins import sandbox_common
-from rlgen_plugins.openkruise_pins import MANAGER_ARGS_AT_TAG, REPO, value
+from rlgen_plugins import _sandbox_common
+from rlgen_plugins._openkruise_pins import MANAGER_ARGS_AT_TAG, REPO, value
 
 # The MCP tool, its server list and its packages are the same for both sandbox plugins.
-from rlgen_plugins.sandbox_common import (  # noqa: F401
+from rlgen_plugins._sandbox_common import (  # noqa: F401
     rlgen_config_files,
     rlgen_patches,
     rlgen_tools,
@@ -19,8 +25,8 @@ from rlgen_plugins.sandbox_common import (  # noqa: F401
 )
 
 NAME = "opensource-sandbox"
-ADMIN_KEY_SECRET = sandbox_common.ADMIN_KEY_SECRET
-ADMIN_KEY = sandbox_common.ADMIN_KEY
+ADMIN_KEY_SECRET = _sandbox_common.ADMIN_KEY_SECRET
+ADMIN_KEY = _sandbox_common.ADMIN_KEY
 #: Environment variable the admin key reaches the manager through: Kubernetes expands
 #: $(VAR) in args from the container's env, and the manager reads the key from a flag only.
 ADMIN_KEY_ENV = "E2B_ADMIN_KEY"
@@ -47,13 +53,13 @@ def rlgen_plugin():
                    f"(default: <rlgen.registry>/sandbox-manager:{value('manager_tag')})", "", check=_image_error),
             Option("envoy_image", "Envoy sidecar of the sandbox-manager (upstream floats v1.33-latest)",
                    value("envoy_image"), check=_image_error),
-        ) + sandbox_common.OPTIONS,
+        ) + _sandbox_common.OPTIONS,
     )
 
 
 @hookimpl
 def rlgen_check(ctx):
-    return sandbox_common.verl_line_problem(ctx, NAME)
+    return _sandbox_common.verl_line_problem(ctx, NAME)
 
 
 def manager_image(ctx) -> str:
@@ -119,8 +125,8 @@ def rlgen_upstream_sources(ctx):
 def rlgen_resources(ctx):
     o = ctx.options(NAME)
     return [
-        sandbox_common.mcp_service(ctx, {"app.kubernetes.io/name": "sandbox-manager"}, int(value("mcp_port"))),
-        sandbox_common.sandbox_set(ctx, o),
+        _sandbox_common.mcp_service(ctx, {"app.kubernetes.io/name": "sandbox-manager"}, int(value("mcp_port"))),
+        _sandbox_common.sandbox_set(ctx, o),
     ]
 
 
@@ -129,7 +135,7 @@ def rlgen_secrets(ctx):
     return [SecretRef(ADMIN_KEY_SECRET, ctx.spec.sandbox_namespace, (ADMIN_KEY,),
                       "admin API key of the E2B API and the MCP endpoint (a long random string)",
                       "the sandbox-manager Deployment (--e2b-admin-key)"),
-            sandbox_common.trainer_key_secret(ctx)]
+            _sandbox_common.trainer_key_secret(ctx)]
 
 
 @hookimpl
@@ -148,5 +154,5 @@ def rlgen_readme(ctx):
         "```\n\n"
         f"Its admin key comes from the Secret `{ADMIN_KEY_SECRET}`, never from Git; upstream's own patch "
         "sets a published key, which the sync engine replaces. "
-        + sandbox_common.MCP_UNVERIFIED
+        + _sandbox_common.MCP_UNVERIFIED
     ]

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from rlgen.contributions import Layer, Option, Patch, PluginInfo
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, hookimpl
 
-from rlgen_plugins import oss_volumes
+from rlgen_plugins import _oss_volumes
 
 NAME = "rrsa-storage"
 #: The ossfs fuse pods that mount OSS run under this ServiceAccount of the CSI driver,
@@ -32,7 +31,7 @@ def rlgen_plugin():
         name=NAME,
         slot="storage",
         summary="OSS static volumes and dataset uploads with RRSA RAM roles (no AccessKey)",
-        options=oss_volumes.OPTIONS + (
+        options=_oss_volumes.OPTIONS + (
             Option("role_name", "RAM role the CSI driver assumes to mount the bucket", required=True,
                    check=_role_error),
             Option("pipeline_role_name", "RAM role of the dataset Job (default: role_name)", "",
@@ -48,7 +47,7 @@ def _pipeline_role(options: dict) -> str:
 @hookimpl
 def rlgen_resources(ctx):
     o = ctx.options(NAME)
-    return oss_volumes.volumes(ctx, o, {"volumeAttributes": {"authType": "rrsa", "roleName": o["role_name"]}})
+    return _oss_volumes.volumes(ctx, o, {"volumeAttributes": {"authType": "rrsa", "roleName": o["role_name"]}})
 
 
 @hookimpl
@@ -72,7 +71,7 @@ def rlgen_patches(ctx):
               "dataset-service-account-role",
               "Pods of this ServiceAccount get a token the webhook's role accepts. The webhook mounts\n"
               "its own projected token, so automountServiceAccountToken: false stays."),
-        oss_volumes.pipeline_patch(ctx, oss_volumes.pipeline_env(ctx, o),
+        _oss_volumes.pipeline_patch(ctx, _oss_volumes.pipeline_env(ctx, o),
                                    "Where the dataset Job uploads; its credentials come from the pod identity\n"
                                    "webhook (ALIBABA_CLOUD_ROLE_ARN and friends), never from a Secret."),
     ]

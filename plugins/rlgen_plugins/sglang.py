@@ -1,10 +1,9 @@
 """Rollout plugin: SGLang async rollout and the matching verl training image."""
 from __future__ import annotations
 
-from rlgen.contributions import Option, PluginInfo
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import Option, PluginInfo, hookimpl
 
-from rlgen_plugins import rollout_common
+from rlgen_plugins import _rollout_common
 
 NAME = "sglang"
 #: What verl (0.7.x) starts SGLang with when engine_kwargs.sglang names no attention_backend.
@@ -17,7 +16,7 @@ def rlgen_plugin():
         name=NAME,
         slot="rollout",
         summary="SGLang async rollout (verl's verlai/verl SGLang image)",
-        options=rollout_common.rollout_options(
+        options=_rollout_common.rollout_options(
             "Share of GPU memory SGLang reserves for weights and KV cache (its mem_fraction_static)") + (
             Option("attention_backend", "SGLang attention kernels; flashinfer or triton where the GPU lacks "
                    "FlashAttention 3", VERL_ATTENTION_BACKEND, choices=("fa3", "flashinfer", "triton")),
@@ -27,13 +26,13 @@ def rlgen_plugin():
 
 @hookimpl
 def rlgen_check(ctx):
-    return rollout_common.check(ctx, NAME, "sglang", ctx.options(NAME)["tensor_parallel_size"])
+    return _rollout_common.check(ctx, NAME, "sglang", ctx.options(NAME)["tensor_parallel_size"])
 
 
 @hookimpl
 def rlgen_trainer_config(ctx):
     o = ctx.options(NAME)
-    rollout = rollout_common.rollout_config("sglang", o)
+    rollout = _rollout_common.rollout_config("sglang", o)
     # engine_kwargs.sglang goes straight to SGLang's server arguments: only what differs from verl.
     if o["attention_backend"] != VERL_ATTENTION_BACKEND:
         rollout["engine_kwargs"] = {"sglang": {"attention_backend": o["attention_backend"]}}
@@ -42,4 +41,4 @@ def rlgen_trainer_config(ctx):
 
 @hookimpl
 def rlgen_training_image(ctx):
-    return rollout_common.training_image(ctx, "sglang")
+    return _rollout_common.training_image(ctx, "sglang")

@@ -1,10 +1,9 @@
 """Rollout plugin: vLLM async rollout and the matching verl training image."""
 from __future__ import annotations
 
-from rlgen.contributions import PluginInfo
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import PluginInfo, hookimpl
 
-from rlgen_plugins import rollout_common
+from rlgen_plugins import _rollout_common
 
 NAME = "vllm"
 
@@ -15,20 +14,20 @@ def rlgen_plugin():
         name=NAME,
         slot="rollout",
         summary="vLLM async rollout (verl's verlai/verl vLLM image)",
-        options=rollout_common.rollout_options("Share of GPU memory for vLLM's weights and KV cache"),
+        options=_rollout_common.rollout_options("Share of GPU memory for vLLM's weights and KV cache"),
     )
 
 
 @hookimpl
 def rlgen_check(ctx):
-    return rollout_common.check(ctx, NAME, "vllm", ctx.options(NAME)["tensor_parallel_size"])
+    return _rollout_common.check(ctx, NAME, "vllm", ctx.options(NAME)["tensor_parallel_size"])
 
 
 @hookimpl
 def rlgen_trainer_config(ctx):
-    return {"actor_rollout_ref": {"rollout": rollout_common.rollout_config("vllm", ctx.options(NAME))}}
+    return {"actor_rollout_ref": {"rollout": _rollout_common.rollout_config("vllm", ctx.options(NAME))}}
 
 
 @hookimpl
 def rlgen_training_image(ctx):
-    return rollout_common.training_image(ctx, "vllm")
+    return _rollout_common.training_image(ctx, "vllm")

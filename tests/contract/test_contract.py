@@ -23,8 +23,8 @@ def test_every_hook_is_documented_with_an_example(hook):
 
 def test_a_misspelled_hook_fails_loudly():
     from rlgen.errors import RlgenError
-    from rlgen.registry.discovery import Installed, discover
-    from rlgen.registry.selection import Selection, choose
+    from rlgen.plugin_host.discovery import Installed, discover
+    from rlgen.plugin_host.selection import Selection, choose
 
     installed = discover()
     broken = types.ModuleType("broken_plugin")
@@ -38,7 +38,7 @@ def test_a_misspelled_hook_fails_loudly():
     installed = {**installed, "vllm": Installed(broken, info, "0")}
     selection = Selection(choose(installed, []), installed)
     with pytest.raises(RlgenError, match="rlgen_resorces"):
-        selection.plugin_manager()
+        selection.hooks()
 
 
 def test_built_in_plugins_register_through_entry_points():
@@ -48,17 +48,32 @@ def test_built_in_plugins_register_through_entry_points():
     assert {"opensource-sandbox", "ak-storage", "gsm8k", "vllm", "flux"} <= names
 
 
-def test_built_in_plugins_use_only_the_contract():
+def test_plugins_import_only_the_plugin_api():
+    """Built-in plugins and the third-party example import rlgen's public plugin module only;
+    what two built-in plugins share is in private modules (``_*.py``)."""
+    import ast
     import pathlib
 
-    allowed = {"rlgen.contributions", "rlgen.hookspecs", "rlgen.spec", "rlgen.naming", "rlgen.checks"}
-    plugins = pathlib.Path(hookspecs.__file__).resolve().parents[2] / "plugins" / "rlgen_plugins"
-    assert len(list(plugins.glob("*.py"))) > 10
-    for path in plugins.glob("*.py"):
-        for line in path.read_text().splitlines():
-            if line.startswith(("from rlgen", "import rlgen")) and not line.startswith(("from rlgen_plugins",)):
-                module = line.split()[1]
-                assert module in allowed, f"{path.name} imports {module}"
+    root = pathlib.Path(hookspecs.__file__).resolve().parents[2]
+    plugins = root / "plugins" / "rlgen_plugins"
+    files = [*plugins.glob("*.py"), *(pathlib.Path(__file__).parent / "thirdparty_plugin").rglob("*.py")]
+    assert len(files) > 10
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for module in names:
+                if module.split(".")[0] == "rlgen":
+                    assert module == "rlgen.plugin_api", f"{path.name} imports {module}"
+                if module.startswith("rlgen_plugins."):
+                    assert module.split(".")[1].startswith("_"), f"{path.name} imports a plugin: {module}"
+
+
+def test_plugin_api_exports_what_it_names():
+    from rlgen import plugin_api
+
+    assert sorted(plugin_api.__all__) == sorted(n for n in vars(plugin_api) if not n.startswith("_")
+                                                and n != "annotations")
 
 
 HEAVY = ("datasets", "alibabacloud_oss_v2", "cookiecutter", "jinja2", "pyarrow", "rich", "jsonschema", "hydra",

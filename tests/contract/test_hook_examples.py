@@ -15,8 +15,8 @@ from support.repos import CORE_ANSWERS, build
 
 from rlgen import contributions, hookspecs
 from rlgen.errors import RlgenError
-from rlgen.registry.discovery import Installed, discover
-from rlgen.registry.selection import select
+from rlgen.plugin_host.discovery import Installed, discover
+from rlgen.plugin_host.selection import select
 
 HOOKS = {name: fn for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("rlgen_")}
 

@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 from rlgen.tools.yamlio import load
-from rlgen.validate.rules import Rendered, check
+from rlgen.rules import Rendered, check
 from support.repos import all_objects, build
 from support.verl_config import (
     compose_run,

@@ -183,8 +183,8 @@ def test_missing_kustomize_binary_is_a_clear_error(tmp_path):
 def test_required_option_is_prompted_for_or_refused():
     from rlgen.contributions import Option, PluginInfo
     from rlgen.errors import RlgenError
-    from rlgen.registry.discovery import Installed, discover
-    from rlgen.registry.selection import select
+    from rlgen.plugin_host.discovery import Installed, discover
+    from rlgen.plugin_host.selection import select
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}

@@ -10,8 +10,8 @@ from support.repos import CORE_ANSWERS, REQUIRED, one_error_line, repo_files, ru
 from rlgen.contributions import PluginInfo, Resource
 from rlgen.errors import RlgenError
 from rlgen.hookspecs import hookimpl
-from rlgen.registry.discovery import Installed, discover
-from rlgen.registry.selection import select
+from rlgen.plugin_host.discovery import Installed, discover
+from rlgen.plugin_host.selection import select
 
 PLUGINS = ["--plugin", "sglang", "--plugin", "rrsa-storage", "--plugin", "argo"]
 SETS = ["--set", "rrsa-storage.role_name=rl-oss-reader", *REQUIRED]

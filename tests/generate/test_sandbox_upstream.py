@@ -9,7 +9,7 @@ import pytest
 from rlgen.tools import yamlio
 from support.repos import REPO, REGISTRY, build, plain_manifests
 
-from rlgen_plugins.openkruise_pins import MANAGER_FLAGS, value
+from rlgen_plugins._openkruise_pins import MANAGER_FLAGS, value
 
 VENDORED = REPO / "upstream" / "openkruise-agents-v0.3.0" / "config" / "sandbox-manager"
 

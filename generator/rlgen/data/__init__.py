@@ -5,9 +5,9 @@ cluster's dataset and model Jobs.
 - :mod:`rlgen.data.model` downloads a model from the Hugging Face Hub or ModelScope;
 - :mod:`rlgen.data.upload` copies a prepared or downloaded folder to OSS with the OSS SDK;
 - :mod:`rlgen.data.credentials` picks RRSA or an AccessKey from the environment;
-- :mod:`rlgen.data.cli` is the ``rlgen data`` command group.
+- :mod:`rlgen.data.command` is the ``rlgen data`` command group.
 
-Only this package's ``cli`` module is imported by ``rlgen``; the others pull in datasets,
+Only this package's ``command`` module is imported by ``rlgen``; the others pull in datasets,
 pyarrow, the hub clients and the OSS SDK, so they are imported when a command runs.
 """
 from __future__ import annotations

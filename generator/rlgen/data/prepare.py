@@ -28,7 +28,7 @@ from rlgen import __version__
 from rlgen.contributions import DatasetFormat
 from rlgen.data import MANIFEST, local
 from rlgen.errors import RlgenError
-from rlgen.registry.discovery import discover, plugin_manager
+from rlgen.plugin_host import discovery
 
 BATCH_ROWS = 1000
 #: verl's ``data.image_key`` default, and the type its rows hold: a list of {bytes, path}.
@@ -38,13 +38,10 @@ IMAGES_TYPE = pa.list_(pa.struct([("bytes", pa.binary()), ("path", pa.string())]
 
 def dataset_format(name: str) -> DatasetFormat:
     """The format of the installed dataset plugin ``name``."""
-    plugins = {n: p for n, p in discover().items() if p.info.slot == "dataset"}
+    plugins = {n: p for n, p in discovery.discover().items() if p.info.slot == "dataset"}
     if name not in plugins:
         raise RlgenError(f"unknown dataset '{name}' (installed: {', '.join(sorted(plugins)) or 'none'})")
-    fmt = plugin_manager([(name, plugins[name].module)]).hook.rlgen_dataset_format()
-    if fmt is None:
-        raise RlgenError(f"dataset plugin '{name}' does not implement rlgen_dataset_format()")
-    return fmt
+    return discovery.dataset_format(plugins, name)
 
 
 def load_source(source: str, config: str | None) -> dict[str, pa.Table]:

@@ -31,7 +31,7 @@ import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
 from alibabacloud_oss_v2.endpoints import from_region
 
-from rlgen.checks import oss_bucket_error
+from rlgen.option_checks import oss_bucket_error
 from rlgen.data import MANIFEST, visible_files
 from rlgen.data.credentials import CredentialsError, from_environment, redact
 from rlgen.data.oss_client import abort_incomplete, chain, make_client, service_error

@@ -18,7 +18,7 @@ from typing import Any
 
 from rlgen.errors import RlgenError
 from rlgen.naming import HASH_LENGTH
-from rlgen.runs import folders
+from rlgen.generate import run_folders
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules
@@ -204,7 +204,7 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
         return [], []
     new_data = new.get("data") or {}
     if old is None:
-        own = folders.changes(spec, run, _load(new_data.get(spec.run_config_key)))
+        own = run_folders.changes(spec, run, _load(new_data.get(spec.run_config_key)))
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}
     before, after = _effective(old_data, spec), _effective(new_data, spec)

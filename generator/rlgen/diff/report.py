@@ -1,4 +1,4 @@
-"""A :class:`~rlgen.manifest_diff.Comparison` as plain text (terminal) or markdown (PR comment).
+"""A :class:`~rlgen.diff.compare.Comparison` as plain text (terminal) or markdown (PR comment).
 
 Both put the counts first, then the runs (what a reviewer decides on), then each object.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
-from rlgen.runs import folders
+from rlgen.generate import run_folders
 
 SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 #: GitHub refuses comments over 65536 characters; the object details are cut to fit.
@@ -21,7 +21,7 @@ def summary(c: Comparison) -> str:
 
 
 def _value(value) -> str:
-    return "(unset)" if value is UNSET else folders.show(value)
+    return "(unset)" if value is UNSET else run_folders.show(value)
 
 
 def _config_line(key: str, old, new) -> str:

@@ -18,13 +18,13 @@ from rlgen.output import resolve_output, to_json
 from rlgen.render import manifests
 from rlgen.render.changes import render_changes
 from rlgen.repo.workspace import Workspace, open_workspace
-from rlgen.runs import files
+from rlgen.repo import run_files
 from rlgen.tools import git, kustomize, yamlio
 
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     ws = open_workspace(Path.cwd())
-    files.check_repository(ws.root, ws.spec)
+    run_files.check_repository(ws.root, ws.spec)
     kustomize.command()
     head_sha = _commit(ws.root, head) if head else None
     base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
@@ -35,7 +35,7 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         trees = {labels[0]: stack.enter_context(_worktree(ws.root, base_sha, tmp / "base"))}
         trees[labels[1]] = stack.enter_context(_worktree(ws.root, head_sha, tmp / "head")) if head_sha else ws.root
         if head_sha:
-            files.check_repository(trees[labels[1]], ws.spec)
+            run_files.check_repository(trees[labels[1]], ws.spec)
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
         rendered = render_changes(list(trees.items()), cache_repo=ws.root)
         rendered = {label: synced(rendered[label], tree) for label, tree in trees.items()}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.cluster.options import cluster_options, header
+from rlgen.kube.options import cluster_options, header
 from rlgen.errors import ProblemsFound
 
 HELP = """Check, read-only, that the cluster of --context can run this repository.
@@ -34,8 +34,9 @@ cannot be reached or does not answer like a Kubernetes API server (one line).
 def command(kubeconfig, context, output):
     import sys
 
-    from rlgen.cluster import client, engines, needs as needs_mod
-    from rlgen.cluster.report import CANNOT, OK, PROBLEM, emit, guarded
+    from rlgen.kube import client, needs as needs_mod
+    from rlgen.repo import sync_engines
+    from rlgen.kube.report import CANNOT, OK, PROBLEM, emit, guarded
     from rlgen.doctor import operators, resources
     from rlgen.repo.workspace import find_root
 
@@ -45,7 +46,7 @@ def command(kubeconfig, context, output):
     checks = [("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
               ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
               ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("Secrets", resources.secrets)]
-    engine = engines.engine_of(needs.sync_objects)
+    engine = sync_engines.engine_of(needs.sync_objects)
     rows = []
     if engine:
         rows += guarded(f"{engine.name} controllers", lambda: operators.controllers(cluster, engine))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from rlgen.cluster.engines import Engine
-from rlgen.cluster.needs import RRSA_LABEL, Needs
-from rlgen.cluster.report import OK, PROBLEM, Row
+from rlgen.repo.sync_engines import Engine
+from rlgen.kube.needs import RRSA_LABEL, Needs
+from rlgen.kube.report import OK, PROBLEM, Row
 
 #: KubeRay first shipped SidecarMode in v1.5.0 (rayjob_types.go, PR #3971).
 SIDECAR_SINCE = (1, 5, 0)

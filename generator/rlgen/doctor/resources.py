@@ -2,8 +2,8 @@
 (by name and key) the repository references."""
 from __future__ import annotations
 
-from rlgen.cluster.needs import Needs, PodShape
-from rlgen.cluster.report import OK, PROBLEM, Row
+from rlgen.kube.needs import Needs, PodShape
+from rlgen.kube.report import OK, PROBLEM, Row
 
 GPU = "nvidia.com/gpu"
 

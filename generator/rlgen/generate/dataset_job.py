@@ -7,7 +7,7 @@ import json
 
 from rlgen.contributions import SecretRef
 from rlgen.naming import hashed_name
-from rlgen.registry.install import pip_arguments
+from rlgen.plugin_host.install import pip_arguments
 from rlgen.spec import Spec
 
 _SCRIPT = """\

@@ -18,16 +18,11 @@ from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
+from rlgen.repo.layout import RENAME_TRANSFORMER, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl.batch_rules import Size
 
-#: The run template every runs/<run>/ builds on.
-TRAINING_BASE = "base/training"
-RUNS_INDEX = "runs/kustomization.yaml"
-#: The runs index of an environment other than the main cluster's (``runs/`` is that one's).
-ENV_RUNS = "overlays/{env}/runs"
-RENAME_TRANSFORMER = "rayjob-name"
 _FILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 

@@ -2,13 +2,29 @@
 to create and each plugin's own sections."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rlgen import __version__
 from rlgen.contributions import SecretRef, Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
-from rlgen.registry.install import pip_arguments
-from rlgen.registry.selection import Selection
+from rlgen.plugin_host.install import pip_arguments
+from rlgen.plugin_host.selection import Selection
 from rlgen.spec import ENVIRONMENTS, Spec
+
+#: What a top-level folder holds, said beside it in the README's tree.
+FOLDERS = {
+    ".github": "CI: validate, diff and rlgen update on pull requests",
+    "base": "what every environment shares: the platform and the run template",
+    "clusters": "the sync engine's entry points, one folder per cluster",
+    "components": "what each plugin adds, one kustomize Component per plugin and layer",
+    "images": "the Dockerfiles of the training and data images",
+    "infrastructure": "cluster add-on settings, synced first",
+    "overlays": "each environment's platform (and the runs of an environment without its own cluster)",
+    "rbac": "the read-only role of rlgen doctor and rlgen status, applied by hand",
+    "runs": "one folder per training run, and the index of active runs",
+    "schemas": "JSON schemas of the custom kinds, for validation without network",
+}
 
 
 def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
@@ -24,9 +40,35 @@ def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec
     return rows
 
 
-def render(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: list[SecretRef],
-           sections: list[str], rows: list[dict] = ()) -> None:
-    skeleton.render(tree, {
+def folder_tree(paths: Iterable[str]) -> str:
+    """The repository's folders two levels deep and its top-level files, drawn as ``tree`` draws
+    them, each top-level folder with what it holds."""
+    children: dict[str, set[str]] = {}
+    top_files = set()
+    for path in paths:
+        parts = path.split("/")
+        if len(parts) == 1:
+            top_files.add(path)
+        else:
+            children.setdefault(parts[0], set()).update([parts[1] + "/"] if len(parts) > 2 else [])
+    entries = [(f"{name}/", sorted(children[name])) for name in sorted(children)] + [(f, []) for f in sorted(top_files)]
+    width = max(len(name) for name, _ in entries) + 6
+    lines = []
+    for i, (name, below) in enumerate(entries):
+        last = i == len(entries) - 1
+        line = f"{'└── ' if last else '├── '}{name}"
+        note = FOLDERS.get(name.rstrip("/"))
+        lines.append(f"{line.ljust(width)}{note}" if note else line)
+        for j, child in enumerate(below):
+            lines.append(f"{'    ' if last else '│   '}{'└── ' if j == len(below) - 1 else '├── '}{child}")
+    return "\n".join(lines)
+
+
+def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: list[SecretRef],
+          sections: list[str], run_naming: int, rows: list[dict] = ()) -> None:
+    skeleton.write(tree, {
+        "tree": folder_tree([*tree.files, *skeleton.paths()]),
+        "run_naming": run_naming,
         "stages": list(rows),
         "rlgen_version": __version__,
         "rlgen_install": pip_arguments(spec.rlgen_install),

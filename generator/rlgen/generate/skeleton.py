@@ -1,5 +1,5 @@
 """The repository skeleton (README, workflows, .gitignore): Jinja2 templates shipped in
-``rlgen/generate/templates/repo``, rendered in memory.
+``rlgen/generate/templates/repo``, filled in memory.
 
 Jinja2 directly rather than cookiecutter: the template is ours and fixed, nothing is asked
 and no hook runs, and cookiecutter only renders onto disk (a temporary folder read back).
@@ -20,7 +20,12 @@ def _templates(folder, prefix: str = "") -> Iterator[tuple[str, str]]:
             yield f"{prefix}{item.name}", item.read_text(encoding="utf-8")
 
 
-def render(tree: FileTree, context: dict) -> None:
+def paths() -> list[str]:
+    """The files the skeleton adds, before it adds them."""
+    return [path for path, _ in _templates(files("rlgen") / "generate" / "templates" / "repo")]
+
+
+def write(tree: FileTree, context: dict) -> None:
     from jinja2 import Environment, StrictUndefined
 
     env = Environment(keep_trailing_newline=True, undefined=StrictUndefined, autoescape=False)

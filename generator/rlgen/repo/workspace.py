@@ -35,13 +35,13 @@ def open_workspace(start: Path) -> Workspace:
 
 
 def load_spec(root: Path) -> Spec:
-    from rlgen.registry.discovery import discover
-    from rlgen.registry.selection import select
+    from rlgen.plugin_host.discovery import discover
+    from rlgen.plugin_host.selection import select
 
     doc = answers.read(root)
     try:
         selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
-        return selection.spec(selection.plugin_manager())
+        return selection.spec(selection.hooks())
     except RlgenError as exc:
         # The answers were checked when the repository was generated: a hand edit broke them.
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None

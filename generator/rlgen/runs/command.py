@@ -16,8 +16,9 @@ from rlgen.generate import gang
 from rlgen.naming import dns1035_label_error
 from rlgen.output import output_option, resolve_output, to_json
 from rlgen.repo.workspace import Workspace, open_workspace
-from rlgen.runs import files, folders
-from rlgen.runs.git_change import GitChange, require_clean
+from rlgen.generate import run_folders
+from rlgen.repo import run_files
+from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, yamlio
 from rlgen.verl import batch_rules, keys, reference, trainer_config
 
@@ -54,22 +55,22 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
         raise RlgenError(f"branch {branch} already exists: pick another run name or pass --no-branch")
     start = None if no_branch or from_head else _sync_start(ws)
-    folder = folders.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / folders.INDEX]) as change:
+    folder = run_folders.folder(ws.root, name)
+    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX]) as change:
         if not no_branch:
             change.branch(branch, start)
             ws = open_workspace(ws.root)
-            files.check_repository(ws.root, ws.spec)
+            run_files.check_repository(ws.root, ws.spec)
         _check_new_name(ws, name)
         doc = _new_run_config(ws, name, source, _checked_values(ws, name, sets))
-        folders.check_batches(ws.root, ws.spec, name, doc)
+        run_folders.check_batches(ws.root, ws.spec, name, doc)
         folder.mkdir(parents=True)
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
-        rayjob = folders.name_run(ws.root, ws.spec, name, labels)
-        folders.write_index(ws.root, [*folders.active(ws.root), name])
+        rayjob = run_folders.name_run(ws.root, ws.spec, name, labels)
+        run_folders.write_index(ws.root, [*run_folders.active(ws.root), name])
         origin = f" from {source}" if source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
-                      f"{_key_lines(folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+                      f"{_key_lines(run_folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
     where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
     click.echo(f"Created run '{name}' {where}: RayJob {rayjob}.")
 
@@ -86,19 +87,19 @@ def set_(name: str, assignments: tuple[str, ...]):
     ws, runs = _open(committing=True)
     _require_run(ws, name)
     values = _checked_values(ws, name, assignments)
-    folder = folders.folder(ws.root, name)
+    folder = run_folders.folder(ws.root, name)
     doc = runs[name].doc
-    before, old_name = folders.changes(ws.spec, name, doc), runs[name].pinned
-    folders.set_keys(doc, values)
-    folders.check_batches(ws.root, ws.spec, name, doc)
+    before, old_name = run_folders.changes(ws.spec, name, doc), runs[name].pinned
+    run_folders.set_keys(doc, values)
+    run_folders.check_batches(ws.root, ws.spec, name, doc)
 
     with GitChange(ws.root, [folder]) as change:
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
-        rayjob = folders.name_run(ws.root, ws.spec, name)
+        rayjob = run_folders.name_run(ws.root, ws.spec, name)
         if not change.changed():
             click.echo(f"Run '{name}' is unchanged: RayJob {rayjob}.")
             return
-        lines = "".join(f"  {k}: {folders.show(before[k]) if k in before else '(base)'} -> {folders.show(v)}\n"
+        lines = "".join(f"  {k}: {run_folders.show(before[k]) if k in before else '(base)'} -> {run_folders.show(v)}\n"
                         for k, v in values.items())
         subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
         change.commit(f"Run {name}: {subject}\n\nChanged keys:\n{lines}\nRayJob: {old_name} -> {rayjob}\n")
@@ -112,10 +113,10 @@ def rm(name: str):
     ws, runs = _open(committing=True)
     _require_run(ws, name)
     rayjob = runs[name].pinned or f"of run {name}"
-    folder = folders.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / folders.INDEX]) as change:
+    folder = run_folders.folder(ws.root, name)
+    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX]) as change:
         shutil.rmtree(folder)
-        folders.write_index(ws.root, [r for r in runs if r != name])
+        run_folders.write_index(ws.root, [r for r in runs if r != name])
         change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
     click.echo(f"Removed run '{name}': RayJob {rayjob} is pruned once this commit syncs.")
 
@@ -125,15 +126,15 @@ def rm(name: str):
 def list_(output: str | None):
     """The active runs: run, RayJob name, size (GPU nodes x GPUs each), and the keys each run changes."""
     ws, runs = _open(committing=False)
-    sizes = {name: batch_rules.size(folders.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
+    sizes = {name: batch_rules.size(run_folders.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
     found = [{"run": name, "rayjob": runs[name].pinned,
               "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
-              "changes": folders.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
+              "changes": run_folders.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
     if resolve_output(output) == "json":
         click.echo(to_json(found))
         return
     rows = [(r["run"], r["rayjob"] or "(not named)", f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
-             ", ".join(f"{k}={folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
+             ", ".join(f"{k}={run_folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
     header = ("RUN", "RAYJOB", "SIZE", "CHANGED KEYS")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     for run, rayjob, size, changed in [header, *rows]:
@@ -147,9 +148,9 @@ def _open(committing: bool) -> tuple[Workspace, dict]:
     if committing:
         # Locked before anything is read: a concurrent command's half-made change is not ours.
         click.get_current_context().with_resource(git.lock(ws.root))
-    runs = files.check_repository(ws.root, ws.spec)
+    runs = run_files.check_repository(ws.root, ws.spec)
     if committing:
-        require_clean(ws.root)
+        git.require_clean(ws.root)
         git.require_branch(ws.root)
     return ws, runs
 
@@ -166,12 +167,12 @@ def _sync_start(ws: Workspace) -> str:
 def _new_run_config(ws: Workspace, name: str, source: str | None, values: dict[str, Any]) -> Any:
     if source:
         _require_run(ws, source)
-        doc = files.read_run_config(folders.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
+        doc = run_files.read_run_config(run_folders.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
         # The copy keeps the source's comments but gets this run's own experiment and checkpoints.
         trainer_config.deep_merge(doc, trainer_config.run_config(ws.spec, name))
     else:
         doc = trainer_config.run_config(ws.spec, name)
-    folders.set_keys(doc, values)
+    run_folders.set_keys(doc, values)
     return doc
 
 
@@ -180,13 +181,13 @@ def _check_new_name(ws: Workspace, name: str) -> None:
     # name is shortened to 47 characters on its own (rlgen.naming.hashed_name).
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
-    if folders.folder(ws.root, name).exists() or name in folders.active(ws.root):
+    if run_folders.folder(ws.root, name).exists() or name in run_folders.active(ws.root):
         raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
 
 
 def _require_run(ws: Workspace, name: str) -> None:
-    if not (folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
-        known = ", ".join(sorted(folders.active(ws.root))) or "none"
+    if not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
+        known = ", ".join(sorted(run_folders.active(ws.root))) or "none"
         raise RlgenError(f"no run '{name}' (runs: {known})")
 
 
@@ -194,16 +195,16 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
     parsed = dict(keys.parse(a) for a in assignments)
     if not parsed:
         return {}
-    in_use = trainer_config.flatten(files.read_trainer_config(ws.root))
+    in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root))
     values = keys.check(parsed, ws.spec.verl_version, in_use)
-    owned = folders.owned_keys(ws.spec, run)
+    owned = run_folders.owned_keys(ws.spec, run)
     for key, value in values.items():
         if key in owned:
             raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
-        if key in reference.DEFAULTS and (problem := files.value_error(value, reference.DEFAULTS[key])):
+        if key in reference.DEFAULTS and (problem := run_files.value_error(value, reference.DEFAULTS[key])):
             raise RlgenError(f"{key}: {problem}")
         if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
-            raise RlgenError(f"{key}: {folders.show(value)} is not {folders.show(in_use[key])}, "
+            raise RlgenError(f"{key}: {run_folders.show(value)} is not {run_folders.show(in_use[key])}, "
                              f"{ENGINE_KEYS[key]}")
     return values
 
@@ -211,4 +212,4 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
 def _key_lines(changes: dict[str, Any]) -> str:
     if not changes:
         return "Changed keys: none (the base trainer config as it is)\n"
-    return "Changed keys:\n" + "".join(f"  {k}={folders.show(v)}\n" for k, v in changes.items())
+    return "Changed keys:\n" + "".join(f"  {k}={run_folders.show(v)}\n" for k, v in changes.items())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.cluster.options import cluster_options, header
+from rlgen.kube.options import cluster_options, header
 from rlgen.errors import ProblemsFound, RlgenError
 
 HELP = """Show RUN (default: every run) as the cluster sees it, read-only.
@@ -33,7 +33,7 @@ Exit codes: 0 shown, 1 a run failed, 2 the cluster cannot be reached (one line).
 def command(run, watch, interval, kubeconfig, context, output):
     import sys
 
-    from rlgen.cluster import client
+    from rlgen.kube import client
 
     repo = _repo()
     runs = _select(repo.root, run)
@@ -76,7 +76,7 @@ def _select(root: Path, run: str | None) -> list[str]:
 
 
 def _rows(cluster, repo, runs):
-    from rlgen.cluster.client import CannotCheck
+    from rlgen.kube.client import CannotCheck
     from rlgen.status.runs import RunStatus, owning_stage, status_of
 
     stage = owning_stage(cluster, repo.sync_objects)
@@ -94,7 +94,7 @@ def _show(rows, fmt: str, cluster, compact: bool) -> None:
     import sys
     from dataclasses import asdict
 
-    from rlgen.cluster.report import emit
+    from rlgen.kube.report import emit
 
     if fmt == "json" and compact:
         # One document per line, so a reader of a watched stream can take each refresh whole.

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rlgen.cluster.client import CannotCheck
-from rlgen.cluster.engines import StageState, stage_owning, stage_state
-from rlgen.runs import folders
+from rlgen.kube.client import CannotCheck
+from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
+from rlgen.generate import run_folders
 
 #: KubeRay labels every Pod of a RayCluster with its name (utils/constant.go RayClusterLabelKey).
 CLUSTER_LABEL = "ray.io/cluster"
@@ -44,17 +44,17 @@ class Repo:
 
 
 def all_runs(repo: Path) -> list[str]:
-    listed = folders.active(repo)
+    listed = run_folders.active(repo)
     on_disk = sorted(p.parent.name for p in (repo / "runs").glob("*/kustomization.yaml"))
     return listed + [r for r in on_disk if r not in listed]
 
 
 def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
-    name = folders.pinned_name(repo.root, run) or ""
+    name = run_folders.pinned_name(repo.root, run) or ""
     row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies runs/")
     live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                         "rayjobs", name) if name else None
-    listed = run in folders.active(repo.root)
+    listed = run in run_folders.active(repo.root)
     if live is None:
         row.note = _why_missing(repo, run, listed, stage)
         return row

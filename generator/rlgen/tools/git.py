@@ -1,5 +1,8 @@
 """Real git through subprocess, with an explicit identity so it works on machines where
-git has no global user configured."""
+git has no global user configured: the one way rlgen runs git, and the questions every
+command asks of a repository (its HEAD, whether its tree is clean). The object-store
+plumbing of ``rlgen update`` is in :mod:`rlgen.tools.git_plumbing`, the all-or-nothing
+change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`."""
 from __future__ import annotations
 
 import os
@@ -63,15 +66,21 @@ def has_commits(repo: Path) -> bool:
     return probe.returncode == 0
 
 
-def current_branch(repo: Path) -> str | None:
-    """The checked-out branch, ``None`` on a detached HEAD."""
-    probe = subprocess.run(["git", "symbolic-ref", "-q", "--short", "HEAD"], cwd=repo, capture_output=True, text=True)
-    return probe.stdout.strip() if probe.returncode == 0 else None
+def head(repo: Path) -> tuple[str | None, str]:
+    """(the checked-out branch, ``None`` on a detached HEAD; the commit HEAD points at)."""
+    sha = run(repo, "rev-parse", "HEAD").strip()
+    return run(repo, "symbolic-ref", "-q", "--short", "HEAD", check=False).strip() or None, sha
+
+
+def require_clean(repo: Path) -> None:
+    # A commit of ours must hold only our change, and a rollback must not touch the user's work.
+    if run(repo, "status", "--porcelain").strip():
+        raise RlgenError("the working tree has uncommitted changes: commit or stash them first")
 
 
 def require_branch(repo: Path) -> str:
     # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
-    branch = current_branch(repo)
+    branch = head(repo)[0]
     if branch is None:
         raise RlgenError("HEAD is detached (no branch checked out): switch to a branch first, "
                          "or a commit here would belong to no branch")

@@ -1,20 +1,38 @@
-"""YAML in and out with ruamel.yaml: comments kept, key order kept, output stable."""
+"""All YAML reading and writing of rlgen, by one set of rules: YAML 1.2 as ruamel.yaml reads
+and writes it (:data:`CORE_SCHEMA`), whichever parser or emitter does the work.
+
+- Round trip (comments, key order and quoting kept): ruamel.yaml, for files a user edits.
+- Plain data out: PyYAML's emitter set up to write exactly what ruamel writes, several times
+  faster (:func:`dump_all` picks it for data no user file carried in).
+- Plain data in: libyaml through PyYAML, many times faster than a round-trip parser, by YAML
+  1.2 (:func:`read_plain12`) or, for rendered manifests and what the API server reads, by YAML
+  1.1 (:func:`read_plain_all`, :func:`read_yaml11_all`).
+
+Errors: a defect in text is a ``ValueError`` with the problem; :func:`read_file`, the one
+reader of a file, turns it into an :class:`RlgenError` naming the file and the place.
+"""
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.resolver import implicit_resolvers
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
 from rlgen.errors import RlgenError
-from rlgen.tools import yamldump
 
-#: Plain in YAML 1.2 but booleans to YAML 1.1 readers (kubectl's and Go's older parsers).
-_YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
-_YAML11_BOOLEANS_SET = frozenset(_YAML11_BOOLEANS)
+#: The YAML 1.2 implicit types, tag -> (pattern, first characters), taken from ruamel.yaml's own
+#: resolver so the fast reader and writer below can never read or quote a plain scalar otherwise
+#: than ruamel does. It is the core schema (yaml.org/spec/1.2.2 section 10.3.2) as ruamel
+#: implements it: ``0o17`` and ``1_000`` are ints, ``2024-01-01`` a date, ``+.5`` a float and
+#: ``.5e5`` a string (its exponent has no sign).
+CORE_SCHEMA = {tag: (pattern, first) for versions, tag, pattern, first in implicit_resolvers if (1, 2) in versions}
+#: Plain in YAML 1.2 but booleans to YAML 1.1 readers (kubectl's and Go's older parsers): quoted.
+YAML11_BOOLEANS = frozenset({"y", "n", "yes", "no", "on", "off"})
 
 
 def _yaml() -> YAML:
@@ -25,8 +43,15 @@ def _yaml() -> YAML:
     return y
 
 
+# -- reading
+
 def load(text: str) -> Any:
+    """One document, round trip: comments and quoting kept for writing it back."""
     return _yaml().load(text)
+
+
+def load_all(text: str) -> list[Any]:
+    return [d for d in _yaml().load_all(text) if d is not None]
 
 
 def read_file(path: Path) -> Any:
@@ -52,20 +77,33 @@ def read_file(path: Path) -> Any:
         raise RlgenError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
 
 
-def load_all(text: str) -> list[Any]:
-    return [d for d in _yaml().load_all(text) if d is not None]
+def parse_value(raw: str) -> Any:
+    """A value a user typed (``--set k=3e-6``) or a config file they wrote, as plain data by
+    YAML 1.2 rules, as Hydra and a reviewer read it (``3e-6`` is a number, ``yes`` a string).
+    A defect raises ``ValueError`` with the problem."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return YAML(typ="safe").load(raw)
+    except YAMLError as exc:
+        raise ValueError(getattr(exc, "problem", None) or type(exc).__name__) from None
+
+
+def read_plain12(text: str) -> Any:
+    """The first document of ``text`` as plain data by the rules of :func:`parse_value`, at
+    libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. A
+    defect raises ``ValueError``."""
+    import yaml
+
+    return _pyyaml(lambda: yaml.load(text, Loader=_core_loader()))
 
 
 def read_plain_all(text: str) -> list[Any]:
     """Plain data of every document, for reading rendered manifests that are never written
-    back: libyaml through PyYAML is many times faster than a round-trip parser. A defect
-    raises ``ValueError``."""
+    back. A defect raises ``ValueError``."""
     import yaml
 
-    try:
-        return [d for d in yaml.load_all(text, Loader=_c_loader()) if d is not None]
-    except yaml.YAMLError as exc:
-        raise ValueError(" ".join(str(exc).split())) from None
+    return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=_c_loader()) if d is not None])
 
 
 def read_plain(text: str) -> Any:
@@ -84,64 +122,16 @@ def read_yaml11_all(text: str) -> list[Any]:
         kubeconform's converter (PyYAML issue 89), read it as the string."""
 
     Loader.add_constructor("tag:yaml.org,2002:value", yaml.SafeLoader.construct_yaml_str)
-    try:
-        return list(yaml.load_all(text, Loader=Loader))
-    except yaml.YAMLError as exc:
-        raise ValueError(" ".join(str(exc).split())) from None
+    return _pyyaml(lambda: list(yaml.load_all(text, Loader=Loader)))
 
 
-def read_plain12(text: str) -> Any:
-    """The first document of ``text`` as plain data by YAML 1.2 rules, like :func:`parse_value`
-    (``3e-6`` is a number, ``yes`` a string), at libyaml speed: for the trainer configs
-    ``diff`` and ``validate`` read for every run. A defect raises ``ValueError``."""
+def _pyyaml(read):
     import yaml
 
     try:
-        return yaml.load(text, Loader=_core_schema_loader())
+        return read()
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
-
-
-#: The YAML 1.2 core schema (yaml.org/spec/1.2.2 section 10.3.2): tag -> (pattern, first characters).
-_CORE_SCHEMA = {
-    "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    "tag:yaml.org,2002:null": (r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    # Underscores and 0b as ruamel.yaml's 1.2 resolver allows them.
-    "tag:yaml.org,2002:int": (r"^(?:[-+]?0b[01_]+|[-+]?0o[0-7_]+|[-+]?[0-9][0-9_]*|[-+]?0x[0-9a-fA-F_]+)$",
-                              list("-+0123456789")),
-    "tag:yaml.org,2002:float": (
-        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
-        r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+0123456789.")),
-}
-
-
-def _core_schema_loader():
-    import re
-
-    import yaml
-
-    global _CORE_LOADER
-    if _CORE_LOADER is None:
-        class Loader(_c_loader()):
-            yaml_implicit_resolvers: dict = {}
-
-        for tag, (pattern, first) in _CORE_SCHEMA.items():
-            Loader.add_implicit_resolver(tag, re.compile(pattern), first)
-        Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
-        Loader.add_constructor("tag:yaml.org,2002:bool", lambda loader, node: node.value.lower() == "true")
-        _CORE_LOADER = Loader
-    return _CORE_LOADER
-
-
-_CORE_LOADER = None
-
-
-def _core_int(loader, node) -> int:
-    value = node.value.replace("_", "")
-    sign, digits = (-1, value[1:]) if value[:1] == "-" else (1, value.lstrip("+"))
-    base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2])
-    return sign * (int(digits[2:], base) if base else int(digits, 10))
 
 
 def _c_loader():
@@ -150,16 +140,50 @@ def _c_loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def parse_value(raw: str) -> Any:
-    """A value a user typed (``--set k=3e-6``) or a config file they wrote, as plain data by
-    YAML 1.2 rules, as Hydra and a reviewer read it (``3e-6`` is a number, ``yes`` a string).
-    A defect raises ``ValueError`` with the problem."""
-    from ruamel.yaml.error import YAMLError
+@lru_cache(maxsize=1)
+def _core_loader():
+    class Loader(_c_loader()):
+        yaml_implicit_resolvers: dict = {}
 
-    try:
-        return YAML(typ="safe").load(raw)
-    except YAMLError as exc:
-        raise ValueError(getattr(exc, "problem", None) or type(exc).__name__) from None
+    for tag, (pattern, first) in CORE_SCHEMA.items():
+        Loader.add_implicit_resolver(tag, pattern, first)
+    Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
+    Loader.add_constructor("tag:yaml.org,2002:bool", lambda loader, node: node.value.lower() == "true")
+    return Loader
+
+
+def _core_int(loader, node) -> int:
+    # YAML 1.2: 0o for octal; a leading zero alone is decimal (PyYAML's 1.1 reads 017 as 15).
+    value = node.value.replace("_", "")
+    sign, digits = (-1, value[1:]) if value[:1] == "-" else (1, value.lstrip("+"))
+    base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2].lower())
+    return sign * (int(digits[2:], base) if base else int(digits, 10))
+
+
+# -- writing
+
+def dump(doc: Any, comment: str = "") -> str:
+    """One document, with ``comment`` as ``#`` lines above it."""
+    return dump_all([doc], [comment])
+
+
+def dump_all(docs: Iterable[Any], comments: Iterable[str] = ()) -> str:
+    docs = list(docs)
+    comments = list(comments) + [""] * (len(docs) - len(list(comments)))
+    parts = []
+    for doc, comment in zip(docs, comments):
+        if is_plain(doc):
+            text = _dump_plain(doc)
+        else:
+            buf = io.StringIO()
+            _yaml().dump(literal_strings(doc), buf)
+            text = buf.getvalue()
+        parts.append(header(comment) + text)
+    return "---\n".join(parts)
+
+
+def header(comment: str) -> str:
+    return "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) if comment else ""
 
 
 def literal_strings(value: Any) -> Any:
@@ -180,30 +204,85 @@ def literal_strings(value: Any) -> Any:
         return out_seq
     if isinstance(value, str) and "\n" in value and not isinstance(value, LiteralScalarString):
         return LiteralScalarString(value)
-    if isinstance(value, str) and type(value) is str and value.lower() in _YAML11_BOOLEANS:
+    if isinstance(value, str) and type(value) is str and value.lower() in YAML11_BOOLEANS:
         return SingleQuotedScalarString(value)
     return value
 
 
-def dump(doc: Any, comment: str = "") -> str:
-    """One document, with ``comment`` as ``#`` lines above it."""
-    return dump_all([doc], [comment])
+def is_plain(value: Any) -> bool:
+    """Only builtin containers and scalars, nothing ruamel-typed (comments, quoting styles),
+    and none of the two shapes ruamel writes its own way: a list item that is a list
+    (``-   - a``) or None (``- ``)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and is_plain(v) for k, v in value.items())
+    if kind is list:
+        return all(type(v) not in (list, type(None)) and is_plain(v) for v in value)
+    return kind in (str, int, float, bool, type(None))
 
 
-def dump_all(docs: Iterable[Any], comments: Iterable[str] = ()) -> str:
-    docs = list(docs)
-    comments = list(comments) + [""] * (len(docs) - len(list(comments)))
-    parts = []
-    for doc, comment in zip(docs, comments):
-        if yamldump.is_plain(doc):
-            text = yamldump.dump(doc, _YAML11_BOOLEANS_SET)
-        else:
-            buf = io.StringIO()
-            _yaml().dump(literal_strings(doc), buf)
-            text = buf.getvalue()
-        parts.append(header(comment) + text)
-    return "---\n".join(parts)
+def _dump_plain(doc: Any) -> str:
+    """What ruamel writes for plain data with :func:`_yaml`'s settings, through PyYAML's emitter:
+    sequences indented under their key (``key:\\n  - a``); a string quoted where
+    :data:`CORE_SCHEMA` reads another type (``'1e-06'``) or a YAML 1.1 reader a boolean
+    (``'on'``); ``None`` an empty value; multi-line strings ``|`` blocks; keys in their order;
+    nothing folded; non-ASCII text as it is."""
+    import yaml
+
+    return yaml.dump(doc, Dumper=_plain_dumper(), default_flow_style=False, sort_keys=False,
+                     allow_unicode=True, width=4096, indent=2)
 
 
-def header(comment: str) -> str:
-    return "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) if comment else ""
+@lru_cache(maxsize=1)
+def _plain_dumper():
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        yaml_implicit_resolvers: dict = {}
+
+        in_key = False
+
+        def ignore_aliases(self, data):
+            return True  # a dict used twice is written twice, never as an anchor
+
+        def increase_indent(self, flow=False, indentless=False):
+            return super().increase_indent(flow, False)
+
+        def choose_scalar_style(self):
+            # ruamel.yaml double-quotes a string that holds a single quote.
+            style = super().choose_scalar_style()
+            return '"' if style == "'" and "'" in self.event.value else style
+
+        def represent_mapping(self, tag, mapping, flow_style=None):
+            node = yaml.MappingNode(tag, [], flow_style=False)
+            for key, value in mapping.items():
+                self.in_key = True
+                key_node = self.represent_data(key)
+                self.in_key = False
+                node.value.append((key_node, self.represent_data(value)))
+            return node
+
+    for tag, (pattern, first) in CORE_SCHEMA.items():
+        Dumper.add_implicit_resolver(tag, pattern, first)
+
+    def string(dumper, value: str):
+        # A key is never read as a boolean by the readers the quotes are for.
+        boolean = not dumper.in_key and value.lower() in YAML11_BOOLEANS
+        style = "|" if "\n" in value else "'" if boolean else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, string)
+    Dumper.add_representer(type(None), lambda d, _: d.represent_scalar("tag:yaml.org,2002:null", ""))
+    Dumper.add_representer(float, _float)
+    return Dumper
+
+
+def _float(dumper, value: float):
+    # ruamel writes repr() of the float (1e-06, 0.5, .inf), not PyYAML's 1.0e-06.
+    if value != value:
+        text = ".nan"
+    elif value in (float("inf"), float("-inf")):
+        text = ".inf" if value > 0 else "-.inf"
+    else:
+        text = repr(value)
+    return dumper.represent_scalar("tag:yaml.org,2002:float", text)

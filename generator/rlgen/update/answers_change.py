@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlgen.errors import RlgenError
-from rlgen.registry.discovery import Installed
-from rlgen.registry.selection import Selection, check_clusters, parse_sets, select
+from rlgen.plugin_host.discovery import Installed
+from rlgen.plugin_host.selection import Selection, check_clusters, parse_sets, select
 
 
 @dataclass

@@ -37,7 +37,7 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, output):
 
 def run_change(root: Path, change, no_branch: bool) -> None:
     """The one update path, for ``rlgen update`` and ``rlgen cluster``."""
-    from rlgen.registry.discovery import discover
+    from rlgen.plugin_host.discovery import discover
     from rlgen.repo import answers
     from rlgen.tools import kustomize
     from rlgen.update.answers_change import new_selection
@@ -61,7 +61,7 @@ def run_change(root: Path, change, no_branch: bool) -> None:
 
 
 def _check(root: Path, output: str) -> None:
-    from rlgen.update.check import check
+    from rlgen.update.behind import check
 
     status = check(root)
     if output == "json":

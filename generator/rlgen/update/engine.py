@@ -13,11 +13,11 @@ from pathlib import Path
 from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.generate.pipeline import generate
-from rlgen.registry.selection import Selection
+from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
-from rlgen.runs.git_change import require_clean
 from rlgen.tools import git
-from rlgen.update import migrations, plumbing, state
+from rlgen.tools import git_plumbing
+from rlgen.update import migrations, state
 from rlgen.update.answers_change import Change
 from rlgen.update.render import base_render, commit_render, keep_runs, write_render
 from rlgen.update.repin import repin_runs
@@ -39,18 +39,19 @@ class Outcome:
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool) -> Outcome:
     if state.merging(root):
         raise RlgenError("a merge is in progress: resolve it and git commit, or rlgen update --abort")
-    require_clean(root)
+    git.require_clean(root)
     base = base_render(root, recorded)
-    build = generate(selection)
-    render = write_render(root, keep_runs(root, build.tree.files, base, recorded["run_naming"]))
+    build = generate(selection, recorded["run_naming"])
+    render = write_render(root, keep_runs(root, build.tree.files, base))
     pending = migrations.pending(selection, recorded["plugin_versions"])
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
         return Outcome()
     new_render = commit_render(root, render, base, selection.plugins)
     ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending)
-    merged = plumbing.merge(root, ours, theirs)
+    merged = git_plumbing.merge(root, ours, theirs)
     outcome = Outcome(render=new_render, migrated=pending)
-    final_answers = answers.with_render(render.files[answers.FILENAME].decode(), new_render).encode()
+    final_answers = answers.text(selection, [s.name for s in build.secrets()], recorded["run_naming"],
+                                 new_render).encode()
     _apply(root, merged, final_answers, build.spec, change, no_branch, outcome)
     return outcome
 
@@ -62,13 +63,13 @@ def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pe
     ours_changes: dict[str, bytes | None] = {answers.FILENAME: base_yaml}
     merge_base, theirs = base, new_render
     if pending:
-        base_changes = migrations.apply(selection, ctx, pending, plumbing.tree_files(root, base))
-        merge_base = plumbing.commit_tree(root, plumbing.make_tree(root, base, base_changes), [base],
+        base_changes = migrations.apply(selection, ctx, pending, git_plumbing.tree_files(root, base))
+        merge_base = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, base, base_changes), [base],
                                           "Previous render, migrated")
-        ours_changes = {**migrations.apply(selection, ctx, pending, plumbing.tree_files(root, "HEAD")),
+        ours_changes = {**migrations.apply(selection, ctx, pending, git_plumbing.tree_files(root, "HEAD")),
                         **ours_changes}
-        theirs = plumbing.commit_tree(root, f"{new_render}^{{tree}}", [merge_base], "New render")
-    ours = plumbing.commit_tree(root, plumbing.make_tree(root, "HEAD", ours_changes), [merge_base], "Your branch")
+        theirs = git_plumbing.commit_tree(root, f"{new_render}^{{tree}}", [merge_base], "New render")
+    ours = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, "HEAD", ours_changes), [merge_base], "Your branch")
     return ours, theirs
 
 
@@ -77,12 +78,12 @@ def _file_at(root: Path, commit: str, path: str) -> bytes:
         git.run(root, "cat-file", "-e", f"{commit}:{path}")
     except RlgenError:
         raise RlgenError(f"the render commit {commit[:12]} has no {path}") from None
-    return plumbing.read_blobs(root, [f"{commit}:{path}"])[0]
+    return git_plumbing.read_blobs(root, [f"{commit}:{path}"])[0]
 
 
-def _apply(root: Path, merged: plumbing.Merged, final_answers: bytes, spec, change: Change, no_branch: bool,
+def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, change: Change, no_branch: bool,
            outcome: Outcome) -> None:
-    branch, head = state.current(root)
+    branch, head = git.head(root)
     update_branch = None if no_branch else BRANCH_PREFIX + outcome.render[:7]
     if update_branch and git.run(root, "branch", "--list", update_branch).strip():
         raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
@@ -99,7 +100,7 @@ def _apply(root: Path, merged: plumbing.Merged, final_answers: bytes, spec, chan
         git.run(root, "add", "-A")
         tree = git.run(root, "write-tree").strip()
         outcome.changed = git.run(root, "diff", "--name-only", head, tree).split()
-        outcome.commit = plumbing.commit_tree(root, tree, [head, outcome.render], _message(change, outcome))
+        outcome.commit = git_plumbing.commit_tree(root, tree, [head, outcome.render], _message(change, outcome))
         git.run(root, "update-ref", "-m", "rlgen update", "HEAD", outcome.commit)
         outcome.branch = update_branch or branch
     except BaseException:
@@ -107,14 +108,14 @@ def _apply(root: Path, merged: plumbing.Merged, final_answers: bytes, spec, chan
         raise
 
 
-def _leave_conflicts(root: Path, merged: plumbing.Merged, change: Change, before: state.Before,
+def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, before: state.Before,
                      outcome: Outcome) -> None:
     """The state ``git merge`` leaves on a conflict: markers in the files, unmerged stages in the
     index, MERGE_HEAD naming the render, so ``git commit`` after the resolution records the merge."""
-    plumbing.index_entries(root, merged.conflicts)
+    git_plumbing.index_entries(root, merged.conflicts)
     git.run(root, "add", "--", answers.FILENAME)
-    plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
-    plumbing.git_path(root, "MERGE_MSG").write_text(_message(change, outcome))
+    git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
+    git_plumbing.git_path(root, "MERGE_MSG").write_text(_message(change, outcome))
     state.save(root, before)
     outcome.conflicts = merged.conflicted_paths
     outcome.branch = before.update_branch or before.branch

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlgen.errors import RlgenError
-from rlgen.registry.selection import Selection
+from rlgen.plugin_host.selection import Selection
 
 
 @dataclass(frozen=True)
@@ -28,21 +28,18 @@ def pending(selection: Selection, recorded_versions: dict[str, str]) -> list[Mig
 
 def apply(selection: Selection, ctx, migrations: list[Migration], files: dict[str, bytes]) -> dict[str, bytes | None]:
     """The changes the plugins' migrations make to ``files``, applied in slot order."""
-    pm = selection.plugin_manager()
+    hooks = selection.hooks()
     current = {p: d.decode("utf-8") for p, d in files.items() if _is_text(d)}
     changes: dict[str, bytes | None] = {}
     for m in migrations:
-        others = [pm.get_plugin(n) for n in selection.plugins.values() if n != m.plugin]
-        for result in pm.subset_hook_caller("rlgen_migrate", others)(
-                ctx=ctx, from_version=m.from_version, to_version=m.to_version, files=dict(current)):
-            for path, text in (result or {}).items():
-                if text is not None and not isinstance(text, str):
-                    raise RlgenError(f"plugin '{m.plugin}' migration returns {type(text).__name__} for {path}")
-                changes[path] = None if text is None else text.encode()
-                if text is None:
-                    current.pop(path, None)
-                else:
-                    current[path] = text
+        for path, text in hooks.migrate(m.plugin, ctx, m.from_version, m.to_version, dict(current)).items():
+            if text is not None and not isinstance(text, str):
+                raise RlgenError(f"plugin '{m.plugin}' migration returns {type(text).__name__} for {path}")
+            changes[path] = None if text is None else text.encode()
+            if text is None:
+                current.pop(path, None)
+            else:
+                current[path] = text
     return changes
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.repo import answers
-from rlgen.tools import git, yamlio
-from rlgen.update import plumbing
+from rlgen.tools import git
+from rlgen.tools import git_plumbing
 
 
 def base_render(root: Path, recorded: dict[str, Any]) -> str:
@@ -35,17 +35,12 @@ def base_render(root: Path, recorded: dict[str, Any]) -> str:
 RUNS = "runs/"
 
 
-def keep_runs(root: Path, files: dict[str, bytes], base: str, run_naming: int) -> dict[str, bytes]:
+def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:
     """``files`` with ``runs/`` as the previous render had it, so a run the team removed or
-    edited never conflicts with the first run a render writes, and with the repository's own
-    run naming scheme (a new one would rename every run)."""
+    edited never conflicts with the first run a render writes."""
     kept = {p: d for p, d in files.items() if not p.startswith(RUNS)}
-    doc = yamlio.load(kept[answers.FILENAME].decode())
-    if doc.get("run_naming") != run_naming:
-        doc["run_naming"] = run_naming
-        kept[answers.FILENAME] = yamlio.dump(doc).encode()
-    before = [p for p in plumbing.tree_blobs(root, base) if p.startswith(RUNS)]
-    return {**kept, **dict(zip(before, plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
+    before = [p for p in git_plumbing.tree_blobs(root, base) if p.startswith(RUNS)]
+    return {**kept, **dict(zip(before, git_plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
 
 
 @dataclass(frozen=True)
@@ -55,12 +50,12 @@ class Render:
 
 
 def write_render(root: Path, files: dict[str, bytes]) -> Render:
-    return Render(files, plumbing.make_tree(root, None, files))
+    return Render(files, git_plumbing.make_tree(root, None, files))
 
 
 def commit_render(root: Path, render: Render, base: str, plugins: dict[str, str]) -> str:
     """The render as a commit whose parent is the previous render: the chain of renders is
     rlgen's side of every merge, kept in the history the update commit joins."""
     line = ", ".join(f"{slot}={name}" for slot, name in plugins.items())
-    return plumbing.commit_tree(root, render.tree, [base],
+    return git_plumbing.commit_tree(root, render.tree, [base],
                                 f"Render with rlgen {__version__}\n\nPlugins: {line}\n")

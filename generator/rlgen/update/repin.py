@@ -1,8 +1,8 @@
-"""Runs after an update: a run's RayJob name is a hash of its rendered spec, so when the update
+"""Runs after an update: a run's RayJob name is a hash of what the run builds on, so when the update
 changes what every run builds on (the training base or a plugin's training Component), each run
 is named again; otherwise no run file is touched.
 
-Names follow the repository's scheme (``run_naming``, :mod:`rlgen.runs.naming_scheme`). Under
+Names follow the repository's scheme (``run_naming``, :mod:`rlgen.repo.naming_scheme`). Under
 scheme 1 all runs are rendered by one kustomize process (a scratch kustomization listing every
 run folder, each unnamed): a parent that only lists resources renders each run exactly as the
 run's own folder does. Under scheme 2 names need no render; one render of all runs checks that
@@ -10,27 +10,24 @@ each still builds.
 """
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.generate.kustomizations import TRAINING_BASE, run_kustomization
+from rlgen.generate.kustomizations import run_kustomization
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo import answers
-from rlgen.runs import folders, naming_scheme
+from rlgen.generate import run_folders
+from rlgen.repo import naming_scheme
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
-from rlgen.update import plumbing
-
-#: Everything a run's kustomization reaches outside its own folder.
-_SHARED = re.compile(rf"^({re.escape(TRAINING_BASE)}/|components/[^/]+/training/)")
-
+from rlgen.tools import git_plumbing
 
 def shared_base_changed(root: Path, before: str, after: str) -> bool:
+    """Whether what every run's kustomization reaches outside its own folder changed."""
     def shared(treeish: str) -> dict:
-        return {p: v for p, v in plumbing.tree_blobs(root, treeish).items() if _SHARED.match(p)}
+        return {p: v for p, v in git_plumbing.tree_blobs(root, treeish).items() if naming_scheme.is_training_input(p)}
     return shared(before) != shared(after)
 
 
@@ -42,16 +39,16 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     if not runs:
         return []
     scheme = answers.read(root)["run_naming"]
-    old = {run: folders.pinned_name(root, run) for run in runs}
-    texts = {run: (folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
+    old = {run: run_folders.pinned_name(root, run) for run in runs}
+    texts = {run: (run_folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
     if scheme == naming_scheme.INPUTS:
         new = _input_names(root, spec, runs)
     else:
         for run in runs:
-            (folders.folder(root, run) / "kustomization.yaml").write_text(run_kustomization(spec, run, None, scheme))
+            (run_folders.folder(root, run) / "kustomization.yaml").write_text(run_kustomization(spec, run, None, scheme))
         new = _names(root, spec, runs)
     for run in runs:
-        path = folders.folder(root, run) / "kustomization.yaml"
+        path = run_folders.folder(root, run) / "kustomization.yaml"
         if new[run] == old[run]:
             path.write_bytes(texts[run])  # the same name: the file stays as the user left it
         else:
@@ -65,10 +62,9 @@ def _input_names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
     shared = naming_scheme.training_inputs(root)
     names = {}
     for run in runs:
-        folder = folders.folder(root, run)
-        run_files = {f"runs/{run}/kustomization.yaml": run_kustomization(spec, run, None, naming_scheme.INPUTS).encode(),
-                     f"runs/{run}/{spec.run_config_key}": (folder / spec.run_config_key).read_bytes()}
-        names[run] = naming_scheme.inputs_name(run, run_files, shared)
+        config = (run_folders.folder(root, run) / spec.run_config_key).read_bytes()
+        names[run] = naming_scheme.inputs_name(run, run_kustomization(spec, run, None, naming_scheme.INPUTS),
+                                               spec.run_config_key, config, shared)
     return names
 
 
@@ -88,7 +84,7 @@ def _names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
     for doc in yamlio.load_all(rendered):
         run = by_object.get((doc.get("metadata") or {}).get("name")) if doc.get("kind") == "RayJob" else None
         if run:
-            # The same hash as rlgen.runs.folders.rayjob_name, from the same rendered spec.
+            # The same hash as rlgen.generate.run_folders.rayjob_name, from the same rendered spec.
             names[run] = hashed_name(run, yamlio.dump(doc["spec"]).encode(), MAX_RAYJOB_NAME)
     missing = sorted(set(runs) - set(names))
     if missing:

@@ -6,9 +6,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from rlgen.errors import RlgenError
 from rlgen.tools import git
-from rlgen.update import plumbing
+from rlgen.tools import git_plumbing
 
 FILE = "rlgen-update.json"
 
@@ -20,24 +19,16 @@ class Before:
     update_branch: str | None
 
 
-def current(root: Path) -> tuple[str | None, str]:
-    head = git.run(root, "rev-parse", "HEAD").strip()
-    try:
-        return git.run(root, "symbolic-ref", "-q", "--short", "HEAD").strip(), head
-    except RlgenError:
-        return None, head
-
-
 def merging(root: Path) -> bool:
-    return plumbing.git_path(root, "MERGE_HEAD").is_file()
+    return git_plumbing.git_path(root, "MERGE_HEAD").is_file()
 
 
 def save(root: Path, before: Before) -> None:
-    plumbing.git_path(root, FILE).write_text(json.dumps(asdict(before)))
+    git_plumbing.git_path(root, FILE).write_text(json.dumps(asdict(before)))
 
 
 def load(root: Path) -> Before | None:
-    path = plumbing.git_path(root, FILE)
+    path = git_plumbing.git_path(root, FILE)
     if not path.is_file():
         return None
     if not merging(root):
@@ -53,4 +44,4 @@ def restore(root: Path, before: Before) -> None:
         git.run(root, "switch", "-q", *([before.branch] if before.branch else ["--detach", before.head]))
         git.run(root, "branch", "-q", "-D", before.update_branch)
     for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", FILE):
-        plumbing.git_path(root, name).unlink(missing_ok=True)
+        git_plumbing.git_path(root, name).unlink(missing_ok=True)

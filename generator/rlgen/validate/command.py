@@ -18,7 +18,7 @@ def collect(repo: Path):
     """
     from rlgen.render import manifests
     from rlgen.tools.yamlio import read_plain_all
-    from rlgen.validate.rules import Rendered
+    from rlgen.rules import Rendered
 
     sources = manifests.render({"repo": repo}, cache_repo=repo)["repo"]
     return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
@@ -30,7 +30,7 @@ def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
     (``runs/<run>`` inside ``runs``). Out of context a folder misses what others provide."""
     from rlgen.render.roots import render_all
     from rlgen.tools.yamlio import read_plain_all
-    from rlgen.validate.rules import Rendered
+    from rlgen.rules import Rendered
 
     rel = target.relative_to(repo).as_posix()
     inside = {(o.source, o.label) for o in objects if o.source == rel or o.source.startswith(rel + "/")}
@@ -56,11 +56,11 @@ def command(target: Path | None, locations, offline: bool, output):
     the same locations, with the same strictness."""
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root, open_workspace
-    from rlgen.runs import files
-    from rlgen.validate.checking import schema_findings, schema_sources
+    from rlgen.repo import run_files
+    from rlgen.validate.schema_findings import schema_findings, schema_sources
     from rlgen.validate.conflicts import conflict_findings
     from rlgen.validate.locations import default_locations
-    from rlgen.validate.rules import check, warnings
+    from rlgen.rules import check, warnings
     from rlgen.validate.schema import SchemaValidator
 
     if conflicts := conflict_findings(find_root(target or Path.cwd())):
@@ -69,7 +69,7 @@ def command(target: Path | None, locations, offline: bool, output):
         raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
     ws = open_workspace(target or Path.cwd())
     repo = ws.root
-    runs = files.check_repository(repo, ws.spec)
+    runs = run_files.check_repository(repo, ws.spec)
     external = answers.read(repo)["external_secrets"]
     with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
         objects = collect(repo)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from rlgen.tools import git
-from rlgen.validate.rules.base import Finding
+from rlgen.rules.base import Finding
 
 # git writes exactly seven characters, the ours/theirs markers followed by a label.
 _START, _MIDDLE, _END = re.compile(rb"^<{7}( |$)"), re.compile(rb"^={7}$"), re.compile(rb"^>{7}( |$)")

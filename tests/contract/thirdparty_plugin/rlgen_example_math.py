@@ -2,8 +2,7 @@
 verl's own ``examples/data_preprocess/math_dataset.py``, scored by verl's MATH reward."""
 from __future__ import annotations
 
-from rlgen.contributions import DatasetFormat, PluginInfo
-from rlgen.hookspecs import hookimpl
+from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl
 
 NAME = "example-math"
 #: verl picks its MATH reward function from this data_source.

@@ -1,0 +1,177 @@
+"""What a repository asks of the cluster, read from its own rendered objects.
+
+The commands never guess from plugin names: the kinds, Secrets and keys, CSI drivers, GPU
+shapes and sync engine are those of the objects ``rlgen render`` gives the cluster, plus the
+Secrets the plugins declare for objects outside the repository (an add-on's parameters).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlgen.repo.objects import get, pod_specs
+
+#: Resources a pod may request that need a device plugin, besides GPUs.
+RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
+#: KubeRay's label that turns on gang scheduling through its batch scheduler.
+GANG_LABEL = "ray.io/gang-scheduling-enabled"
+RRSA_LABEL = "pod-identity.alibabacloud.com/injection"
+
+
+@dataclass
+class SecretNeed:
+    namespace: str
+    name: str
+    keys: set[str] = field(default_factory=set)
+    optional: bool = True
+    used_by: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class PodShape:
+    """One group of identical pods of a RayJob: how many, what each needs, where it may run."""
+
+    group: str
+    count: int
+    gpus: int
+    tolerations: tuple
+    node_selector: tuple
+
+
+@dataclass
+class RayJobNeed:
+    name: str
+    namespace: str
+    submission_mode: str
+    pods: list[PodShape]
+    scheduler: str = ""
+    gang: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return sum(p.count * p.gpus for p in self.pods)
+
+
+@dataclass
+class Needs:
+    kinds: dict[str, set[str]] = field(default_factory=dict)
+    secrets: dict[tuple[str, str], SecretNeed] = field(default_factory=dict)
+    csi_drivers: set[str] = field(default_factory=set)
+    rayjobs: list[RayJobNeed] = field(default_factory=list)
+    extended: set[str] = field(default_factory=set)
+    rrsa: bool = False
+    sync_objects: list[dict] = field(default_factory=list)
+
+    def secret(self, namespace: str, name: str) -> SecretNeed:
+        return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
+
+
+def read(repo: Path) -> Needs:
+    """Render the repository (as ``rlgen validate`` does) and collect what it needs."""
+    from rlgen.render import manifests
+    from rlgen.tools.yamlio import read_plain_all
+
+    needs = Needs()
+    for source, docs in manifests.render({"repo": repo})["repo"].items():
+        for obj in read_plain_all("\n---\n".join(docs)):
+            if isinstance(obj, dict):
+                _collect(needs, obj, source)
+    for ref in declared_secrets(repo):
+        rendered = (ref.namespace, ref.name) in needs.secrets
+        need = needs.secret(ref.namespace, ref.name)
+        need.keys |= set(ref.keys)
+        if not rendered:
+            # Only objects outside the repository use it (an add-on's parameters): required.
+            need.optional = False
+            need.used_by.add(ref.used_by)
+    return needs
+
+
+def declared_secrets(repo: Path):
+    from rlgen.generate.dataset_job import hf_token
+    from rlgen.plugin_host.discovery import discover
+    from rlgen.plugin_host.selection import select
+    from rlgen.repo import answers
+
+    doc = answers.read(repo)
+    selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
+    hooks = selection.hooks()
+    spec = selection.spec(hooks)
+    return hooks.secrets(selection.context(spec)) + [hf_token(spec)]
+
+
+def _collect(needs: Needs, obj: dict, source: str) -> None:
+    kind, api = obj.get("kind"), obj.get("apiVersion", "")
+    needs.kinds.setdefault(api, set()).add(kind)
+    ns = get(obj, "metadata", "namespace", default="")
+    label = f"{kind}/{get(obj, 'metadata', 'name')}"
+    if source.startswith("clusters/"):
+        needs.sync_objects.append(obj)
+    if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
+        needs.csi_drivers.add(driver)
+        if ref := get(obj, "spec", "csi", "nodePublishSecretRef"):
+            _use(needs, ref.get("namespace", ns), ref["name"], None, False, label)
+        if get(obj, "spec", "csi", "volumeAttributes", "authType") == "rrsa":
+            needs.rrsa = True
+    if kind == "Namespace" and get(obj, "metadata", "labels", RRSA_LABEL) == "on":
+        needs.rrsa = True
+    for pod in pod_specs(obj):
+        _pod(needs, pod, ns, label)
+    if kind == "RayJob":
+        needs.rayjobs.append(_rayjob(obj))
+
+
+def _use(needs: Needs, namespace: str, name: str, key: str | None, optional: bool, label: str) -> None:
+    need = needs.secret(namespace, name)
+    if key:
+        need.keys.add(key)
+    need.optional = need.optional and optional
+    need.used_by.add(label)
+
+
+def _pod(needs: Needs, pod: dict, ns: str, label: str) -> None:
+    for volume in pod.get("volumes", []):
+        if name := get(volume, "secret", "secretName"):
+            _use(needs, ns, name, None, bool(get(volume, "secret", "optional")), label)
+    for secret in pod.get("imagePullSecrets", []):
+        _use(needs, ns, secret["name"], None, False, label)
+    for container in pod.get("containers", []) + pod.get("initContainers", []):
+        for env in container.get("env", []):
+            if ref := get(env, "valueFrom", "secretKeyRef"):
+                _use(needs, ns, ref["name"], ref.get("key"), bool(ref.get("optional")), label)
+        for source in container.get("envFrom", []):
+            if ref := source.get("secretRef"):
+                _use(needs, ns, ref["name"], None, bool(ref.get("optional")), label)
+        for resource in (get(container, "resources", "limits") or {}):
+            if resource.startswith(RDMA_PREFIXES):
+                needs.extended.add(resource)
+
+
+def _rayjob(obj: dict) -> RayJobNeed:
+    spec = obj.get("spec") or {}
+    cluster = spec.get("rayClusterSpec") or {}
+    groups = [("head", 1, get(cluster, "headGroupSpec", "template", "spec") or {})]
+    for g in cluster.get("workerGroupSpecs") or []:
+        groups.append((g.get("groupName", "workers"), int(g.get("replicas") or g.get("minReplicas") or 0),
+                       get(g, "template", "spec") or {}))
+    pods = [PodShape(name, count, _gpus(pod), tuple(_frozen(t) for t in pod.get("tolerations") or []),
+                     tuple(sorted((pod.get("nodeSelector") or {}).items())))
+            for name, count, pod in groups]
+    labels = get(obj, "metadata", "labels") or {}
+    head = groups[0][2]
+    return RayJobNeed(get(obj, "metadata", "name"), get(obj, "metadata", "namespace", default=""),
+                      spec.get("submissionMode", "K8sJobMode"), pods,
+                      scheduler=head.get("schedulerName", "") if head.get("schedulerName") != "default-scheduler" else "",
+                      gang=labels.get(GANG_LABEL) == "true")
+
+
+def _gpus(pod: dict) -> int:
+    total = 0
+    for c in pod.get("containers", []):
+        limits = get(c, "resources", "limits") or {}
+        total += int(str(limits.get("nvidia.com/gpu", 0)))
+    return total
+
+
+def _frozen(toleration: dict) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in toleration.items()))

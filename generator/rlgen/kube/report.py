@@ -1,0 +1,48 @@
+"""Rows the cluster commands print: one per check or run, as a table or as JSON."""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+OK, PROBLEM, CANNOT = "ok", "problem", "cannot check"
+#: What to do when the API server forbids a read: the reader role ships in the repository.
+GRANT = "grant the read-only role in rbac/rlgen-reader.yaml (see its comment)"
+
+
+@dataclass(frozen=True)
+class Row:
+    check: str
+    state: str
+    detail: str
+    fix: str = ""
+
+
+def guarded(check: str, body: Callable[[], list[Row]]) -> list[Row]:
+    """``body()``, or one "cannot check" row when RBAC forbids a read it needs."""
+    from rlgen.kube.client import CannotCheck
+
+    try:
+        return body()
+    except CannotCheck as exc:
+        return [Row(check, CANNOT, exc.message, GRANT)]
+
+
+def emit(rows: list, columns: tuple[str, ...], fmt: str, header: dict | None = None) -> None:
+    import click
+
+    if fmt == "json":
+        click.echo(json.dumps({**(header or {}), "rows": [asdict(r) for r in rows]}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    # A table piped to a file keeps its long fix commands on one line.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    table = Table(title=", ".join(f"{k} {v}" for k, v in (header or {}).items()) or None)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(str(getattr(row, c.replace(" ", "_"))) for c in columns))
+    console.print(table)

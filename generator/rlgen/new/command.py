@@ -1,0 +1,57 @@
+"""``rlgen new``: generate a repository in memory, write it beside the target, commit it, and
+move it into place with one rename."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rlgen import __version__
+from rlgen.output import output_option, resolve_output, to_json
+
+
+@click.command("new")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--plugin", "plugins", multiple=True, metavar="NAME", help="Plugin for its slot (repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="PLUGIN.OPTION=VALUE", help="Set a plugin option (repeatable).")
+@click.option("--cluster", help="Cluster name (same as --set rlgen.cluster=NAME).")
+@click.option("--no-input", is_flag=True, help="Never prompt; a missing required option is an error.")
+@output_option()
+def command(directory: Path, plugins, sets, cluster, no_input, output):
+    """Generate a repository in DIRECTORY, then git init and commit it."""
+    from rlgen.generate.filetree import check_target, empty_clone, staged
+    from rlgen.generate.pipeline import generate
+    from rlgen.generate.staged_rules import refuse_failing
+    from rlgen.plugin_host.discovery import discover
+    from rlgen.plugin_host.selection import parse_sets, select
+    from rlgen.tools import git, kustomize
+
+    target = directory.resolve()
+    check_target(target)
+    kustomize.command()
+    answers = parse_sets(list(sets))
+    if cluster:
+        answers.setdefault("rlgen", {})["cluster"] = cluster
+    if empty_clone(target) and (origin := git.origin_url(target)):
+        # The repository the sync engine pulls is the one being filled.
+        answers.setdefault("rlgen", {}).setdefault("git_url", origin)
+    interactive = not no_input and sys.stdin.isatty()
+    selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
+    build = generate(selection)
+    with staged(target) as tmp:
+        build.tree.write(tmp)
+        git.init(tmp, build.spec.git_branch)
+        refuse_failing(tmp, [s.name for s in build.secrets()])
+        plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
+        git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
+    if resolve_output(output) == "json":
+        click.echo(to_json({"directory": str(target), "files": len(build.tree.files), "plugins": selection.plugins,
+                            "run": build.run, "rayjob": build.rayjob}))
+        return
+    click.echo(f"Created {directory} ({len(build.tree.files)} files; "
+               f"first run '{build.run}' -> RayJob {build.rayjob}).")
+
+
+def _prompt(plugin: str, option) -> str:
+    return click.prompt(f"{plugin}.{option.name} ({option.help})", type=str, err=True)

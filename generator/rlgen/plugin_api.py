@@ -1,0 +1,30 @@
+"""Everything a plugin may use, in one module: ``from rlgen.plugin_api import hookimpl, ...``.
+
+The hooks themselves, with their call semantics and examples, are in :mod:`rlgen.hookspecs`.
+What is not here is rlgen's inside and may change in any release; the built-in plugins
+(``rlgen_plugins``) import from nothing else either.
+"""
+from __future__ import annotations
+
+from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
+from rlgen.contributions import DatasetFormat, Document, Layer, Option, Patch, PluginInfo, Problem, Resource
+from rlgen.contributions import SecretRef, Stage, TrainingImage, UpstreamSource
+from rlgen.hookspecs import hookimpl
+from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
+from rlgen.option_checks import duration_error, git_branch_error, image_reference_error, int_range, oss_bucket_error
+from rlgen.spec import Spec, Volume
+
+__all__ = [
+    # Decorate each hook implementation.
+    "hookimpl",
+    # What hooks receive and return (rlgen.contributions).
+    "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
+    "Problem", "Resource", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
+    "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
+    # The shared names and paths a plugin reads from ctx.spec.
+    "Spec", "Volume",
+    # Checks for Option(check=...): each returns an error message or None.
+    "duration_error", "git_branch_error", "image_reference_error", "int_range", "oss_bucket_error",
+    # Kubernetes name rules and hosts.
+    "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host",
+]

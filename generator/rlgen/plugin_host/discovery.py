@@ -1,0 +1,52 @@
+"""Installed plugins: every entry point of the group ``rlgen``, built-in and third-party alike."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from rlgen.contributions import SLOTS, DatasetFormat, PluginInfo
+from rlgen.errors import RlgenError
+from rlgen.plugin_host.manager import Hooks, describe
+
+#: The plugin a slot gets when the user picks none.
+DEFAULT_PLUGINS = {
+    "sandbox": "opensource-sandbox",
+    "storage": "ak-storage",
+    "dataset": "gsm8k",
+    "rollout": "vllm",
+    "sync": "flux",
+    "tracking": "no-tracking",
+}
+
+
+@dataclass(frozen=True)
+class Installed:
+    module: Any
+    info: PluginInfo
+    version: str
+
+
+def discover() -> dict[str, Installed]:
+    """Every plugin registered under the ``rlgen`` entry-point group, by name."""
+    modules = {}
+    for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name):
+        try:
+            modules[ep.name] = (ep.load(), ep.dist.version if ep.dist else "")
+        except Exception as exc:  # a broken third-party plugin must not break rlgen
+            raise RlgenError(f"plugin '{ep.name}' failed to load: {exc}") from None
+    infos = describe({name: module for name, (module, _) in modules.items()})
+    found: dict[str, Installed] = {}
+    for name, (module, version) in modules.items():
+        info = infos[name]
+        if info is None or info.name != name:
+            raise RlgenError(f"plugin '{name}' must describe itself as '{name}' in rlgen_plugin()")
+        if info.slot not in SLOTS:
+            raise RlgenError(f"plugin '{name}' names unknown slot '{info.slot}' (slots: {', '.join(SLOTS)})")
+        found[name] = Installed(module, info, version)
+    return found
+
+
+def dataset_format(installed: dict[str, Installed], name: str) -> DatasetFormat:
+    """The format of the installed dataset plugin ``name``, outside any selection."""
+    return Hooks({"dataset": (name, installed[name].module)}).dataset_format()

@@ -1,0 +1,276 @@
+"""From installed plugins and the user's answers to one validated selection: one plugin per
+slot, every option converted and checked."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rlgen.option_checks import git_branch_error, image_reference_error, int_range
+from rlgen.contributions import SLOTS, Context, Option, PluginInfo
+from rlgen.errors import RlgenError
+from rlgen.naming import (
+    HASH_LENGTH,
+    image_host,
+    is_example_host,
+    url_host,
+    MAX_RAYJOB_NAME,
+    dns1035_label_error,
+    dns1123_label_error,
+)
+from rlgen.plugin_host import install
+from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
+from rlgen.plugin_host.manager import Hooks
+from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
+
+
+def _run_name_error(run: str) -> str | None:
+    # The RayJob is named <run>-<hash>; KubeRay refuses names over 47 characters.
+    limit = MAX_RAYJOB_NAME - HASH_LENGTH - 1
+    if len(run) > limit:
+        return f"'{run}' gives a RayJob name over {MAX_RAYJOB_NAME} characters (use at most {limit})"
+    return dns1035_label_error(run)
+
+
+def _registry_error(value: str) -> str | None:
+    if "://" in value or value.endswith("/") or ":" in value.rpartition("/")[2] or "@" in value:
+        return f"'{value}' is not a registry path like registry.<region>.aliyuncs.com/team (no scheme, tag or digest)"
+    return _example_domain(value.split("/")[0])
+
+
+def _git_url_error(value: str) -> str | None:
+    return _example_domain(url_host(value))
+
+
+def _image_error(value: str) -> str | None:
+    return (image_reference_error(value) or _example_domain(image_host(value))) if value else None
+
+
+def _example_domain(host: str) -> str | None:
+    if is_example_host(host):
+        return f"'{host}' is a reserved example domain: nothing can be pulled from it"
+    return None
+
+
+def _label_value_error(value: str) -> str | None:
+    # Both end up as label values on the RayJob.
+    return dns1123_label_error(value) if value else None
+
+
+#: Options of the generator itself, set as ``--set rlgen.NAME=VALUE``.
+CORE = PluginInfo(
+    name="rlgen",
+    slot="",
+    summary="Repository-wide settings",
+    options=(
+        Option("namespace", "Namespace of the training objects", "rl-training", check=dns1123_label_error),
+        Option("cluster", "Cluster name (clusters/<cluster>/ holds the sync entry points)", "production",
+               check=dns1123_label_error),
+        # The team's own registry: images/training and images/data are built and pushed there.
+        Option("registry", "Image registry and namespace the team pushes to, e.g. registry.<region>.aliyuncs.com/rl",
+               required=True, check=_registry_error),
+        # No default: a placeholder URL would give a repository the sync engine can never fetch.
+        Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
+               required=True, check=_git_url_error),
+        Option("git_branch", "Branch the sync engine follows", "main", check=git_branch_error),
+        # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
+        # roots from a mirror that keeps GitHub's owner/name paths.
+        Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
+               "cluster fetches (e.g. https://git.my-team.com/mirrors); empty: GitHub itself", "",
+               check=lambda v: _git_url_error(v) if v else None),
+        Option("model", "Hugging Face model to train (default: the dataset plugin's)", ""),
+        Option("model_source", "Hub the model Job downloads the model from", "huggingface",
+               choices=("huggingface", "modelscope")),
+        Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", ""),
+        Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", ""),
+        Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
+        Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
+        Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
+        Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
+               check=_image_error),
+        Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0)",
+               "", check=_image_error),
+        Option("environment", "Platform overlay the cluster syncs", "production",
+               choices=ENVIRONMENTS),
+        Option("run", "Name of the first training run", "baseline", check=_run_name_error),
+        Option("install", "pip requirement of rlgen for the repository's CI and the data image, "
+                          "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0')",
+               install.DEFAULT, check=install.install_error),
+        Option("network", "NCCL between GPU nodes: tcp (pod network), rdma (ACK Lingjun, "
+               "ack-rdma-device-plugin) or erdma (ACK eRDMA controller)", "tcp", choices=NETWORKS),
+        Option("rdma_host_network", "With network=rdma: GPU pods on the host network (false only when "
+               "ack-rdma-device-plugin enables RDMA for non-hostNetwork pods)", True, bool),
+        Option("gang_scheduling", "Start a run's pods all or none: off, volcano (KubeRay --batch-scheduler=volcano) "
+               "or coscheduling (ACK's kube-scheduler Gang scheduling)", "off", choices=GANG_SCHEDULERS),
+        Option("queue", "Volcano queue of the runs (gang_scheduling=volcano)", "", check=_label_value_error),
+        Option("priority_class", "PriorityClass of the runs' pods (gang_scheduling=volcano)", "",
+               check=_label_value_error),
+    ),
+)
+
+
+@dataclass
+class Selection:
+    """One plugin per slot, with every option converted and checked."""
+
+    plugins: dict[str, str]
+    installed: dict[str, Installed]
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Clusters besides ``rlgen.cluster``, name -> environment (``rlgen cluster add``).
+    clusters: dict[str, str] = field(default_factory=dict)
+
+    def all_clusters(self) -> list[tuple[str, str]]:
+        """(cluster, environment) of every cluster that syncs this repository, ``rlgen.cluster`` first."""
+        core = self.values["rlgen"]
+        return [(core["cluster"], core["environment"]), *sorted(self.clusters.items())]
+
+    def infos(self) -> list[PluginInfo]:
+        return [CORE] + [self.installed[self.plugins[slot]].info for slot in SLOTS]
+
+    def hooks(self) -> Hooks:
+        """The hooks of the selected plugins only."""
+        return Hooks({s: (self.plugins[s], self.installed[self.plugins[s]].module) for s in SLOTS})
+
+    def context(self, spec: Spec) -> Context:
+        return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
+
+    def spec(self, hooks: Hooks) -> Spec:
+        """The shared names and paths these answers give (the dataset plugin supplies the
+        defaults of the model and the data source)."""
+        core = self.values["rlgen"]
+        fmt = hooks.dataset_format()
+        # A core option named like a Spec field is that field: a new option is one Option above
+        # and the field plugins read; only defaults drawn from other answers are spelled out here.
+        fields = {f.name for f in dataclasses.fields(Spec)}
+        values = {name: value for name, value in core.items() if name in fields}
+        values.update(
+            dataset=fmt.name,
+            dataset_source=core["dataset_source"] or fmt.source,
+            model=core["model"] or fmt.default_model,
+            training_image=core["training_image"] or f"{core['registry']}/verl-training",
+            data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
+            rlgen_install=core["install"],
+        )
+        return Spec(**values)
+
+
+def choose(installed: dict[str, Installed], names: list[str]) -> dict[str, str]:
+    """Slot -> plugin name, from ``--plugin`` names and the defaults."""
+    chosen: dict[str, str] = {}
+    for name in names:
+        if name not in installed:
+            raise RlgenError(f"unknown plugin '{name}'{_did_you_mean(name, installed)}")
+        slot = installed[name].info.slot
+        if chosen.get(slot) == name:
+            raise RlgenError(f"--plugin {name} is given twice")
+        if slot in chosen:
+            raise RlgenError(f"plugins '{chosen[slot]}' and '{name}' both fill slot '{slot}': pick one")
+        chosen[slot] = name
+    for slot in SLOTS:
+        if slot in chosen:
+            continue
+        default = DEFAULT_PLUGINS.get(slot)
+        if default not in installed:
+            options = ", ".join(sorted(n for n, i in installed.items() if i.info.slot == slot)) or "none installed"
+            raise RlgenError(f"slot '{slot}' needs a plugin: --plugin NAME ({options})")
+        chosen[slot] = default
+    # Slot order, not flag order: the same selection always writes the same files.
+    return {slot: chosen[slot] for slot in SLOTS}
+
+
+def parse_sets(items: list[str]) -> dict[str, dict[str, str]]:
+    """``["vllm.tp=2"]`` -> ``{"vllm": {"tp": "2"}}``."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        plugin, dot, option = key.partition(".")
+        if not sep or not dot or not plugin or not option:
+            raise RlgenError(f"--set expects PLUGIN.OPTION=VALUE, got '{item}'")
+        out.setdefault(plugin, {})[option] = value
+    return out
+
+
+def select(
+    installed: dict[str, Installed],
+    plugin_names: list[str],
+    sets: dict[str, dict[str, Any]],
+    ask: Callable[[str, Option], str] | None,
+) -> Selection:
+    """Validate the whole input. ``ask`` prompts for a missing required option; without it
+    (``--no-input`` or no terminal) a missing required option is an error."""
+    plugins = choose(installed, plugin_names)
+    selection = Selection(plugins, installed)
+    infos = {info.name: info for info in selection.infos()}
+    for name in sets:
+        if name not in infos:
+            where = "not selected" if name in installed else "unknown"
+            raise RlgenError(f"--set names plugin '{name}', which is {where}{_did_you_mean(name, infos)}")
+    for info in infos.values():
+        given = dict(sets.get(info.name, {}))
+        known = {o.name: o for o in info.options}
+        for key in given:
+            if key not in known:
+                raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+        values: dict[str, Any] = {}
+        for opt in info.options:
+            if opt.name in given:
+                raw = given[opt.name]
+            elif opt.required and opt.default is None:
+                if ask is None:
+                    raise RlgenError(
+                        f"missing required option {info.name}.{opt.name} ({opt.help}): "
+                        f"--set {info.name}.{opt.name}=VALUE")
+                raw = ask(info.name, opt)
+                given[opt.name] = raw
+            else:
+                values[opt.name] = opt.default
+                continue
+            values[opt.name] = convert(info.name, opt, raw)
+        selection.values[info.name] = values
+        if given:
+            selection.answers[info.name] = {k: values[k] for k in given}
+    return selection
+
+
+def check_clusters(selection: Selection) -> None:
+    """Extra clusters: DNS labels (they name folders and sync objects), known environments,
+    none named like the main cluster."""
+    primary = selection.values["rlgen"]["cluster"]
+    for name, env in selection.clusters.items():
+        if problem := dns1123_label_error(name):
+            raise RlgenError(f"cluster name {problem}")
+        if name == primary:
+            raise RlgenError(f"'{name}' is the main cluster (rlgen.cluster)")
+        if env not in ENVIRONMENTS:
+            raise RlgenError(f"cluster {name}: environment '{env}' has no overlay (environments: {', '.join(ENVIRONMENTS)})")
+
+
+def convert(plugin: str, opt: Option, raw: Any) -> Any:
+    label = f"{plugin}.{opt.name}"
+    if opt.type is bool and isinstance(raw, str):
+        lowered = raw.strip().lower()
+        if lowered not in ("true", "false", "yes", "no", "1", "0"):
+            raise RlgenError(f"{label}: '{raw}' is not true or false")
+        value: Any = lowered in ("true", "yes", "1")
+    else:
+        try:
+            value = opt.type(raw)
+        except (TypeError, ValueError):
+            raise RlgenError(f"{label}: '{raw}' is not a valid {opt.type.__name__}") from None
+    if opt.choices and value not in opt.choices:
+        raise RlgenError(f"{label}: '{value}' is not one of {', '.join(opt.choices)}")
+    if opt.required and value in ("", None):
+        raise RlgenError(f"{label}: a value is required")
+    if opt.check and (message := opt.check(value)):
+        raise RlgenError(f"{label}: {message}")
+    return value
+
+
+def _did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    if close:
+        return f" (did you mean '{close[0]}'?)"
+    return f" (known: {', '.join(sorted(known))})" if known else ""
+

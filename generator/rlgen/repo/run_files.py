@@ -1,0 +1,194 @@
+"""The files of a repository that rlgen reads back after a user may have edited them by hand:
+``runs/kustomization.yaml``, ``runs/<run>/kustomization.yaml``, ``runs/<run>/run.yaml`` and
+``base/training/trainer.yaml``.
+
+Each has one loader here that checks its shape and names the file, the place in it and what
+is wrong in one :class:`RlgenError` line. Every command (``run``, ``diff``, ``validate``) loads
+them through :func:`check_repository` first, so no command accepts what another refuses.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from rlgen.errors import RlgenError
+from rlgen.naming import dns1035_label_error
+from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, TRAINING_BASE
+from rlgen.spec import Spec
+from rlgen.tools import yamlio
+
+#: Keys of run.yaml that are Hydra's, not verl's.
+HYDRA_KEYS = ("hydra", "defaults")
+
+
+class Defect(RlgenError):
+    """A hand edit rlgen cannot work with: ``<file>: <place>: <problem>``."""
+
+    def __init__(self, path: Path, place: str, problem: str):
+        super().__init__(f"{path}: {place + ': ' if place else ''}{problem}")
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """One run as rlgen reads it: its run.yaml (round-trip, comments kept) and pinned name."""
+
+    name: str
+    doc: Any
+    pinned: str | None
+
+
+def read_mapping(path: Path) -> Any:
+    """A YAML file that must hold a mapping with string keys (an empty file is an empty one)."""
+    doc = yamlio.read_file(path)
+    if doc is None:
+        return CommentedMap()
+    if not isinstance(doc, dict):
+        raise Defect(path, "", f"expected a mapping, got {_kind(doc)}")
+    _string_keys(path, doc, "")
+    return doc
+
+
+def read_index(repo: Path) -> list[str]:
+    """The runs ``runs/kustomization.yaml`` lists: each a run folder name that exists."""
+    path = repo / RUNS_INDEX
+    doc = read_mapping(path)
+    resources = _list_of_str(path, doc, "resources")
+    for i, entry in enumerate(resources):
+        if problem := dns1035_label_error(entry):
+            raise Defect(path, f"resources[{i}]", f"not a run folder name: {problem}")
+        if not (repo / "runs" / entry).is_dir():
+            raise Defect(path, f"resources[{i}]", f"no folder runs/{entry}")
+    if len(set(resources)) != len(resources):
+        raise Defect(path, "resources", "a run is listed twice")
+    return resources
+
+
+def read_run_config(path: Path, spec: Spec) -> Any:
+    """``runs/<run>/run.yaml``: the Hydra entry point plus verl keys of the right types."""
+    doc = read_mapping(path)
+    defaults = doc.get("defaults")
+    base = spec.trainer_config_key.removesuffix(".yaml")
+    if not isinstance(defaults, list) or base not in defaults or "_self_" not in defaults:
+        raise Defect(path, "defaults", f"expected a list with '{base}' (the shared base) and '_self_'")
+    hydra = doc.get("hydra")
+    if hydra is not None and not isinstance(hydra, dict):
+        raise Defect(path, "hydra", f"expected a mapping, got {_kind(hydra)}")
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    return doc
+
+
+def read_trainer_config(repo: Path) -> Any:
+    """``base/training/trainer.yaml``: verl keys of the right types."""
+    path = repo / TRAINING_BASE / Spec.trainer_config_key
+    doc = read_mapping(path)
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    return doc
+
+
+def check_verl_values(path: Path, doc: dict) -> None:
+    from rlgen.verl import reference
+    from rlgen.verl.trainer_config import flatten
+
+    for key, value in flatten(doc).items():
+        if key in reference.DEFAULTS:
+            if problem := value_error(value, reference.DEFAULTS[key]):
+                raise Defect(path, key, problem)
+        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in reference.DEFAULTS):
+            raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
+
+
+def value_error(value: Any, default: Any) -> str | None:
+    """Why verl cannot take ``value`` for a key whose default is ``default``: a null where verl
+    needs a value (its code does arithmetic on it), or another type."""
+    from rlgen.verl import keys
+
+    if value is None and default is not None:
+        return f"null, but verl needs a value like the default {json.dumps(default)}"
+    return keys.type_error(value, default)
+
+
+def read_run_kustomization(path: Path, run: str) -> str | None:
+    """``runs/<run>/kustomization.yaml`` as ``rlgen run`` writes it; the pinned RayJob name."""
+    doc = read_mapping(path)
+    resources = _list_of_str(path, doc, "resources")
+    if f"../../{TRAINING_BASE}" not in resources:
+        raise Defect(path, "resources", f"expected ../../{TRAINING_BASE} (the training base)")
+    if doc.get("namePrefix") != f"{run}-":
+        raise Defect(path, "namePrefix", f"expected '{run}-' (every object of the run carries its name)")
+    generators = doc.get("configMapGenerator")
+    if not isinstance(generators, list) or not all(isinstance(g, dict) for g in generators):
+        raise Defect(path, "configMapGenerator", "expected a list of generators (the run's run.yaml)")
+    transformers = doc.get("transformers") or []
+    if not isinstance(transformers, list):
+        raise Defect(path, "transformers", f"expected a list, got {_kind(transformers)}")
+    for i, item in enumerate(transformers):
+        name = _pinned(path, f"transformers[{i}]", item)
+        if name:
+            return name
+    return None
+
+
+def _pinned(path: Path, place: str, item: Any) -> str | None:
+    if isinstance(item, str):
+        try:
+            item = yamlio.parse_value(item)
+        except ValueError as exc:
+            raise Defect(path, place, f"not YAML ({exc})") from None
+    if not isinstance(item, dict) or (item.get("metadata") or {}).get("name") != RENAME_TRANSFORMER:
+        return None
+    try:
+        value = json.loads(item["patch"])[0]["value"]
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise Defect(path, f"{place}.patch", "expected the JSON patch rlgen run writes "
+                                             "(restore it with rlgen run set)") from None
+    # Only the shape: whether the name is one Kubernetes accepts is rlgen validate's finding.
+    if not isinstance(value, str) or not value:
+        raise Defect(path, f"{place}.patch", f"{json.dumps(value)} is not a RayJob name")
+    return value
+
+
+def read_run(repo: Path, spec: Spec, run: str) -> RunFiles:
+    folder = repo / "runs" / run
+    doc = read_run_config(folder / spec.run_config_key, spec)
+    return RunFiles(run, doc, read_run_kustomization(folder / "kustomization.yaml", run))
+
+
+def check_repository(repo: Path, spec: Spec) -> dict[str, RunFiles]:
+    """Load every hand-editable file of the repository; the active runs by name."""
+    read_trainer_config(repo)
+    return {run: read_run(repo, spec, run) for run in read_index(repo)}
+
+
+def _list_of_str(path: Path, doc: dict, key: str) -> list[str]:
+    value = doc.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Defect(path, key, f"expected a list, got {_kind(value)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise Defect(path, f"{key}[{i}]", f"expected a string, got {_kind(item)}")
+    return [str(v) for v in value]
+
+
+def _string_keys(path: Path, node: Any, place: str) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                raise Defect(path, place or "top level", f"key {json.dumps(key, default=str)} is not a string")
+            _string_keys(path, value, f"{place}.{key}" if place else key)
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            _string_keys(path, item, f"{place}[{i}]")
+
+
+def _kind(value: Any) -> str:
+    for types, name in ((type(None), "null"), (bool, "a boolean"), ((int, float), "a number"),
+                        (str, "a string"), (list, "a list"), (dict, "a mapping")):
+        if isinstance(value, types):
+            return name
+    return type(value).__name__

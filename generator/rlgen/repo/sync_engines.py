@@ -1,0 +1,89 @@
+"""What the cluster commands know of Flux and Argo CD: their controllers, the object each
+stage of the repository becomes, and how to read that object's status as its controller
+writes it (Flux: the ``Ready`` condition; Argo CD: ``status.sync`` and ``status.health``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlgen.repo.objects import get
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    namespace: str
+    group: str
+    version: str
+    plural: str
+    kind: str
+    #: (workload kind, name) of the controllers a sync needs, as the upstream installs name them.
+    controllers: tuple[tuple[str, str], ...]
+
+    def stage_path(self, obj: dict) -> str:
+        path = get(obj, "spec", "path") if self is FLUX else get(obj, "spec", "source", "path")
+        return str(path or "").removeprefix("./").rstrip("/")
+
+
+FLUX = Engine("Flux", "flux-system", "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization",
+              (("Deployment", "source-controller"), ("Deployment", "kustomize-controller")))
+ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "Application",
+              (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")))
+
+
+def engine_of(sync_objects: list[dict]) -> Engine | None:
+    for engine in (FLUX, ARGO):
+        if any(o.get("kind") == engine.kind and o.get("apiVersion", "").startswith(engine.group + "/")
+               for o in sync_objects):
+            return engine
+    return None
+
+
+def stage_owning(sync_objects: list[dict], folder: str) -> tuple[Engine, dict] | None:
+    """The sync object (Kustomization/Application) that applies ``folder`` of the repository."""
+    engine = engine_of(sync_objects)
+    if engine is None:
+        return None
+    for obj in sync_objects:
+        if obj.get("kind") == engine.kind and engine.stage_path(obj) == folder.strip("/"):
+            return engine, obj
+    return None
+
+
+@dataclass(frozen=True)
+class StageState:
+    """``healthy`` True (applied), False (failing) or None (in progress / never reconciled)."""
+
+    healthy: bool | None
+    summary: str
+    revision: str = ""
+
+
+def stage_state(engine: Engine, live: dict) -> StageState:
+    return _flux(live) if engine is FLUX else _argo(live)
+
+
+def _flux(live: dict) -> StageState:
+    status = live.get("status") or {}
+    revision = str(status.get("lastAppliedRevision") or "").rpartition(":")[2]
+    ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    if ready is None:
+        return StageState(None, "not reconciled yet", revision)
+    text = f"Ready={ready.get('status')} {ready.get('reason', '')}: {ready.get('message', '')}".strip()
+    healthy = {"True": True, "False": False}.get(ready.get("status"))
+    return StageState(healthy, text, revision)
+
+
+def _argo(live: dict) -> StageState:
+    status = live.get("status") or {}
+    sync = get(status, "sync", "status", default="Unknown")
+    health = get(status, "health", "status", default="Unknown")
+    revision = str(get(status, "sync", "revision", default="") or "")
+    phase = get(status, "operationState", "phase", default="")
+    errors = [c.get("message", "") for c in status.get("conditions") or [] if "Error" in c.get("type", "")]
+    text = f"{sync}, {health}"
+    if phase in ("Failed", "Error") or errors:
+        message = get(status, "operationState", "message", default="") or "; ".join(errors)
+        return StageState(False, f"{text}, last sync {phase or 'failed'}: {message}", revision)
+    if health == "Degraded":
+        return StageState(False, f"{text}: {get(status, 'health', 'message', default='')}".rstrip(": "), revision)
+    return StageState(True if sync == "Synced" and health == "Healthy" else None, text, revision)

@@ -1,0 +1,59 @@
+"""The wiring of the MCP sandbox: the trainer's MCP server URL reaches a rendered Service and
+port, and each ALB listen port of the sandbox Ingress has an AlbConfig listener."""
+from __future__ import annotations
+
+import json
+from typing import Iterator
+from urllib.parse import urlsplit
+
+from rlgen.repo.objects import get
+from rlgen.rules.base import Finding, Rendered
+
+
+def mcp_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    services = {}
+    for o in objects:
+        if o.obj.get("kind") == "Service":
+            ports = {p.get("port") for p in get(o.obj, "spec", "ports", default=[])}
+            services[(get(o.obj, "metadata", "name"), get(o.obj, "metadata", "namespace"))] = ports
+    for item in objects:
+        if item.obj.get("kind") != "ConfigMap":
+            continue
+        raw = (item.obj.get("data") or {}).get("mcp_server.json")
+        try:
+            servers = json.loads(raw)["mcpServers"] if raw else {}
+        except (ValueError, KeyError, TypeError):
+            continue  # json_rules reports it
+        for name, server in servers.items():
+            url = urlsplit(server.get("url", ""))
+            host = (url.hostname or "").split(".")
+            key = (host[0], host[1] if len(host) > 1 else get(item.obj, "metadata", "namespace"))
+            port = url.port or (443 if url.scheme == "https" else 80)
+            if key not in services:
+                yield Finding(item.source, item.label,
+                              f"MCP server '{name}' points at {url.hostname}, which is no rendered Service")
+            elif port not in services[key]:
+                yield Finding(item.source, item.label,
+                              f"MCP server '{name}' uses port {port}, which Service {key[1]}/{key[0]} does not expose")
+
+
+def alb_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    listeners = {(l.get("port"), str(l.get("protocol", "")).upper())
+                 for o in objects if o.obj.get("kind") == "AlbConfig"
+                 for l in get(o.obj, "spec", "listeners", default=[])}
+    for item in objects:
+        if item.obj.get("kind") != "Ingress":
+            continue
+        raw = get(item.obj, "metadata", "annotations", "alb.ingress.kubernetes.io/listen-ports")
+        if not raw:
+            continue
+        try:
+            entries = json.loads(raw)
+        except ValueError:
+            yield Finding(item.source, item.label, "alb.ingress.kubernetes.io/listen-ports is not JSON")
+            continue
+        for entry in entries:
+            for protocol, port in entry.items():
+                if (port, protocol.upper()) not in listeners:
+                    yield Finding(item.source, item.label,
+                                  f"listen-ports {protocol}:{port} has no AlbConfig listener; ALB skips its rules")

@@ -1,0 +1,65 @@
+"""The trainer's tool config against the tool it calls, and what the repository commits:
+verl's MCP search tool keeps only a '"results": [...]' substring of the answer (Tavily
+output), so with a code-execution tool the model would never see stdout or errors; verl's
+MCP loader reads ``config.rate_limit`` unconditionally; a Secret with values in Git is a leak."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from rlgen.tools.yamlio import read_plain
+from rlgen.repo.objects import get
+from rlgen.rules.base import Finding, Rendered
+
+SEARCH_TOOL = "verl.tools.mcp_search_tool.MCPSearchTool"
+BASE_TOOL = "verl.tools.mcp_base_tool.MCPBaseTool"
+#: The tools of the OpenKruise sandbox MCP server (openkruise/agents#165 use-mcp.md).
+CODE_TOOLS = {"run_code", "run_code_once", "run_command"}
+
+
+def _tools(raw: str) -> list[dict]:
+    """The tool entries; ValueError when verl could not load the file."""
+    try:
+        doc = read_plain(raw) or {}
+    except Exception as exc:  # noqa: BLE001 - any parser error means verl fails the same way
+        raise ValueError(" ".join(str(exc).split())[:200]) from None
+    tools = doc.get("tools") if isinstance(doc, dict) else None
+    return [t for t in tools or [] if isinstance(t, dict)]
+
+
+def tool_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    for item in objects:
+        raw = (item.obj.get("data") or {}).get("tool_config.yaml") if item.obj.get("kind") == "ConfigMap" else None
+        if not raw:
+            continue
+        try:
+            tools = _tools(raw)
+        except ValueError as exc:
+            yield Finding(item.source, item.label, f"tool_config.yaml is not valid YAML: {exc}")
+            continue
+        for tool in tools:
+            cls = tool.get("class_name", "")
+            if get(tool, "config", "type") != "mcp":
+                continue
+            if get(tool, "config", "rate_limit") is None:
+                yield Finding(item.source, item.label, f"MCP tool {cls} has no config.rate_limit, which verl requires")
+            selected = set(get(tool, "mcp", "tool_selected_list", default=[]) or [])
+            if cls == SEARCH_TOOL and (code := ", ".join(sorted(selected & CODE_TOOLS))):
+                yield Finding(item.source, item.label, f"{cls} returns only a search 'results' list, so {code} "
+                                                       f"output never reaches the model: use {BASE_TOOL}")
+
+
+def secret_value_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    for item in objects:
+        if item.obj.get("kind") == "Secret" and (item.obj.get("data") or item.obj.get("stringData")):
+            yield Finding(item.source, item.label,
+                          "Secret with values committed to Git: create it on the cluster (README, Secrets) instead")
+
+
+def mcp_warnings(objects: list[Rendered]) -> Iterator[Finding]:
+    """Not a problem, but something no offline check can settle."""
+    for item in objects:
+        if item.obj.get("kind") == "ConfigMap" and "mcp_server.json" in (item.obj.get("data") or {}):
+            yield Finding(item.source, item.label,
+                          "the MCP endpoint (path, port, E2B-API-KEY header) follows the unmerged "
+                          "openkruise/agents#165 and cannot be verified offline: check it against the "
+                          "sandbox-manager image on the cluster")

@@ -1,0 +1,83 @@
+"""One commit's worth of file changes that is all or nothing.
+
+``with GitChange(repo, paths) as change:`` remembers ``paths`` (files or folders) and the
+current branch; if the block fails, the files, the index and the branch are put back, so an
+error after writing leaves the repository exactly as it was.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from rlgen.errors import RlgenError
+from rlgen.tools import git
+
+
+class GitChange:
+    def __init__(self, repo: Path, paths: list[Path]):
+        self.repo = repo
+        self.paths = paths
+        self.saved = {path: _snapshot(path) for path in paths}
+        self.head = git.head(repo)
+        self.new_branch: str | None = None
+
+    def __enter__(self) -> GitChange:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._rollback()
+
+    def _pathspecs(self) -> list[str]:
+        return [p.relative_to(self.repo).as_posix() for p in self.paths]
+
+    def branch(self, name: str, start: str | None = None) -> None:
+        """Switch to a new branch from ``start`` (default HEAD), carrying files written so far."""
+        git.run(self.repo, "switch", "-q", "-c", name, *([start] if start else []))
+        self.new_branch = name
+
+    def changed(self) -> bool:
+        return bool(git.run(self.repo, "status", "--porcelain", "--", *self._pathspecs()).strip())
+
+    def commit(self, message: str) -> None:
+        git.run(self.repo, "add", "-A", "--", *self._pathspecs())
+        git.run(self.repo, "commit", "-q", "-m", message, identity=True)
+
+    def _rollback(self) -> None:
+        # Best effort on every step: the original error is the one to report. The tree was clean
+        # before, so forcing the switch back discards only this change's own files.
+        if self.new_branch:
+            switch = ["--detach", self.head[1]] if self.head[0] is None else [self.head[0]]
+            _quiet(self.repo, "switch", "-q", "--force", *switch)
+            _quiet(self.repo, "branch", "-q", "-D", self.new_branch)
+        _quiet(self.repo, "reset", "-q", "--", *self._pathspecs())
+        for path, snapshot in self.saved.items():
+            _restore(path, snapshot)
+
+
+def _quiet(repo: Path, *args: str) -> None:
+    try:
+        git.run(repo, *args)
+    except RlgenError:
+        pass
+
+
+def _snapshot(path: Path) -> bytes | dict[str, bytes] | None:
+    if path.is_file():
+        return path.read_bytes()
+    if path.is_dir():
+        return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    return None
+
+
+def _restore(path: Path, snapshot: bytes | dict[str, bytes] | None) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+    if isinstance(snapshot, bytes):
+        path.write_bytes(snapshot)
+    elif isinstance(snapshot, dict):
+        for rel, data in snapshot.items():
+            (path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (path / rel).write_bytes(data)

@@ -1,0 +1,228 @@
+"""What both sandbox plugins share: the MCP Service, the SandboxSet warm pool and the
+trainer's MCP tool. They differ only in how the sandbox manager is installed and which pods
+the Service selects, as the tutorial's two variants do."""
+from __future__ import annotations
+
+import json
+
+from rlgen.plugin_api import (
+    ConfigFile,
+    Layer,
+    Option,
+    Patch,
+    Resource,
+    SecretRef,
+    hookimpl,
+    image_reference_error,
+    int_range,
+)
+
+ADMIN_KEY_SECRET = "sandbox-admin-api-key"
+ADMIN_KEY = "adminApiKey"
+#: The trainer's own copy of an API key: a pod reads Secrets of its namespace only.
+TRAINER_KEY_SECRET = "sandbox-api-key"
+TRAINER_KEY = "apiKey"
+#: Header the MCP server of openkruise/agents#165 reads the API key from (pkg/servers/mcp/auth.go).
+#: verl's own ``auth_token`` would send ``Authorization: Bearer`` over SSE, which that server,
+#: speaking streamable HTTP, does not accept: the key goes in fastmcp's ``headers`` instead.
+AUTH_HEADER = "E2B-API-KEY"
+#: mcp_server.json with the key, written at pod start into memory, never into Git or a ConfigMap.
+CREDENTIALS_DIR = "/var/run/mcp"
+MCP_UNVERIFIED = (
+    "The MCP endpoint (path, port, the `E2B-API-KEY` header) is taken from the unmerged upstream pull "
+    "request openkruise/agents#165 and cannot be verified offline against the image you run: check "
+    "it on the cluster before the first run (`rlgen validate` warns about it too).")
+
+OPTIONS = (
+    Option("warm_pool", "Sandboxes kept ready (a bit above the expected burst)", 3, int,
+           check=int_range(0, 10000)),
+    Option("sandbox_image", "Code-interpreter image of each sandbox",
+           "acs-image-test-01-registry.cn-hangzhou.cr.aliyuncs.com/e2b/code-interpreter:v1.6",
+           check=image_reference_error),
+    Option("runtime_image", "Agent runtime (envd) image copied into each sandbox",
+           "registry-cn-hangzhou.ack.aliyuncs.com/acs/agent-runtime:v0.0.1", check=image_reference_error),
+    Option("mcp_path", "HTTP path of the MCP endpoint of the sandbox-manager image", "/mcp"),
+    Option("tool", "Sandbox tool the trainer may call", "run_code_once"),
+    # Sandboxes run model-written code: bounded, so a runaway cell cannot starve the node.
+    Option("sandbox_cpu", "CPU of each sandbox (request = limit)", "1"),
+    Option("sandbox_memory", "Memory of each sandbox (request = limit)", "2Gi"),
+)
+
+#: The agent-runtime sidecar only serves envd.
+RUNTIME_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
+
+
+def mcp_service(ctx, selector: dict, target_port: int) -> Resource:
+    spec = ctx.spec
+    svc = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": spec.mcp_service, "namespace": spec.sandbox_namespace},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector,
+            # MCP sessions are long-lived: keep a trainer on the manager replica it started with.
+            "sessionAffinity": "ClientIP",
+            "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}},
+            "ports": [{"name": "mcp", "protocol": "TCP", "port": spec.mcp_port, "targetPort": target_port}],
+        },
+    }
+    return Resource(Layer.PLATFORM, "mcp-service.yaml", svc,
+                    "The trainer's MCP tool calls the sandbox manager through this Service.\n"
+                    "A Service selects pods of its own namespace only, so it lives beside the manager.")
+
+
+def sandbox_set(ctx, options: dict) -> Resource:
+    envd = {"name": "envd-volume", "mountPath": "/mnt/envd"}
+    env = [{"name": "ENVD_DIR", "value": "/mnt/envd"}]
+    sized = {"cpu": options["sandbox_cpu"], "memory": options["sandbox_memory"]}
+    sbs = {
+        "apiVersion": "agents.kruise.io/v1alpha1",
+        "kind": "SandboxSet",
+        "metadata": {"name": "code-interpreter", "namespace": ctx.spec.namespace},
+        "spec": {
+            "replicas": options["warm_pool"],
+            "template": {
+                "spec": {
+                    "initContainers": [{
+                        "name": "agent-runtime",
+                        "image": options["runtime_image"],
+                        "imagePullPolicy": "IfNotPresent",
+                        "env": env,
+                        "volumeMounts": [envd],
+                        "resources": RUNTIME_RESOURCES,
+                        # A native sidecar: copies envd, then keeps running beside the sandbox.
+                        "restartPolicy": "Always",
+                    }],
+                    "containers": [{
+                        "name": "sandbox",
+                        "image": options["sandbox_image"],
+                        "imagePullPolicy": "IfNotPresent",
+                        "env": env,
+                        "volumeMounts": [envd],
+                        "resources": {"requests": dict(sized), "limits": dict(sized)},
+                        "lifecycle": {"postStart": {"exec": {"command": ["bash", "/mnt/envd/envd-run.sh"]}}},
+                        # 49999 is the code interpreter's own server (envd listens on 49983).
+                        "startupProbe": {
+                            "httpGet": {"path": "/health", "port": 49999, "scheme": "HTTP"},
+                            "initialDelaySeconds": 1, "periodSeconds": 2, "timeoutSeconds": 1,
+                            "successThreshold": 1, "failureThreshold": 20,
+                        },
+                    }],
+                    "terminationGracePeriodSeconds": 1,
+                    "restartPolicy": "Always",
+                    "volumes": [{"name": "envd-volume", "emptyDir": {}}],
+                }
+            },
+        },
+    }
+    return Resource(Layer.PLATFORM, "sandboxset.yaml", sbs,
+                    "Warm pool the sandbox manager hands out during rollouts.\n"
+                    "No e2b.agents.kruise.io/should-init-envd annotation: upstream removed it; the\n"
+                    "agent-runtime init container installs envd. terminationGracePeriodSeconds: 1\n"
+                    "frees a used sandbox fast so the pool refills.")
+
+
+def _options(ctx) -> dict:
+    # Both sandbox plugins register these hooks; only the selected one is ever called.
+    return ctx.options(ctx.plugins["sandbox"])
+
+
+@hookimpl
+def rlgen_config_files(ctx) -> list[ConfigFile]:
+    return [mcp_config(ctx, _options(ctx))]
+
+
+@hookimpl
+def rlgen_tools(ctx) -> list[dict]:
+    return [mcp_tool(ctx, _options(ctx))]
+
+
+@hookimpl
+def rlgen_training_packages(ctx) -> list[str]:
+    return TRAINING_PACKAGES
+
+
+def mcp_config(ctx, options: dict) -> ConfigFile:
+    url = f"http://{ctx.spec.mcp_host}:{ctx.spec.mcp_port}{options['mcp_path']}"
+    # "transport": the server speaks streamable HTTP; the key header is added at pod start.
+    servers = {"mcpServers": {"sandbox": {"url": url, "transport": "http"}}}
+    return ConfigFile(ctx.spec.mcp_config_key, json.dumps(servers, indent=2, sort_keys=True) + "\n")
+
+
+#: The verl tool class for a code-execution MCP tool: MCPBaseTool hands the model every text
+#: part. MCPSearchTool keeps only a '"results": [...]' substring (Tavily search output), so
+#: print() output and errors of the sandbox would never reach the model.
+TOOL_CLASS = "verl.tools.mcp_base_tool.MCPBaseTool"
+
+
+def mcp_tool(ctx, options: dict) -> dict:
+    return {
+        "class_name": TOOL_CLASS,
+        # rate_limit is read unconditionally by verl's MCP tool loader (tool_registry.py).
+        "config": {"type": "mcp", "rate_limit": 120, "timeout": 120},
+        "mcp": {
+            "mcp_servers_config_path": f"{CREDENTIALS_DIR}/{ctx.spec.mcp_config_key}",
+            "tool_selected_list": [options["tool"]],
+        },
+    }
+
+
+def trainer_key_secret(ctx) -> SecretRef:
+    return SecretRef(TRAINER_KEY_SECRET, ctx.spec.namespace, (TRAINER_KEY,),
+                     f"API key the trainer sends to the MCP endpoint ({AUTH_HEADER} header): the admin key, "
+                     "or a key created with the E2B API (POST /api-keys)",
+                     "the RayJob's mcp-credentials init container")
+
+
+_WRITE_CREDENTIALS = (
+    "import json, os, sys\n"
+    "servers = json.load(open(sys.argv[1]))\n"
+    "for server in servers['mcpServers'].values():\n"
+    f"    server.setdefault('headers', {{}})['{AUTH_HEADER}'] = os.environ['MCP_API_KEY']\n"
+    "fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)\n"
+    "os.write(fd, json.dumps(servers).encode())\n")
+
+
+@hookimpl
+def rlgen_patches(ctx) -> list[Patch]:
+    spec = ctx.spec
+    pods = [f"/spec/rayClusterSpec/{group}/template/spec" for group in ("headGroupSpec", "workerGroupSpecs/0")]
+    source, target = spec.config_path(spec.mcp_config_key), f"{CREDENTIALS_DIR}/{spec.mcp_config_key}"
+    init = {
+        "name": "mcp-credentials",
+        "image": "training",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", "-c", _WRITE_CREDENTIALS, source, target],
+        "env": [{"name": "MCP_API_KEY",
+                 "valueFrom": {"secretKeyRef": {"name": TRAINER_KEY_SECRET, "key": TRAINER_KEY}}}],
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}},
+        "volumeMounts": [{"name": "configs", "mountPath": spec.configs_mount, "readOnly": True},
+                         {"name": "mcp-credentials", "mountPath": CREDENTIALS_DIR}],
+    }
+    # verl's agent-loop workers, which call the tools, run on the head and the GPU workers.
+    ops = [op for pod in pods for op in (
+        {"op": "add", "path": f"{pod}/initContainers", "value": [init]},
+        {"op": "add", "path": f"{pod}/volumes/-",
+         "value": {"name": "mcp-credentials", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}}},
+        {"op": "add", "path": f"{pod}/containers/0/volumeMounts/-",
+         "value": {"name": "mcp-credentials", "mountPath": CREDENTIALS_DIR, "readOnly": True}},
+    )]
+    return [Patch(Layer.TRAINING, {"kind": "RayJob"}, ops, "rayjob-mcp-credentials",
+                  f"The MCP API key from the Secret {TRAINER_KEY_SECRET}: an init container adds it as the\n"
+                  f"{AUTH_HEADER} header to a copy of mcp_server.json in memory ({CREDENTIALS_DIR}), so the\n"
+                  "key is never in Git or in the trainer ConfigMap.")]
+
+
+#: verl 0.7's MCP tool imports fastmcp (2.x API), which verl's dependency images lack.
+TRAINING_PACKAGES = ["fastmcp>=2.3,<3"]
+
+
+def verl_line_problem(ctx, plugin: str):
+    """verl's MCP tools and ``type: mcp`` exist only in verl 0.7.x (removed in 0.8.0)."""
+    from rlgen.plugin_api import Problem
+
+    if not ctx.spec.verl_version.startswith("0.7."):
+        return [Problem(f"the MCP sandbox tool needs verl 0.7.x, not {ctx.spec.verl_version}", (plugin, "rlgen"))]
+    return []

@@ -1,0 +1,129 @@
+"""The package's imports, read from its source: every import runs down a floor or stays in its
+own package, no command's package imports another's, and no two modules import each other in
+a circle. A new package gets a floor here, which is where a reviewer sees where it belongs."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "rlgen"
+
+#: One package each (update also holds rlgen cluster, an update of the clusters).
+COMMANDS = {"new", "plugins", "runs", "diff", "validate", "data", "doctor", "status", "update"}
+#: Bottom to top; a package (or top-level module) imports only from its own floor's own
+#: package or from a floor below.
+FLOORS = (
+    # What every layer uses: the version and the error every command reports.
+    {"__init__", "errors"},
+    # Kubernetes name rules, the shared names (Spec), output formats, the outside tools.
+    {"naming", "spec", "output", "tools"},
+    # Option checks, the values hooks pass, the kustomize sources every repository starts from.
+    {"option_checks", "contributions", "sources"},
+    # The hook contract; verl's config.
+    {"hookspecs", "verl"},
+    # Plugins: the public module plugin authors import, and the side of rlgen that hosts them.
+    {"plugin_api", "plugin_host"},
+    # Facts about a repository every command shares: layout, rlgen.yaml, run naming, run files.
+    {"repo"},
+    # Renders (kustomize builds), the rules no schema holds, the shipped schemas.
+    {"render", "rules", "schemas"},
+    # The generator: every file rlgen writes, whole repositories and run folders.
+    {"generate"},
+    # The read-only Kubernetes client of doctor and status.
+    {"kube"},
+    COMMANDS,
+    {"cli"},
+    {"__main__"},
+)
+#: Packages that hold a command and are also the library of other floors: the command is
+#: their own front (rlgen render renders; rlgen schemas import converts), and no other module
+#: imports their command module.
+LIBRARIES_WITH_A_COMMAND = {"render", "schemas"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("rlgen",) + (parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts))
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the rlgen modules it imports (an imported name that is a module counts as one)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    out: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.split(".")[0] == "rlgen"}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    base = ".".join(here[:len(here) - node.level + 1] + ([base] if base else []))
+                if base.split(".")[0] != "rlgen":
+                    continue
+                found.add(base)
+                found |= {f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules}
+        out[name] = {m for m in found if m in modules and m != name}
+    return out
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _floor(package: str) -> int:
+    for i, floor in enumerate(FLOORS):
+        if package in floor:
+            return i
+    raise AssertionError(f"package {package!r} has no floor in FLOORS: give it one")
+
+
+IMPORTS = _imports()
+
+
+def test_every_package_has_a_floor():
+    for module in IMPORTS:
+        _floor(_package(module))
+
+
+def test_no_import_runs_up_a_floor_or_across_commands():
+    wrong = []
+    for module, targets in sorted(IMPORTS.items()):
+        here = _package(module)
+        for target in sorted(targets):
+            there = _package(target)
+            if there == here:
+                continue
+            if _floor(there) > _floor(here):
+                wrong.append(f"{module} -> {target} (up a floor)")
+            elif _floor(there) == _floor(here):
+                wrong.append(f"{module} -> {target} (across packages of one floor)")
+            elif there in COMMANDS:
+                wrong.append(f"{module} -> {target} (another command's package)")
+            elif there in LIBRARIES_WITH_A_COMMAND and target.endswith(".command"):
+                wrong.append(f"{module} -> {target} (another command)")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_no_circle():
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(IMPORTS[module]):
+            if state.get(target) == 1:
+                pytest.fail("circle: " + " -> ".join(path[path.index(target):] + [target]))
+            if target not in state:
+                visit(target)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(IMPORTS):
+        if module not in state:
+            visit(module)
