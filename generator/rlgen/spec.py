@@ -56,6 +56,8 @@ class Spec:
     gang_scheduling: str = "off"
     queue: str = ""
     priority_class: str = ""
+    #: Git URL in place of https://github.com for upstream roots (``rlgen.upstream_mirror``).
+    upstream_mirror: str = ""
 
     # The training layer's fixed object names (runs prefix them with the run name).
     rayjob_name: str = "trainer"

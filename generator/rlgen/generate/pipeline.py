@@ -109,8 +109,7 @@ def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
     (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay."""
     has_infra = write_infrastructure(b.tree, b.components)
-    mirror = b.selection.values["rlgen"]["upstream_mirror"]
-    upstream = tuple(_mirrored(up, mirror) for up in b.hooks.upstream_sources(b.ctx))
+    upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
     for cluster, env in b.selection.all_clusters():
         stages = [
             Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream),
