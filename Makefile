@@ -19,10 +19,14 @@ $(VENV)/.installed: pyproject.toml Makefile
 # The demo's registry and Git URL are answers every repository needs; replace them with your own.
 DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
 DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
+# This checkout is an editable install, no source an image build can reach: say where the
+# demo's data image and CI install rlgen from.
+DEMO_INSTALL ?= rlgen==0.1.0
 
 demo: setup
 	rm -rf demo
-	$(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL)
+	$(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
+		--set 'rlgen.install=$(DEMO_INSTALL)'
 	$(RLGEN) render demo --out demo/rendered
 	$(RLGEN) validate demo
 

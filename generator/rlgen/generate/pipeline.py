@@ -28,6 +28,7 @@ from rlgen.generate.kustomizations import (
 )
 from rlgen.generate import rayjob as rayjob_source
 from rlgen.generate.rayjob import rayjob
+from rlgen.registry import install
 from rlgen.registry.selection import Selection
 from rlgen.repo import answers
 from rlgen.runs import naming_scheme
@@ -69,6 +70,8 @@ class Build:
 
 
 def check_selection(b: Build) -> None:
+    # Before anything else: a source no image build can reach is refused with what to pass.
+    install.effective(b.spec.rlgen_install)
     found = [p for batch in b.pm.hook.rlgen_check(ctx=b.ctx) for p in (batch or [])]
     if found:
         raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
@@ -204,9 +207,11 @@ def answers_file(b: Build) -> None:
 def skeleton(b: Build) -> None:
     """README, workflows and .gitignore."""
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
+    image = training_image.images_entry(b.spec, b.only("rlgen_training_image", "rollout"))
     readme.render(b.tree, b.spec, b.selection, b.run, b.secrets(), b.gather("rlgen_readme"),
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
-                                               "platform": parts["platform"]}, b.spec))
+                                               "platform": parts["platform"]}, b.spec),
+                  f"{image['newName']}:{image['newTag']}")
 
 
 STAGES = (check_selection, plugin_components, training_base, platform_base, sync_entry_points, plugin_files,

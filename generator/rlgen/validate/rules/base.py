@@ -10,7 +10,8 @@ POD_PATHS = {
     "StatefulSet": [("spec", "template", "spec")],
     "DaemonSet": [("spec", "template", "spec")],
     "SandboxSet": [("spec", "template", "spec")],
-    "RayJob": [("spec", "rayClusterSpec", "headGroupSpec", "template", "spec")],
+    "RayJob": [("spec", "rayClusterSpec", "headGroupSpec", "template", "spec"),
+               ("spec", "submitterPodTemplate", "spec")],
 }
 
 
