@@ -1,6 +1,6 @@
 """The data image's install step, run as the Dockerfile runs it but in a fresh virtual
-environment: rlgen.install from a Git commit really installs rlgen with its data extra, and that
-rlgen knows where it came from."""
+environment: rlgen.install from a Git commit really installs rlgen with its data extra (pip
+clones and builds it), and that rlgen knows where it came from."""
 from __future__ import annotations
 
 import json
@@ -33,6 +33,22 @@ def _pip_step(dockerfile: str) -> str:
     return run.removeprefix("RUN ").split(" && ")[0]
 
 
+def _fresh_venv(tmp_path: Path) -> Path:
+    """A new virtual environment without rlgen. The third-party packages the step pins are the
+    ones the tests run with (DATA_PACKAGES), so they are lent from the test environment, rlgen
+    left out: pip finds them satisfied and installs only rlgen, from the Git commit."""
+    venv = tmp_path / "image"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    lent = tmp_path / "lent"
+    lent.mkdir()
+    for site in (Path(p) for p in sys.path if p.endswith("site-packages")):
+        for entry in site.iterdir():
+            if "rlgen" not in entry.name and not (lent / entry.name).exists():
+                (lent / entry.name).symlink_to(entry)
+    (next((venv / "lib").glob("python*/site-packages")) / "lent.pth").write_text(f"{lent}\n")
+    return venv
+
+
 def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     src, commit = _commit_of_this_checkout(tmp_path)
     requirement = f"rlgen @ git+file://{src}@{commit}"
@@ -42,8 +58,7 @@ def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     dockerfile = (repo / "images" / "data" / "Dockerfile").read_text()
     assert "apt-get install --yes --no-install-recommends git" in dockerfile
 
-    venv = tmp_path / "image"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    venv = _fresh_venv(tmp_path)
     step = _pip_step(dockerfile).replace("pip install", f"{venv}/bin/python -m pip --disable-pip-version-check -q install", 1)
     installed = subprocess.run(["sh", "-c", step], capture_output=True, text=True, cwd=tmp_path)
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -54,7 +69,9 @@ def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     # The data extra is there: the Jobs' commands start.
     for command in (["data", "prepare", "--help"], ["data", "upload", "--help"]):
         assert subprocess.run([str(rlgen), *command], capture_output=True, cwd=tmp_path).returncode == 0
+    # rlgen itself went into the new environment, not anywhere the tests run from.
     (info,) = (venv / "lib").glob("python*/site-packages/rlgen-*.dist-info")
+    assert not list((tmp_path / "lent").glob("rlgen*"))
     direct = json.loads((info / "direct_url.json").read_text())
     assert direct["vcs_info"]["commit_id"] == commit
 

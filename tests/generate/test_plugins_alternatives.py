@@ -157,7 +157,7 @@ def test_rrsa_pod_identity_for_the_dataset_job(generate):
     repo = generate(*RRSA)
     found = build(repo / "overlays" / "production" / "platform")
     (account,) = of_kind(found, "ServiceAccount")
-    (namespace,) = of_kind(found, "Namespace")
+    (namespace,) = [n for n in of_kind(found, "Namespace") if n["metadata"]["name"] == "rl-training"]
     for job in of_kind(found, "Job"):  # the dataset and model Jobs
         assert job["spec"]["template"]["spec"]["serviceAccountName"] == account["metadata"]["name"]
     assert annotations(account)["pod-identity.alibabacloud.com/role-name"] == "rl-oss-reader"

@@ -10,8 +10,7 @@ POD_PATHS = {
     "StatefulSet": [("spec", "template", "spec")],
     "DaemonSet": [("spec", "template", "spec")],
     "SandboxSet": [("spec", "template", "spec")],
-    "RayJob": [("spec", "rayClusterSpec", "headGroupSpec", "template", "spec"),
-               ("spec", "submitterPodTemplate", "spec")],
+    "RayJob": [("spec", "rayClusterSpec", "headGroupSpec", "template", "spec")],
 }
 
 

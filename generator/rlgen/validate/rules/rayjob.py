@@ -41,7 +41,8 @@ def rayjob_rules(objects: list[Rendered]) -> Iterator[Finding]:
                           "job: use K8sJobMode (its submitter Job retries and reattaches)")
         if mode == "K8sJobMode" and int(get(spec, "submitterConfig", "backoffLimit", default=2) or 0) < 2:
             yield say("submitterConfig.backoffLimit below 2: one dropped log stream fails a running job")
-        for pod in pod_specs(job):
+        submitter = get(spec, "submitterPodTemplate", "spec")
+        for pod in pod_specs(job) + ([submitter] if submitter else []):
             for container in pod.get("containers", []) + pod.get("initContainers", []):
                 added = get(container, "securityContext", "capabilities", "add", default=[]) or []
                 if added and _non_root(pod, container):
