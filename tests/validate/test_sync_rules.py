@@ -178,3 +178,16 @@ def test_sandboxes_without_denied_egress_are_a_problem(repo):
     edit_docs(repo.joinpath(*SANDBOX, "sandboxes-network-policy.yaml"),
               lambda d: d["spec"].__setitem__("egress", [{}]))
     assert any("denies the sandboxes' egress" in p["message"] for p in problems(repo))
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_upstream_ingress_kept_is_a_problem(generate, tmp_path, sync):
+    repo = copy_of(generate, tmp_path, "--plugin", sync)
+
+    def keep_ingress(doc):
+        if doc["metadata"]["name"] == "sandbox-manager" and doc["kind"] in ("Kustomization", "Application"):
+            patches = doc["spec"]["patches"] if sync == "flux" else doc["spec"]["source"]["kustomize"]["patches"]
+            patches[:] = [p for p in patches if p["target"]["kind"] != "Ingress"]
+    edit_docs(repo / "clusters" / "production" / "infrastructure.yaml", keep_ingress)
+    label = "Kustomization/flux-system/sandbox-manager" if sync == "flux" else "Application/argocd/sandbox-manager"
+    assert any(p["obj"] == label and "placeholder hosts" in p["message"] for p in problems(repo))

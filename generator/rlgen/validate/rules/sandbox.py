@@ -83,3 +83,27 @@ def _denies_egress(policy: dict) -> bool:
     rules = spec.get("egress") or []
     return (spec.get("podSelector") or {}) == {} and "Egress" in (spec.get("policyTypes") or []) \
         and not any(rule in ({}, None) or not rule.get("to") for rule in rules)
+
+
+#: The kustomize root of openkruise/agents that applies the sandbox manager (and, upstream, an
+#: nginx Ingress for the placeholder hosts replace.with.your.domain).
+MANAGER_ROOT = "config/sandbox-manager"
+
+
+def upstream_ingress_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    """The sync stage applying upstream's sandbox-manager root must delete its placeholder Ingress."""
+    for item in objects:
+        obj, kind = item.obj, item.obj.get("kind")
+        if kind == "Kustomization" and str(obj.get("apiVersion", "")).startswith("kustomize.toolkit.fluxcd.io"):
+            path, patches = get(obj, "spec", "path", default=""), get(obj, "spec", "patches", default=[])
+        elif kind == "Application" and str(obj.get("apiVersion", "")).startswith("argoproj.io"):
+            path = get(obj, "spec", "source", "path", default="")
+            patches = get(obj, "spec", "source", "kustomize", "patches", default=[])
+        else:
+            continue
+        if str(path).removeprefix("./").strip("/") != MANAGER_ROOT:
+            continue
+        if not any(get(p, "target", "kind") == "Ingress" and "$patch: delete" in str(p.get("patch", ""))
+                   for p in patches or []):
+            yield Finding(item.source, item.label, f"applies upstream's {MANAGER_ROOT} without deleting its nginx "
+                                                   "Ingress for placeholder hosts (a $patch: delete entry)")
