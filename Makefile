@@ -31,10 +31,14 @@ validation-tools:
 # The demo's registry and Git URL are answers every repository needs; replace them with your own.
 DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
 DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
+# This checkout is an editable install, no source an image build can reach: say where the
+# demo's data image and CI install rlgen from.
+DEMO_INSTALL ?= rlgen==0.1.0
 
 demo: setup validation-tools
 	rm -rf demo
-	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL)
+	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
+		--set 'rlgen.install=$(DEMO_INSTALL)'
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo
 

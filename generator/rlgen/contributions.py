@@ -128,7 +128,8 @@ class UpstreamSource:
     The sync plugin turns it into whatever its engine uses (a Flux GitRepository and
     Kustomization, an Argo CD Application), so every root of the generated repository
     still builds offline. ``images`` entries are kustomize ``images:`` items; ``patches``
-    entries are ``{"target": {...}, "patch": [JSON 6902 ops]}`` applied on top of the root
+    entries are ``{"target": {...}, "patch": [JSON 6902 ops]}`` (or a strategic-merge patch as
+    a string, e.g. a ``$patch: delete``) applied on top of the root
     (Flux ``spec.patches``, Argo CD ``kustomize.patches``); ``depends_on`` names upstream
     sources of the same stage that must be ready first (e.g. the one creating its Namespace).
     """

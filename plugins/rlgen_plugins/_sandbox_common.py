@@ -33,6 +33,17 @@ MCP_UNVERIFIED = (
     "request openkruise/agents#165 and cannot be verified offline against the image you run: check "
     "it on the cluster before the first run (`rlgen validate` warns about it too).")
 
+def isolation_note(ctx) -> str:
+    """The README's word on where sandboxes run and what NetworkPolicy needs from the cluster."""
+    return (f"\n\nThe sandboxes run model-written code in their own namespace `{sandboxes_namespace(ctx)}`, "
+            "without a service-account token, beside no Secret. NetworkPolicies deny them any egress (the Ray "
+            "dashboard, the ECS metadata service and OSS included) and admit only the sandbox manager's "
+            f"namespace `{ctx.spec.sandbox_namespace}`; the Ray head's dashboard (port 8265, which accepts jobs "
+            f"without authentication) answers only pods of `{ctx.spec.namespace}`. NetworkPolicies take "
+            "effect only where the CNI enforces them: on ACK, Terway with NetworkPolicy support enabled "
+            "(Flannel ignores them).")
+
+
 OPTIONS = (
     Option("warm_pool", "Sandboxes kept ready (a bit above the expected burst)", 3, int,
            check=int_range(0, 10000)),
@@ -72,6 +83,63 @@ def mcp_service(ctx, selector: dict, target_port: int) -> Resource:
                     "A Service selects pods of its own namespace only, so it lives beside the manager.")
 
 
+def sandboxes_namespace(ctx) -> str:
+    """Where the sandboxes run: not beside the trainer, its Secrets and the Ray dashboard."""
+    return f"{ctx.spec.namespace[:53]}-sandboxes"
+
+
+def isolation(ctx) -> list[Resource]:
+    """The sandboxes' own Namespace and NetworkPolicies: model-written code runs there."""
+    spec, ns = ctx.spec, sandboxes_namespace(ctx)
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+    sandboxes = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "sandboxes-isolated", "namespace": ns},
+        "spec": {
+            "podSelector": {},
+            "policyTypes": ["Ingress", "Egress"],
+            # Only the sandbox manager (and the controller beside it) call into a sandbox.
+            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
+                "kubernetes.io/metadata.name": spec.sandbox_namespace}}}]}],
+            # No egress at all: a tool call's answer rides back on the manager's connection.
+            "egress": [],
+        },
+    }
+    dashboard = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "ray-dashboard-in-namespace", "namespace": spec.namespace},
+        "spec": {
+            "podSelector": {"matchLabels": {"ray.io/node-type": "head"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                # The dashboard accepts job submissions without authentication: only the run's
+                # own pods (its submitter Job) reach it.
+                {"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": RAY_DASHBOARD_PORT}]},
+                # Every other port stays open as before (GCS, raylets, and host-network workers).
+                {"ports": [{"protocol": "TCP", "port": 1, "endPort": RAY_DASHBOARD_PORT - 1},
+                           {"protocol": "TCP", "port": RAY_DASHBOARD_PORT + 1, "endPort": 65535},
+                           {"protocol": "UDP", "port": 1, "endPort": 65535}]},
+            ],
+        },
+    }
+    return [
+        Resource(Layer.PLATFORM, "sandboxes-namespace.yaml", namespace,
+                 "Sandboxes run model-written code: their own namespace, without the trainer's Secrets."),
+        Resource(Layer.PLATFORM, "sandboxes-network-policy.yaml", sandboxes,
+                 "Default deny for the sandboxes: nothing out (not the Ray dashboard, the ECS metadata\n"
+                 "service or OSS), and in only from the sandbox manager's namespace. Needs a CNI that\n"
+                 "enforces NetworkPolicy (ACK: Terway with NetworkPolicy support on)."),
+        Resource(Layer.PLATFORM, "ray-dashboard-network-policy.yaml", dashboard,
+                 "The Ray head's dashboard port only from pods of this namespace."),
+    ]
+
+
+#: KubeRay's default dashboard port (utils/constant.go DefaultDashboardPort).
+RAY_DASHBOARD_PORT = 8265
+
+
 def sandbox_set(ctx, options: dict) -> Resource:
     envd = {"name": "envd-volume", "mountPath": "/mnt/envd"}
     env = [{"name": "ENVD_DIR", "value": "/mnt/envd"}]
@@ -79,11 +147,13 @@ def sandbox_set(ctx, options: dict) -> Resource:
     sbs = {
         "apiVersion": "agents.kruise.io/v1alpha1",
         "kind": "SandboxSet",
-        "metadata": {"name": "code-interpreter", "namespace": ctx.spec.namespace},
+        "metadata": {"name": "code-interpreter", "namespace": sandboxes_namespace(ctx)},
         "spec": {
             "replicas": options["warm_pool"],
             "template": {
                 "spec": {
+                    # Model-written code gets no Kubernetes API credentials.
+                    "automountServiceAccountToken": False,
                     "initContainers": [{
                         "name": "agent-runtime",
                         "image": options["runtime_image"],

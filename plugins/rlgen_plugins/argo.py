@@ -2,6 +2,7 @@
 waves in the same order as Flux's dependsOn (infrastructure -> platform -> runs)."""
 from __future__ import annotations
 
+import copy
 
 from rlgen.plugin_api import Document, PluginInfo, hookimpl
 from rlgen_plugins._sync_common import engine_patch
@@ -14,6 +15,15 @@ ROOT = "root"
 #: Removing a child Application from Git deletes what it deployed, as Flux's prune does;
 #: objects marked Delete=false (namespace, volumes) stay.
 CASCADE = "resources-finalizer.argocd.argoproj.io"
+#: An Application with this annotation set to "false" never holds up the root's sync: the
+#: Application health check below reports it Healthy to the root, whatever its own health.
+HEALTH_GATE = "rlgen.io/health-gate"
+#: Argo CD never starts another automated sync of a revision whose last sync failed
+#: (controller/appcontroller.go); without a policy it retries 5 times within ~2.5 minutes.
+#: Unlimited retries, backing off to 10 minutes, wait out what arrives late (a Secret made by
+#: hand, an operator's CRDs); refresh: a retry takes the newest commit, so a fix pushed
+#: meanwhile is what the next attempt applies.
+RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"}, "refresh": True}
 
 #: Argo CD has no health check for ray.io kinds; without one a RayJob is never Degraded.
 RAYJOB_HEALTH = """\
@@ -43,7 +53,10 @@ return hs
 """
 
 #: Argo CD 1.8 dropped the health of Applications; sync waves of an app-of-apps only wait
-#: for a stage to be healthy with this check back (Argo CD's documented snippet).
+#: for a stage to be healthy with this check back (Argo CD's documented snippet), except for
+#: an Application marked rlgen.io/health-gate: "false" (the runs: a RayJob is Progressing for a
+#: whole training run and Degraded for good once a failed run is kept, so the root's sync would
+#: never finish). Its own page still shows its real health.
 APPLICATION_HEALTH = """\
 hs = {}
 hs.status = "Progressing"
@@ -56,8 +69,12 @@ if obj.status ~= nil then
     end
   end
 end
+if obj.metadata.annotations ~= nil and obj.metadata.annotations["%s"] == "false" then
+  hs.message = "not a sync gate, own health " .. hs.status
+  hs.status = "Healthy"
+end
 return hs
-"""
+""" % HEALTH_GATE
 
 
 @hookimpl
@@ -76,6 +93,10 @@ def _metadata(name: str, wave: int, sync_options: str = "", **extra) -> dict:
     return {"name": name, "namespace": ARGOCD_NAMESPACE, "annotations": annotations, **extra}
 
 
+def _sync_policy() -> dict:
+    return {"automated": {"prune": True, "selfHeal": True}, "retry": copy.deepcopy(RETRY)}
+
+
 def _application(name: str, wave: int, source: dict, namespace: str) -> dict:
     return {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -85,7 +106,7 @@ def _application(name: str, wave: int, source: dict, namespace: str) -> dict:
             "project": PROJECT,
             "source": source,
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
-            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
+            "syncPolicy": _sync_policy(),
         },
     }
 
@@ -144,7 +165,7 @@ def _root(ctx, repos: list[str]) -> list[dict]:
             "project": PROJECT,
             "source": {"repoURL": ctx.spec.git_url, "targetRevision": ctx.spec.git_branch, "path": cluster_dir},
             "destination": {"server": IN_CLUSTER, "namespace": ARGOCD_NAMESPACE},
-            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
+            "syncPolicy": _sync_policy(),
         },
     }
     return [project, root]
@@ -169,7 +190,13 @@ def rlgen_sync_files(ctx, stages):
                 repos.append(up.url)
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            docs.append(Document(_application(stage.name, wave, source, spec.namespace)))
+            app = _application(stage.name, wave, source, spec.namespace)
+            comment = ""
+            if stage.name == "runs":
+                app["metadata"]["annotations"][HEALTH_GATE] = "false"
+                comment = ("The root's sync does not wait for this one to be healthy: a RayJob stays\n"
+                           "Progressing for the whole run (see the Application health check in argocd-cm).")
+            docs.append(Document(app, comment))
             wave += 1
         if docs:
             files[f"clusters/{spec.cluster}/{stage.name}.yaml"] = docs
@@ -191,7 +218,12 @@ def rlgen_readme(ctx):
         "```\n\n"
         f"The root Application syncs `{cluster_dir}/`: one Application per stage and upstream source, with "
         "`argocd.argoproj.io/sync-wave` in the order of *What syncs where* (each upstream source its own "
-        "wave), automated prune and self-heal. A wave starts when the previous one is healthy; "
+        "wave), automated prune and self-heal, and a retry without limit (backing off to 10 minutes, each "
+        "attempt on the newest commit): Argo CD never re-attempts a failed automated sync of the same "
+        "revision on its own, so a wave that fails because something arrived late (a Secret created by "
+        "hand) would otherwise stay failed. A wave starts when the previous one is healthy, except "
+        "`runs`: its RayJobs stay Progressing for a whole training run, so the root does not wait for "
+        "it (look at the `runs` Application itself for the state of a run); "
         f"that needs the Application health check that `{cluster_dir}/argocd-cm.yaml` adds to Argo CD's own "
         "`argocd-cm`, together with a RayJob health check (Argo CD has none for `ray.io`). They live beside "
         "the root because they configure Argo CD itself and must exist "

@@ -87,7 +87,8 @@ def rlgen_check(ctx):
 @hookimpl
 def rlgen_resources(ctx):
     o = ctx.options(NAME)
-    out = [_sandbox_common.mcp_service(ctx, MANAGER_LABELS, MCP_TARGET_PORT), _sandbox_common.sandbox_set(ctx, o)]
+    out = [_sandbox_common.mcp_service(ctx, MANAGER_LABELS, MCP_TARGET_PORT), _sandbox_common.sandbox_set(ctx, o),
+           *_sandbox_common.isolation(ctx)]
     if o["ingress_class"] == "alb":
         out += _alb_https(ctx, o)
     return out
@@ -195,5 +196,5 @@ def rlgen_readme(ctx):
         "Secret.\n\n"
         f"Point DNS for `{o['domain']}` and `*.{o['domain']}` at the Ingress address, with a certificate for "
         f"both. {synced} The trainer reaches the sandbox manager inside the cluster through the Service "
-        f"`{ctx.spec.mcp_service}` in `{ns}`. " + _sandbox_common.MCP_UNVERIFIED
+        f"`{ctx.spec.mcp_service}` in `{ns}`. " + _sandbox_common.MCP_UNVERIFIED + _sandbox_common.isolation_note(ctx)
     ]

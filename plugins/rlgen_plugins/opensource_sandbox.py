@@ -16,6 +16,10 @@ from rlgen.plugin_api import (
 from rlgen_plugins import _sandbox_common
 from rlgen_plugins._openkruise_pins import MANAGER_ARGS_AT_TAG, REPO, value
 
+#: Where #165 branches from, and how far behind the tag it is (openkruise/agents history).
+BASE_COMMIT = "edaad73c72867e7ae63874e8eb955b75170c63f8"
+BASE_BEHIND = 30
+
 # The MCP tool, its server list and its packages are the same for both sandbox plugins.
 from rlgen_plugins._sandbox_common import (  # noqa: F401
     rlgen_config_files,
@@ -90,6 +94,15 @@ def manager_patch(ctx) -> dict:
     return {"target": {"kind": "Deployment", "name": "sandbox-manager"}, "patch": ops}
 
 
+#: Upstream's root applies an nginx Ingress for placeholder hosts (replace.with.your.domain),
+#: with a TLS Secret nobody creates; the trainer reaches the manager through its Service.
+INGRESS_DELETE = {
+    "target": {"kind": "Ingress", "name": "sandbox-manager"},
+    "patch": "$patch: delete\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n"
+             "  name: sandbox-manager\n  namespace: sandbox-system\n",
+}
+
+
 @hookimpl
 def rlgen_upstream_sources(ctx):
     o = ctx.options(NAME)
@@ -112,11 +125,12 @@ def rlgen_upstream_sources(ctx):
                 {"name": "sandbox-manager", "newName": manager, "newTag": manager_tag},
                 {"name": "envoyproxy/envoy", "newName": envoy, "newTag": envoy_tag},
             ),
-            patches=(manager_patch(ctx),),
+            patches=(manager_patch(ctx), INGRESS_DELETE),
             depends_on=("sandbox-operator",),
             comment=f"The E2B sandbox manager, built with the MCP server of openkruise/agents#165. Its root\n"
                     f"creates no Namespace: it waits for sandbox-operator, which creates {ns}. The patch puts\n"
-                    "the admin key from a Secret in place of upstream's published one.",
+                    "the admin key from a Secret in place of upstream's published one; the second deletes\n"
+                    "upstream's Ingress for placeholder hosts.",
         ),
     ]
 
@@ -127,6 +141,7 @@ def rlgen_resources(ctx):
     return [
         _sandbox_common.mcp_service(ctx, {"app.kubernetes.io/name": "sandbox-manager"}, int(value("mcp_port"))),
         _sandbox_common.sandbox_set(ctx, o),
+        *_sandbox_common.isolation(ctx),
     ]
 
 
@@ -138,6 +153,48 @@ def rlgen_secrets(ctx):
             _sandbox_common.trainer_key_secret(ctx)]
 
 
+BUILD_SCRIPT = "images/sandbox-manager/build.sh"
+#: The key store logs every key it creates at Info, whatever -v says (openkruise/agents v0.3.0
+#: and #165, pkg/servers/e2b/keys/secret.go): the build logs their ids instead.
+KEY_LOG_EDITS = (
+    ('"key", adminKey.Key)', '"id", adminKey.ID)'),
+    ('"key", apiKey)', '"id", apiKey.ID)'),
+)
+KEY_LOG_FILE = "pkg/servers/e2b/keys/secret.go"
+
+
+def build_script(ctx) -> str:
+    image = manager_image(ctx)
+    commit = value("manager_commit")
+    seds = " ".join(f"-e 's/{old}/{new}/'" for old, new in KEY_LOG_EDITS)
+    return f"""\
+#!/bin/sh
+# Builds the sandbox-manager this repository runs and pushes it as {image}:
+# openkruise/agents pull request #165 (the MCP server; no release has one) at {commit[:8]},
+# with the key store logging key ids instead of the keys themselves: upstream logs the admin
+# key and every new API key at Info, whatever -v is, so they would land in the cluster's logs.
+set -eu
+work="$(mktemp -d)"
+git clone --quiet {REPO}.git "$work/agents"
+cd "$work/agents"
+git fetch --quiet origin pull/165/head
+git checkout --quiet {commit}
+sed -i {seds} {KEY_LOG_FILE}
+# Stop rather than build an image that still logs a key (upstream changed the lines).
+if grep -n '"key",' {KEY_LOG_FILE}; then
+  echo "the key store still logs keys: check {KEY_LOG_FILE}" >&2
+  exit 1
+fi
+make docker-build-manager MANAGER_IMG={image}
+docker push {image}
+"""
+
+
+@hookimpl
+def rlgen_files(ctx):
+    return {BUILD_SCRIPT: build_script(ctx)}
+
+
 @hookimpl
 def rlgen_readme(ctx):
     ns = ctx.spec.sandbox_namespace
@@ -147,12 +204,15 @@ def rlgen_readme(ctx):
         f"The sync engine installs `{value('operator_root')}` (CRDs, controller, Namespace `{ns}`) and then "
         f"`{value('manager_root')}` of {REPO} at `{value('tag')}`. The controller image is upstream's "
         f"`{ctx.options(NAME)['controller_image']}`. Upstream's sandbox-manager has no MCP endpoint yet: build "
-        f"it from pull request #165 (commit `{commit[:8]}`) and push it as `{manager_image(ctx)}`:\n\n"
-        "```sh\n"
-        f"git clone {REPO}.git && cd agents && git fetch origin pull/165/head && git checkout {commit}\n"
-        f"make docker-build-manager MANAGER_IMG={manager_image(ctx)} && docker push {manager_image(ctx)}\n"
-        "```\n\n"
+        f"it from pull request #165 (commit `{commit[:8]}`) and push it as `{manager_image(ctx)}` with "
+        f"`sh {BUILD_SCRIPT}`, which also makes the key store log key ids instead of the admin key and "
+        "new API keys (upstream logs them at Info at any `-v`).\n\n"
+        f"#165 branches from `{BASE_COMMIT[:8]}`, {BASE_BEHIND} commits before `{value('tag')}`, whose CRDs, RBAC and "
+        f"controller the cluster runs: those commits add optional fields to the CRDs and three rules to the "
+        "manager's RBAC, which the older manager leaves unused. #165 does not merge cleanly into "
+        f"`{value('tag')}` (a conflict in `pkg/sandbox-manager/infra/interface.go`), so the build stays on "
+        "#165's own base until upstream releases the MCP server.\n\n"
         f"Its admin key comes from the Secret `{ADMIN_KEY_SECRET}`, never from Git; upstream's own patch "
         "sets a published key, which the sync engine replaces. "
-        + _sandbox_common.MCP_UNVERIFIED
+        + _sandbox_common.MCP_UNVERIFIED + _sandbox_common.isolation_note(ctx)
     ]

@@ -25,7 +25,7 @@ def test_a_healthy_cluster_passes_every_check(generate):
     assert result.returncode == 0, result.stdout + result.stderr
     found = rows(result)
     assert set(states(result).values()) == {"ok"}
-    assert "supports SidecarMode" in found["KubeRay operator"]["detail"]
+    assert "supports submitterConfig" in found["KubeRay operator"]["detail"]
     assert found["Secret rl-training/oss-credentials"]["detail"] == "keys present: akId, akSecret"
     assert found["Secret rl-training/hf-token"]["detail"] == "absent (optional)"
     assert "node-role.alibabacloud.com/lingjun" in next(r["detail"] for c, r in found.items() if c.startswith("GPU"))
@@ -48,14 +48,16 @@ def test_kubernetes_is_missing_kuberay(generate):
     assert found["KubeRay operator"]["detail"] == "no kuberay-operator Deployment in any namespace"
 
 
-def test_kuberay_too_old_for_sidecar_mode(generate):
+def test_kuberay_too_old_for_the_submitter_retries(generate):
+    """The RayJob's submitter Job retries a dropped log stream (submitterConfig.backoffLimit),
+    which a KubeRay before v1.2.0 does not know."""
     objects = without(co.healthy({"namespace": NS}), "Deployment", "kuberay-operator")
-    objects.append(co.deployment("kuberay-operator", "kuberay-system", "quay.io/kuberay/operator:v1.4.2"))
+    objects.append(co.deployment("kuberay-operator", "kuberay-system", "quay.io/kuberay/operator:v1.1.1"))
     result, _ = against(generate(), objects, "doctor")
     assert one_error_line(result, 1).startswith("rlgen: error: 1 problem(s)")
     row = rows(result)["KubeRay operator"]
-    assert row["state"] == "problem" and "v1.4.2 predates SidecarMode (v1.5.0)" in row["detail"]
-    assert row["fix"] == "upgrade KubeRay to v1.5.0 or later"
+    assert row["state"] == "problem" and "v1.1.1 predates submitterConfig (v1.2.0)" in row["detail"]
+    assert row["fix"] == "upgrade KubeRay to v1.2.0 or later"
 
 
 def test_a_missing_secret_key_is_named_and_no_value_is_printed(generate):

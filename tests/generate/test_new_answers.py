@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 from rlgen.tools import yamlio
-from support.repos import GIT_URL, REGISTRY, REQUIRED, git, one_error_line, ok, rlgen_in, run_rlgen
+from support.repos import GIT_URL, INSTALL, REGISTRY, REQUIRED, git, one_error_line, ok, rlgen_in, run_rlgen
 
 MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
 
@@ -52,7 +52,8 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={REGISTRY}", "--no-input"))
+    ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}",
+                 "--no-input"))
     answers = yamlio.load((target / "rlgen.yaml").read_text())
     assert answers["options"]["rlgen"]["git_url"] == str(remote)
     assert git(target, "remote", "get-url", "origin").strip() == str(remote)

@@ -157,7 +157,7 @@ def test_rrsa_pod_identity_for_the_dataset_job(generate):
     repo = generate(*RRSA)
     found = build(repo / "overlays" / "production" / "platform")
     (account,) = of_kind(found, "ServiceAccount")
-    (namespace,) = of_kind(found, "Namespace")
+    (namespace,) = [n for n in of_kind(found, "Namespace") if n["metadata"]["name"] == "rl-training"]
     for job in of_kind(found, "Job"):  # the dataset and model Jobs
         assert job["spec"]["template"]["spec"]["serviceAccountName"] == account["metadata"]["name"]
     assert annotations(account)["pod-identity.alibabacloud.com/role-name"] == "rl-oss-reader"
@@ -261,7 +261,7 @@ LUA = shutil.which("lua5.4") or shutil.which("lua")
 
 def _lua_value(value) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_lua_value(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"[{json.dumps(k)}] = {_lua_value(v)}" for k, v in value.items()) + "}"
     return json.dumps(value)
 
 
@@ -288,6 +288,30 @@ def test_rayjob_health_check_runs_in_lua(generate, status, health):
     got, message = result.stdout.splitlines()
     assert got == health
     assert status.get("message", "") in message
+
+
+@pytest.mark.skipif(not LUA and not os.environ.get("CI"), reason="no Lua interpreter (apt-get install lua5.4)")
+@pytest.mark.parametrize("annotations, health", [
+    ({}, "Progressing"),
+    ({"rlgen.io/health-gate": "false"}, "Healthy"),
+    ({"rlgen.io/health-gate": "true"}, "Progressing"),
+])
+def test_only_the_runs_application_does_not_hold_up_the_root(generate, annotations, health):
+    """The root's sync waits for each wave's Applications to be healthy; a run's RayJob is
+    Progressing for days, so the runs Application reports Healthy to the root."""
+    (settings,) = [o for o in plain_manifests(generate("--plugin", "argo")) if o["kind"] == "ConfigMap"]
+    check = settings["data"]["resource.customizations.health.argoproj.io_Application"]
+    obj = _lua_value({"metadata": {"annotations": annotations} if annotations else {},
+                      "status": {"health": {"status": "Progressing", "message": "Running (Ray job RUNNING)"}}})
+    script = f"obj = {obj}\nlocal function check()\n{check}\nend\nlocal hs = check()\nprint(hs.status)\nprint(hs.message)\n"
+    result = subprocess.run([LUA, "-"], input=script, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    got, message = result.stdout.splitlines()
+    assert got == health
+    if annotations.get("rlgen.io/health-gate") == "false":
+        assert "Progressing" in message  # the real health stays visible
+    runs = next(o for o in plain_manifests(generate("--plugin", "argo")) if o["metadata"]["name"] == "runs")
+    assert runs["metadata"]["annotations"]["rlgen.io/health-gate"] == "false"
 
 
 # --- combinations refused ------------------------------------------------------------------

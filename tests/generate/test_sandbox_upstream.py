@@ -107,7 +107,9 @@ def test_controller_is_upstreams_published_image(generate):
     assert images == [{"name": "agent-sandbox-controller", "newName": "openkruise/agent-sandbox-controller",
                        "newTag": value("tag")}]
     readme = (generate() / "README.md").read_text()
-    assert "make docker-build-manager" in readme and "make docker-build " not in readme
+    script = (generate() / "images" / "sandbox-manager" / "build.sh").read_text()
+    assert "sh images/sandbox-manager/build.sh" in readme
+    assert "make docker-build-manager" in script and "make docker-build " not in script
     assert "random key" not in readme and "random admin" not in readme
 
 
@@ -163,3 +165,35 @@ def test_head_pod_is_hardened_and_sandboxes_are_bounded(generate):
     sized = generate("--set", "opensource-sandbox.sandbox_memory=4Gi")
     (sbs,) = [o for o in build(sized / "overlays" / "production" / "platform") if o["kind"] == "SandboxSet"]
     assert sbs["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] == "4Gi"
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_upstream_placeholder_ingress_is_not_applied(generate, tmp_path, sync):
+    """Upstream's root has an nginx Ingress for replace.with.your.domain; the engine's patch
+    deletes it, and nothing else goes with it."""
+    plain = build(VENDORED)
+    assert any(o["kind"] == "Ingress" for o in plain)
+    objects = render_manager(generate("--plugin", sync), tmp_path)
+    assert not any(o["kind"] == "Ingress" for o in objects)
+    assert "replace.with.your.domain" not in yamlio.dump_all(objects)
+    assert {(o["kind"], o["metadata"]["name"]) for o in objects} == {
+        (o["kind"], o["metadata"]["name"]) for o in plain if o["kind"] != "Ingress"}
+
+
+def test_manager_build_logs_key_ids_not_keys(generate, tmp_path):
+    """The build script's edit of the key store, run on lines shaped like upstream's: no key
+    value is logged afterwards, and a source the edit no longer matches stops the build."""
+    import subprocess
+
+    script = (generate() / "images" / "sandbox-manager" / "build.sh").read_text()
+    edit = next(line for line in script.splitlines() if line.startswith("sed -i "))
+    guard = next(line for line in script.splitlines() if line.startswith("if grep -n "))
+    source = tmp_path / "pkg" / "servers" / "e2b" / "keys" / "secret.go"
+    source.parent.mkdir(parents=True)
+    source.write_text('\t\t\tlog.Info("create admin key success", "key", adminKey.Key)\n'
+                      '\tlog.Info("api-key generated", "key", apiKey)\n')
+    check = f"{edit}\n{guard}\n  exit 1\nfi\n"
+    assert subprocess.run(["sh", "-c", check], cwd=tmp_path).returncode == 0
+    assert '"key"' not in source.read_text() and source.read_text().count('"id"') == 2
+    source.write_text('\tlog.Info("api-key generated", "key",  apiKey)\n\tlog.Info("x", "key", apiKey)\n')
+    assert subprocess.run(["sh", "-c", check], cwd=tmp_path, capture_output=True).returncode == 1

@@ -36,9 +36,25 @@ def test_generated_workflows_pass_actionlint(generate, args):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_project_workflow_passes_actionlint():
-    result = actionlint(REPO / ".github" / "workflows" / "ci.yaml")
+def test_project_workflows_pass_actionlint():
+    workflows = sorted((REPO / ".github" / "workflows").glob("*.yaml"))
+    assert [w.name for w in workflows] == ["ci.yaml", "release.yaml"]
+    result = actionlint(*workflows)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_release_builds_sdist_and_wheel_and_publishes_without_a_password():
+    from ruamel.yaml import YAML
+
+    release = YAML(typ="safe").load((REPO / ".github" / "workflows" / "release.yaml").read_text())
+    assert release[True if True in release else "on"]["push"]["tags"] == ["v*"]
+    build = "\n".join(step.get("run", "") for step in release["jobs"]["build"]["steps"])
+    assert "python -m build --sdist --wheel" in build
+    publish = release["jobs"]["publish"]
+    assert publish["permissions"] == {"id-token": "write"} and publish["environment"] == "release"
+    # Trusted publishing: the upload step is given no token or password.
+    assert all(not ({"password", "user"} & set(step.get("with") or {})) for step in publish["steps"])
+    assert "secrets." not in (REPO / ".github" / "workflows" / "release.yaml").read_text()
 
 
 def test_actionlint_reports_a_node20_action_and_a_shell_defect(tmp_path):

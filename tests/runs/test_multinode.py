@@ -294,3 +294,26 @@ def test_validate_reports_a_pod_group_that_waits_for_the_wrong_number_of_pods(ge
     code, problems = validate(repo)
     assert code == 1
     assert "pod-group min-available 3 but the RayJob has 2 pods (head and GPU workers)" in [p["message"] for p in problems]
+
+
+def test_the_entrypoint_stops_when_a_gpu_node_cannot_pin_memory_for_rdma(generate, tmp_path):
+    """Capabilities added to the non-root GPU pods would never take effect, so the pods carry
+    none, and the wait script names each RDMA node whose memlock limit is not unlimited."""
+    import resource
+    import runpy
+    import sys
+    import types
+
+    repo = generate("--set", "rlgen.network=rdma", "--set", "rlgen.nnodes=2")
+    (_, _), (worker, _) = pods(rendered(repo, "baseline")[0])
+    assert worker["spec"]["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    (tmp_path / "wait_for_gpus.py").write_text((repo / "base" / "training" / "wait_for_gpus.py").read_text())
+    sys.modules["ray"] = types.SimpleNamespace(init=lambda: None, shutdown=lambda: None)
+    try:
+        script = runpy.run_path(str(tmp_path / "wait_for_gpus.py"))
+    finally:
+        del sys.modules["ray"]
+    unlimited = resource.RLIM_INFINITY
+    assert script["memlock_problems"]([("gpu-0", "mlx5", unlimited), ("gpu-1", "", 65536)]) == []
+    (problem,) = script["memlock_problems"]([("gpu-0", "mlx5", unlimited), ("gpu-1", "mlx5", 65536)])
+    assert problem.startswith("gpu-1: memlock limit 65536 bytes, RDMA needs unlimited")

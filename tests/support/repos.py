@@ -9,12 +9,16 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
-#: The answers every ``rlgen new`` needs: the team's registry and this repository's remote.
+#: The answers every ``rlgen new`` needs: the team's registry and this repository's remote,
+#: and where images and CI install rlgen from (the tests run an editable install, which
+#: ``rlgen new`` refuses to use as that source).
 REGISTRY = "registry.rl.test/team"
 GIT_URL = "ssh://git@git.rl.test/platform/rl-repo.git"
-REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}")
+INSTALL = "rlgen==0.1.0"
+REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
+            "--set", f"rlgen.install={INSTALL}")
 #: The same answers for ``select()`` called directly.
-CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}}
+CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL}}
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):

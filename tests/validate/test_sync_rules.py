@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from rlgen.tools import yamlio
 from support.repos import run_rlgen, schema_dir
 
@@ -109,3 +110,84 @@ def test_mcp_warning_is_shown_and_keeps_exit_0(generate):
     assert report["problems"] == []
     assert any("cannot be verified offline" in w["message"] for w in report["warnings"])
     assert "warning: runs: ConfigMap/rl-training/" in result.stderr
+
+
+def test_argo_every_application_retries_without_limit(generate):
+    from support.repos import plain_manifests
+
+    apps = [d for d in plain_manifests(generate(*ARGO)) if d["kind"] == "Application"]
+    assert {a["metadata"]["name"] for a in apps} >= {"root", "sandbox-operator", "sandbox-manager", "platform", "runs"}
+    assert all(a["spec"]["syncPolicy"]["retry"]["limit"] == -1 for a in apps)
+
+
+def test_argo_application_without_retry_is_a_problem(generate, tmp_path):
+    repo = copy_of(generate, tmp_path, *ARGO)
+
+    def no_retry(doc):
+        if doc["metadata"]["name"] == "sandbox-manager":
+            doc["spec"]["syncPolicy"].pop("retry")
+    edit_docs(repo / "clusters" / "production" / "infrastructure.yaml", no_retry)
+    found = problems(repo)
+    assert any(p["obj"] == "Application/argocd/sandbox-manager" and "syncPolicy.retry.limit must be -1" in p["message"]
+               for p in found)
+
+
+def test_argo_runs_gating_the_root_is_a_problem(generate, tmp_path):
+    repo = copy_of(generate, tmp_path, *ARGO)
+    edit_docs(repo / "clusters" / "production" / "runs.yaml",
+              lambda doc: doc["metadata"]["annotations"].pop("rlgen.io/health-gate"))
+    found = problems(repo)
+    assert [p["obj"] for p in found if "gates the root's sync" in p["message"]] == ["Application/argocd/runs"]
+
+
+SANDBOX = ("components", "opensource-sandbox", "platform")
+
+
+def test_sandboxes_run_apart_from_the_trainer(generate):
+    from support.repos import build
+
+    objects = build(generate() / "overlays" / "production" / "platform")
+    (sandbox_set,) = [o for o in objects if o["kind"] == "SandboxSet"]
+    assert sandbox_set["metadata"]["namespace"] == "rl-training-sandboxes"
+    assert sandbox_set["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+    policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "NetworkPolicy"}
+    isolated = policies["sandboxes-isolated"]["spec"]
+    assert isolated["egress"] == [] and "Egress" in isolated["policyTypes"]
+    assert isolated["ingress"] == [{"from": [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "sandbox-system"}}}]}]
+    dashboard = policies["ray-dashboard-in-namespace"]["spec"]
+    assert dashboard["ingress"][0] == {"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": 8265}]}
+    open_ports = dashboard["ingress"][1]["ports"]
+    assert not any(p["port"] <= 8265 <= p.get("endPort", p["port"]) for p in open_ports if p["protocol"] == "TCP")
+    # No Secret the sandboxes could read lives in their namespace.
+    assert not [o for o in objects if o["kind"] == "Secret" and o["metadata"]["namespace"] == "rl-training-sandboxes"]
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda d: d["metadata"].__setitem__("namespace", "rl-training") if d["kind"] == "SandboxSet" else None,
+     "share namespace rl-training with the RayJobs"),
+    (lambda d: d["spec"]["template"]["spec"].pop("automountServiceAccountToken") if d["kind"] == "SandboxSet" else None,
+     "mounts a service-account token"),
+], ids=["namespace", "token"])
+def test_sandbox_hand_edits_are_problems(repo, change, expected):
+    edit_docs(repo.joinpath(*SANDBOX, "sandboxset.yaml"), change)
+    assert any(expected in p["message"] and p["obj"].startswith("SandboxSet/") for p in problems(repo))
+
+
+def test_sandboxes_without_denied_egress_are_a_problem(repo):
+    edit_docs(repo.joinpath(*SANDBOX, "sandboxes-network-policy.yaml"),
+              lambda d: d["spec"].__setitem__("egress", [{}]))
+    assert any("denies the sandboxes' egress" in p["message"] for p in problems(repo))
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_upstream_ingress_kept_is_a_problem(generate, tmp_path, sync):
+    repo = copy_of(generate, tmp_path, "--plugin", sync)
+
+    def keep_ingress(doc):
+        if doc["metadata"]["name"] == "sandbox-manager" and doc["kind"] in ("Kustomization", "Application"):
+            patches = doc["spec"]["patches"] if sync == "flux" else doc["spec"]["source"]["kustomize"]["patches"]
+            patches[:] = [p for p in patches if p["target"]["kind"] != "Ingress"]
+    edit_docs(repo / "clusters" / "production" / "infrastructure.yaml", keep_ingress)
+    label = "Kustomization/flux-system/sandbox-manager" if sync == "flux" else "Application/argocd/sandbox-manager"
+    assert any(p["obj"] == label and "placeholder hosts" in p["message"] for p in problems(repo))

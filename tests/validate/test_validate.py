@@ -30,6 +30,12 @@ def worker(doc):
     return doc["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
 
 
+def sidecar(doc):
+    doc["spec"]["submissionMode"] = "SidecarMode"
+    doc["spec"].pop("submitterPodTemplate", None)
+    doc["spec"].pop("submitterConfig", None)
+
+
 def set_trainer(repo, section, key, value):
     path = repo / "base" / "training" / "trainer.yaml"
     doc = yamlio.load(path.read_text())
@@ -49,8 +55,12 @@ def test_generated_repository_is_valid(generate):
 RAYJOB = ("base", "training", "rayjob.yaml")
 BREAKS = {
     "submission mode": (RAYJOB, lambda d: d["spec"].__setitem__("submissionMode", "SideCarMode"), "submissionMode 'SideCarMode'"),
-    "sidecar restart policy": (RAYJOB, lambda d: head(d).__setitem__("restartPolicy", "Always"), "restartPolicy Never"),
-    "sidecar submitter": (RAYJOB, lambda d: d["spec"].__setitem__("submitterConfig", {"backoffLimit": 2}), "SidecarMode does not allow submitterConfig"),
+    "sidecar restart policy": (RAYJOB, lambda d: (sidecar(d), head(d).__setitem__("restartPolicy", "Always")), "restartPolicy Never"),
+    "sidecar submitter": (RAYJOB, lambda d: (sidecar(d), d["spec"].__setitem__("submitterConfig", {"backoffLimit": 2})), "SidecarMode does not allow submitterConfig"),
+    "sidecar dies on a log hiccup": (RAYJOB, sidecar, "drops on a transient disconnect"),
+    "submitter without retries": (RAYJOB, lambda d: d["spec"]["submitterConfig"].__setitem__("backoffLimit", 0), "one dropped log stream"),
+    "capabilities of a non-root container": (RAYJOB, lambda d: worker(d)["containers"][0]["securityContext"].__setitem__(
+        "capabilities", {"add": ["IPC_LOCK"]}), "runs as non-root and adds IPC_LOCK"),
     "ttl without shutdown": (RAYJOB, lambda d: d["spec"].__setitem__("shutdownAfterJobFinishes", False), "needs shutdownAfterJobFinishes"),
     "delete self": (RAYJOB, lambda d: d["spec"].__setitem__("deletionStrategy", {"deletionRules": [
         {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED"}}]}), "DeleteSelf"),

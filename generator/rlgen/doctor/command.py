@@ -12,7 +12,7 @@ HELP = """Check, read-only, that the cluster of --context can run this repositor
 
 \b
 Every check comes from the repository's own rendered objects: the custom API groups it
-uses, KubeRay (>= v1.5.0 when a RayJob uses SidecarMode), the sync engine's controllers,
+uses, KubeRay (>= v1.2.0 for a RayJob's submitterConfig, >= v1.5.0 for SidecarMode), the sync engine's controllers,
 the CSI drivers of its volumes, the RRSA webhook (rrsa-storage), RDMA devices or gang
 scheduling when a run asks for them, GPU nodes whose taints the largest run tolerates,
 and every Secret it references, by name and key.

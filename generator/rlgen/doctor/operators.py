@@ -10,6 +10,9 @@ from rlgen.kube.report import OK, PROBLEM, Row
 
 #: KubeRay first shipped SidecarMode in v1.5.0 (rayjob_types.go, PR #3971).
 SIDECAR_SINCE = (1, 5, 0)
+#: spec.submitterConfig (the submitter Job's backoffLimit) is in rayjob_types.go from v1.2.0 on;
+#: an older CRD drops it and the submitter gives up after KubeRay's default retries.
+SUBMITTER_CONFIG_SINCE = (1, 2, 0)
 #: Groups whose CRDs upstream sources install, by the owner/name of the repository that ships
 #: them (on GitHub or on the mirror of ``rlgen.upstream_mirror``, which keeps the path).
 INSTALLED_FROM = {"agents.kruise.io": "/openkruise/agents"}
@@ -66,8 +69,12 @@ def kuberay(cluster, needs: Needs) -> list[Row]:
         return []
     deployments = cluster.items("AppsV1Api.list_deployment_for_all_namespaces")
     operator = next((d for d in deployments if _is_kuberay(d)), None)
-    sidecar = any(r.submission_mode == "SidecarMode" for r in needs.rayjobs)
-    need = "v%d.%d.%d" % SIDECAR_SINCE
+    # The newest KubeRay feature a RayJob of the repository uses.
+    features = [(since, name) for since, name, used in (
+        (SIDECAR_SINCE, "SidecarMode", any(r.submission_mode == "SidecarMode" for r in needs.rayjobs)),
+        (SUBMITTER_CONFIG_SINCE, "submitterConfig", any(r.submitter_config for r in needs.rayjobs))) if used]
+    since, feature = max(features, default=(SIDECAR_SINCE, ""))
+    need = "v%d.%d.%d" % since
     if operator is None:
         return [Row("KubeRay operator", PROBLEM, "no kuberay-operator Deployment in any namespace", INSTALL["ray.io"])]
     meta = operator["metadata"]
@@ -81,12 +88,14 @@ def kuberay(cluster, needs: Needs) -> list[Row]:
     elif version is None:
         rows.append(Row("KubeRay operator", PROBLEM, f"{where}: the image tag names no version",
                         f"pin the operator image to a release >= {need}"))
-    elif sidecar and version < SIDECAR_SINCE:
+    elif feature and version < since:
+        effect = ("every RayJob would end ValidationFailed" if feature == "SidecarMode" else
+                  "its CRD drops the field and a dropped log stream fails a running job")
         rows.append(Row("KubeRay operator", PROBLEM,
-                        f"{where}: v{'.'.join(map(str, version))} predates SidecarMode ({need}); "
-                        "every RayJob would end ValidationFailed", f"upgrade KubeRay to {need} or later"))
+                        f"{where}: v{'.'.join(map(str, version))} predates {feature} ({need}); {effect}",
+                        f"upgrade KubeRay to {need} or later"))
     else:
-        rows.append(Row("KubeRay operator", OK, f"{where}" + (" supports SidecarMode" if sidecar else "")))
+        rows.append(Row("KubeRay operator", OK, f"{where}" + (f" supports {feature}" if feature else "")))
     if any(r.gang or r.scheduler for r in needs.rayjobs):
         args = " ".join(_container(operator).get("args") or [])
         rows.append(Row("gang scheduling", OK, f"KubeRay runs with {args}") if "batch-scheduler" in args else

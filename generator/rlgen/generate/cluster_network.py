@@ -35,9 +35,10 @@ ERDMA_NCCL = (
 )
 
 _NOTES = {
-    "rdma": "NCCL over RDMA on ACK Lingjun nodes: needs the ack-rdma-device-plugin add-on.",
-    "erdma": "NCCL over eRDMA: needs the ACK eRDMA Controller add-on (preferDriver ofed) and the eRDMA\n"
-             "user-space driver in the image.",
+    "rdma": "NCCL over RDMA on ACK Lingjun nodes: needs the ack-rdma-device-plugin add-on and an\n"
+            "unlimited memlock limit for containers (the run stops early without one).",
+    "erdma": "NCCL over eRDMA: needs the ACK eRDMA Controller add-on (preferDriver ofed), the eRDMA\n"
+             "user-space driver in the image and an unlimited memlock limit for containers.",
 }
 
 _ENV_NOTES = {
@@ -56,11 +57,9 @@ def apply(pod: dict, spec: Spec) -> None:
     values = LINGJUN_NCCL if spec.network == "rdma" else ERDMA_NCCL
     container["env"] = [*container["env"], *({"name": k, "value": v} for k, v in values)]
     container.yaml_set_comment_before_after_key("env", before=_ENV_NOTES[spec.network], indent=16)
-    if spec.network == "rdma":
-        container["securityContext"]["capabilities"] = {"add": ["IPC_LOCK", "SYS_RESOURCE"]}
-        container["securityContext"].yaml_set_comment_before_after_key(
-            "capabilities", before="As in ACK's RDMA example: RDMA pins the memory it registers with the NIC.",
-            indent=18)
+    # No IPC_LOCK/SYS_RESOURCE (ACK's RDMA examples run as root): added to a non-root container
+    # they reach only its bounding set (kubernetes#56374). Pinning memory for the NIC needs the
+    # node to give containers an unlimited memlock limit; wait_for_gpus.py checks every GPU node.
     if spec.network == "rdma" and spec.rdma_host_network:
         pod.insert(0, "hostNetwork", True)
         pod.yaml_set_comment_before_after_key(

@@ -7,7 +7,7 @@ import json
 
 from rlgen.contributions import SecretRef
 from rlgen.naming import hashed_name
-from rlgen.plugin_host.install import pip_arguments
+from rlgen.plugin_host.install import effective, needs_git, pip_arguments
 from rlgen.spec import Spec
 
 _SCRIPT = """\
@@ -26,13 +26,21 @@ def data_dockerfile(spec: Spec) -> str:
     """``images/data/Dockerfile``: the image the dataset and model Jobs run, with rlgen in it,
     so the cluster runs the very ``rlgen data`` code that was tested."""
     packages = " ".join(f'"{p}"' for p in DATA_PACKAGES)
+    install = effective(spec.rlgen_install)
+    git = ""
+    if needs_git(install):
+        git = ("# pip clones rlgen.install's Git repository; the slim base image has no git.\n"
+               "RUN apt-get update \\\n"
+               " && apt-get install --yes --no-install-recommends git \\\n"
+               " && rm -rf /var/lib/apt/lists/*\n")
     return f"""\
 # Dataset pipeline image, pushed as {spec.data_image}.
 # The Jobs run `rlgen data prepare`/`model` and `rlgen data upload` from this image: nothing
 # is installed when a Job starts, so a re-run cannot pick up different packages.
+# rlgen comes from rlgen.install (rlgen.yaml), the source validate.yaml installs it from too.
 FROM python:3.11.11-slim-bookworm
 
-RUN pip install --no-cache-dir {pip_arguments(spec.rlgen_install, extra="data")} {packages} \\
+{git}RUN pip install --no-cache-dir {pip_arguments(install, extra="data")} {packages} \\
  && useradd --create-home --uid 1000 --user-group pipeline
 USER 1000
 WORKDIR /home/pipeline

@@ -23,6 +23,7 @@ from rlgen.generate.kustomizations import (
 )
 from rlgen.generate import rayjob as rayjob_source
 from rlgen.generate.rayjob import rayjob
+from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
@@ -55,6 +56,8 @@ class Build:
 
 
 def check_selection(b: Build) -> None:
+    # Before anything else: a source no image build can reach is refused with what to pass.
+    install.effective(b.spec.rlgen_install)
     if found := b.hooks.check(b.ctx):
         raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
 
@@ -192,9 +195,11 @@ def answers_file(b: Build) -> None:
 def skeleton(b: Build) -> None:
     """README, workflows and .gitignore."""
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
+    image = training_image.images_entry(b.spec, b.hooks.training_image(b.ctx))
     readme.write(b.tree, b.spec, b.selection, b.run, b.secrets(), b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
-                                               "platform": parts["platform"]}, b.spec))
+                                               "platform": parts["platform"]}, b.spec),
+                  f"{image['newName']}:{image['newTag']}")
 
 
 STAGES = (check_selection, plugin_components, training_base, platform_base, sync_entry_points, plugin_files,

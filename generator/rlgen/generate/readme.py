@@ -8,7 +8,7 @@ from rlgen import __version__
 from rlgen.contributions import SecretRef, Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
-from rlgen.plugin_host.install import pip_arguments
+from rlgen.plugin_host.install import effective, index_options, pip_arguments, upgrade_arguments
 from rlgen.plugin_host.selection import Selection
 from rlgen.spec import ENVIRONMENTS, Spec
 
@@ -65,13 +65,19 @@ def folder_tree(paths: Iterable[str]) -> str:
 
 
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: list[SecretRef],
-          sections: list[str], run_naming: int, rows: list[dict] = ()) -> None:
+          sections: list[str], run_naming: int, rows: list[dict] = (), training_image: str = "") -> None:
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
+        "registry": spec.registry,
+        "training_image": training_image or spec.training_image,
+        "data_image": spec.data_image,
+        "secret_namespaces": sorted({s.namespace for s in secrets}),
         "stages": list(rows),
         "rlgen_version": __version__,
-        "rlgen_install": pip_arguments(spec.rlgen_install),
+        "rlgen_install": pip_arguments(effective(spec.rlgen_install)),
+        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install)),
+        "rlgen_index_options": index_options(effective(spec.rlgen_install)),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
         "git_branch": spec.git_branch,

@@ -30,8 +30,11 @@ ARG VERL_VERSION={spec.verl_version}
 RUN git clone --depth 1 --branch v${{VERL_VERSION}} https://github.com/verl-project/verl.git /home/verl \\
  && pip install --no-cache-dir --no-deps -e /home/verl{extra}
 
-# Train as an unprivileged user; the RayJob sets runAsUser 1000 to match.
-RUN useradd --create-home --uid 1000 --user-group ray \\
+# Train as an unprivileged user; the RayJob sets runAsUser 1000 to match. An Ubuntu 24.04 base
+# already has uid 1000 (user ubuntu), which useradd would refuse: that user goes first.
+RUN if getent passwd 1000 >/dev/null; then userdel --remove "$(getent passwd 1000 | cut -d: -f1)"; fi \\
+ && if getent group 1000 >/dev/null; then groupdel "$(getent group 1000 | cut -d: -f1)"; fi \\
+ && useradd --create-home --uid 1000 --user-group ray \\
  && chown -R 1000:1000 /home/verl
 USER 1000
 WORKDIR /home/verl

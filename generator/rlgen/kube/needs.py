@@ -46,6 +46,8 @@ class RayJobNeed:
     pods: list[PodShape]
     scheduler: str = ""
     gang: bool = False
+    #: The RayJob sets spec.submitterConfig (its submitter Job's retries).
+    submitter_config: bool = False
 
     @property
     def gpus(self) -> int:
@@ -162,7 +164,7 @@ def _rayjob(obj: dict) -> RayJobNeed:
     return RayJobNeed(get(obj, "metadata", "name"), get(obj, "metadata", "namespace", default=""),
                       spec.get("submissionMode", "K8sJobMode"), pods,
                       scheduler=head.get("schedulerName", "") if head.get("schedulerName") != "default-scheduler" else "",
-                      gang=labels.get(GANG_LABEL) == "true")
+                      gang=labels.get(GANG_LABEL) == "true", submitter_config="submitterConfig" in spec)
 
 
 def _gpus(pod: dict) -> int:

@@ -1,13 +1,23 @@
 """How rlgen itself is installed where a generated repository runs it (its CI workflows and
 the data image): the option ``rlgen.install``, one pip requirement naming rlgen, optionally
-followed by pip options that say where to find it."""
+followed by pip options that say where to find it.
+
+Without an answer the requirement is where this rlgen came from, as pip recorded it
+(PEP 610 ``direct_url.json``): none for a release from a package index, a VCS URL and commit,
+or an archive URL. A source no image build can reach (an editable or local install, a local
+file) is refused, with what to pass instead.
+"""
 from __future__ import annotations
 
+import json
 import shlex
+from importlib import metadata
 
-from rlgen import __version__
+from rlgen.errors import RlgenError
 
-DEFAULT = f"rlgen=={__version__}"
+#: The option's default: "where this rlgen was installed from", resolved by :func:`effective`.
+DEFAULT = ""
+_EXAMPLE = "e.g. 'rlgen @ git+https://host/rlgen.git@<commit>' or 'rlgen==<version> --index-url URL'"
 # Options that only change where pip looks; anything else would change what gets installed.
 _INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--trusted-host")
 
@@ -15,7 +25,7 @@ _INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "--find-links", "-f"
 def _split(value: str) -> tuple[str, list[str]]:
     """(requirement, pip options): the requirement is everything before the first option,
     since ``rlgen @ URL`` has spaces in it."""
-    tokens = shlex.split(value or DEFAULT)
+    tokens = shlex.split(value)
     first = next((i for i, token in enumerate(tokens) if token.startswith("-")), len(tokens))
     return " ".join(tokens[:first]), tokens[first:]
 
@@ -56,3 +66,83 @@ def pip_arguments(value: str, extra: str | None = None) -> str:
         parsed.extras.add(extra)
         requirement = str(parsed)
     return shlex.join([requirement, *options])
+
+
+def installed_source(dist: metadata.Distribution) -> tuple[str | None, str]:
+    """(requirement, why not): the pip requirement that installs ``dist`` again elsewhere, or
+    None and the reason no image build could use its source."""
+    text = dist.read_text("direct_url.json")
+    if not text:
+        return f"rlgen=={dist.version}", ""  # from a package index
+    info = json.loads(text)
+    url = _without_password(info.get("url", ""))
+    fragment = f"#subdirectory={info['subdirectory']}" if info.get("subdirectory") else ""
+    if vcs := info.get("vcs_info"):
+        if url.startswith("file:"):
+            return None, f"a local {vcs.get('vcs', 'VCS')} repository"
+        return f"rlgen @ {vcs['vcs']}+{url}@{vcs['commit_id']}{fragment}", ""
+    if "archive_info" in info:
+        if url.startswith("file:"):
+            return None, "a local file"
+        hashes = info["archive_info"].get("hashes") or {}
+        if "sha256" in hashes:
+            fragment = f"#sha256={hashes['sha256']}"
+        return f"rlgen @ {url}{fragment}", ""
+    if (info.get("dir_info") or {}).get("editable"):
+        return None, "an editable install of a local directory"
+    return None, "a local directory"
+
+
+def _without_password(url: str) -> str:
+    """``url`` without a password (pip strips credentials when it records a URL; a user name
+    like ``git@`` stays): nothing secret reaches a generated repository."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def effective(value: str) -> str:
+    """``rlgen.install`` as given, else where this rlgen was installed from; raises when
+    that source is one no image build can reach."""
+    if value:
+        return value
+    # An installer (pip, uv) leaves INSTALLER; a source checkout's build leftovers (an egg-info
+    # in the working directory, first on sys.path) do not and say nothing about the source.
+    found = list(metadata.distributions(name="rlgen"))
+    installed = [d for d in found if d.read_text("INSTALLER")] or found
+    if installed:
+        requirement, why = installed_source(installed[0])
+    else:
+        requirement, why = None, "not installed (run from a source checkout)"
+    if requirement is None:
+        raise RlgenError(f"rlgen.install: this rlgen is {why}, which the data image and CI cannot install: "
+                         f"pass --set rlgen.install=REQUIREMENT ({_EXAMPLE})")
+    return requirement
+
+
+def needs_git(value: str) -> bool:
+    """Whether pip clones a Git repository to install ``value``."""
+    requirement, _ = _split(value)
+    return "@" in requirement and requirement.split("@", 1)[1].strip().startswith("git+")
+
+
+def upgrade_arguments(value: str) -> str:
+    """``pip install --upgrade`` arguments for the newest rlgen from ``value``'s index (its
+    name, extras and index options, no version); "" when ``value`` pins a URL."""
+    from packaging.requirements import Requirement
+
+    requirement, options = _split(value)
+    parsed = Requirement(requirement)
+    if parsed.url:
+        return ""
+    name = parsed.name + (f"[{','.join(sorted(parsed.extras))}]" if parsed.extras else "")
+    return shlex.join([name, *options])
+
+
+def index_options(value: str) -> str:
+    """``value``'s pip options, each shell-quoted, with a leading space ("" without any)."""
+    _, options = _split(value)
+    return "".join(" " + shlex.quote(o) for o in options)

@@ -95,7 +95,8 @@ CORE = PluginInfo(
                choices=ENVIRONMENTS),
         Option("run", "Name of the first training run", "baseline", check=_run_name_error),
         Option("install", "pip requirement of rlgen for the repository's CI and the data image, "
-                          "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0')",
+                          "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0'; "
+                          "default: where this rlgen was installed from)",
                install.DEFAULT, check=install.install_error),
         Option("network", "NCCL between GPU nodes: tcp (pod network), rdma (ACK Lingjun, "
                "ack-rdma-device-plugin) or erdma (ACK eRDMA controller)", "tcp", choices=NETWORKS),

@@ -34,11 +34,35 @@ def rayjob_rules(objects: list[Rendered]) -> Iterator[Finding]:
             for field in ("clusterSelector", "submitterPodTemplate", "submitterConfig"):
                 if field in spec:
                     yield say(f"SidecarMode does not allow {field}")
+            if spec.get("shutdownAfterJobFinishes"):
+                # kuberay v1.7.0 rayjob_controller.go: without the alpha SidecarSubmitterRestart gate
+                # (Kubernetes >= 1.35) a non-zero exit of the submitter container fails the RayJob.
+                yield say("SidecarMode fails the RayJob when `ray job logs --follow` drops on a transient "
+                          "disconnect, and shutdownAfterJobFinishes then deletes the cluster of the running "
+                          "job: use K8sJobMode (its submitter Job retries and reattaches)")
+        if mode == "K8sJobMode" and int(get(spec, "submitterConfig", "backoffLimit", default=2) or 0) < 2:
+            yield say("submitterConfig.backoffLimit below 2: one dropped log stream fails a running job")
+        submitter = get(spec, "submitterPodTemplate", "spec")
+        for pod in pod_specs(job) + ([submitter] if submitter else []):
+            for container in pod.get("containers", []) + pod.get("initContainers", []):
+                added = get(container, "securityContext", "capabilities", "add", default=[]) or []
+                if added and _non_root(pod, container):
+                    yield say(f"container {container.get('name')} runs as non-root and adds {', '.join(added)}: "
+                              "such capabilities reach only the bounding set and never take effect "
+                              "(RDMA needs an unlimited memlock limit from the node instead)")
         if spec.get("ttlSecondsAfterFinished", 0) > 0 and not spec.get("shutdownAfterJobFinishes"):
             yield say("ttlSecondsAfterFinished needs shutdownAfterJobFinishes: true")
         for rule in get(spec, "deletionStrategy", "deletionRules", default=[]):
             if rule.get("policy") == "DeleteSelf":
                 yield say("a DeleteSelf deletion rule makes the sync engine re-create the RayJob and train again")
+
+
+def _non_root(pod: dict, container: dict) -> bool:
+    def setting(key):
+        own = get(container, "securityContext", key)
+        return own if own is not None else get(pod, "securityContext", key)
+    user = setting("runAsUser")
+    return (user is not None and int(user) != 0) or (user is None and setting("runAsNonRoot") is True)
 
 
 def trainer_config(configmap: dict) -> dict | None:

@@ -57,3 +57,54 @@ def alb_rules(objects: list[Rendered]) -> Iterator[Finding]:
                 if (port, protocol.upper()) not in listeners:
                     yield Finding(item.source, item.label,
                                   f"listen-ports {protocol}:{port} has no AlbConfig listener; ALB skips its rules")
+
+
+def sandbox_isolation_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    """Sandboxes run model-written code: never in the trainer's namespace, without a
+    service-account token, and behind a NetworkPolicy that denies their egress."""
+    ray_namespaces = {get(o.obj, "metadata", "namespace") for o in objects if o.obj.get("kind") == "RayJob"}
+    policies = [o.obj for o in objects if o.obj.get("kind") == "NetworkPolicy"]
+    for item in objects:
+        if item.obj.get("kind") != "SandboxSet":
+            continue
+        ns = get(item.obj, "metadata", "namespace")
+        if ns in ray_namespaces:
+            yield Finding(item.source, item.label, f"sandboxes share namespace {ns} with the RayJobs: model-written "
+                                                   "code would sit beside the trainer's Secrets and its Ray dashboard")
+        if get(item.obj, "spec", "template", "spec", "automountServiceAccountToken") is not False:
+            yield Finding(item.source, item.label, "the sandbox pod template mounts a service-account token: set "
+                                                   "automountServiceAccountToken: false")
+        if not any(_denies_egress(p) for p in policies if get(p, "metadata", "namespace") == ns):
+            yield Finding(item.source, item.label, f"no NetworkPolicy in {ns} denies the sandboxes' egress (podSelector "
+                                                   "{} with policyType Egress and no rule open to everything)")
+
+
+def _denies_egress(policy: dict) -> bool:
+    spec = policy.get("spec") or {}
+    rules = spec.get("egress") or []
+    return (spec.get("podSelector") or {}) == {} and "Egress" in (spec.get("policyTypes") or []) \
+        and not any(rule in ({}, None) or not rule.get("to") for rule in rules)
+
+
+#: The kustomize root of openkruise/agents that applies the sandbox manager (and, upstream, an
+#: nginx Ingress for the placeholder hosts replace.with.your.domain).
+MANAGER_ROOT = "config/sandbox-manager"
+
+
+def upstream_ingress_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    """The sync stage applying upstream's sandbox-manager root must delete its placeholder Ingress."""
+    for item in objects:
+        obj, kind = item.obj, item.obj.get("kind")
+        if kind == "Kustomization" and str(obj.get("apiVersion", "")).startswith("kustomize.toolkit.fluxcd.io"):
+            path, patches = get(obj, "spec", "path", default=""), get(obj, "spec", "patches", default=[])
+        elif kind == "Application" and str(obj.get("apiVersion", "")).startswith("argoproj.io"):
+            path = get(obj, "spec", "source", "path", default="")
+            patches = get(obj, "spec", "source", "kustomize", "patches", default=[])
+        else:
+            continue
+        if str(path).removeprefix("./").strip("/") != MANAGER_ROOT:
+            continue
+        if not any(get(p, "target", "kind") == "Ingress" and "$patch: delete" in str(p.get("patch", ""))
+                   for p in patches or []):
+            yield Finding(item.source, item.label, f"applies upstream's {MANAGER_ROOT} without deleting its nginx "
+                                                   "Ingress for placeholder hosts (a $patch: delete entry)")

@@ -122,3 +122,38 @@ def example_domain_rules(objects: list[Rendered]) -> Iterator[Finding]:
             if url and is_example_host(url_host(url)):
                 yield Finding(item.source, item.label, f"Git URL '{url}' is on a reserved example domain: "
                                                        "set rlgen.git_url to this repository's remote")
+
+
+#: The annotation rlgen's Argo CD Application health check reads (plugin ``argo``).
+HEALTH_GATE = "rlgen.io/health-gate"
+
+
+def _applies(objects: list[Rendered], app: dict) -> list[dict]:
+    path = str(get(app, "spec", "source", "path", default="")).strip("/")
+    return [o.obj for o in objects if path and o.source == path]
+
+
+def argo_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    """Argo CD: a failed automated sync of a revision is never attempted again unless the
+    Application's retry policy does it (argo-cd v3.5.1 controller/appcontroller.go), and a
+    RayJob is Progressing for a whole run, so an Application of RayJobs that gates the root's
+    sync keeps that sync running."""
+    apps = [o for o in objects if o.obj.get("kind") == "Application"
+            and str(o.obj.get("apiVersion", "")).startswith("argoproj.io")]
+    health_checks = [str(get(o.obj, "data", "resource.customizations.health.argoproj.io_Application", default=""))
+                     for o in objects if o.obj.get("kind") == "ConfigMap" and get(o.obj, "metadata", "name") == "argocd-cm"]
+    for item in apps:
+        policy = get(item.obj, "spec", "syncPolicy", default={}) or {}
+        if "automated" in policy:
+            limit = get(policy, "retry", "limit")
+            if limit is None or int(limit) >= 0:
+                yield Finding(item.source, item.label,
+                              "syncPolicy.retry.limit must be -1: Argo CD never re-attempts a failed automated "
+                              "sync of the same revision once its retries are used up")
+        if any(o.get("kind") == "RayJob" for o in _applies(objects, item.obj)):
+            gate = get(item.obj, "metadata", "annotations", HEALTH_GATE)
+            if gate != "false" or not any(HEALTH_GATE in check for check in health_checks):
+                yield Finding(item.source, item.label,
+                              f"applies RayJobs but gates the root's sync (needs annotation {HEALTH_GATE}: \"false\" "
+                              "and argocd-cm's Application health check reading it): a RayJob stays Progressing "
+                              "for the whole run, so the root's sync never finishes")
