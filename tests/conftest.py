@@ -36,3 +36,13 @@ def schemas():
 def repo(generate, tmp_path):
     """A fresh copy (with its .git) of the default generated repository, for a test to change."""
     return shutil.copytree(generate(), tmp_path / "repo", symlinks=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many objects tests/validate/test_kubeconform_parity.py had both schema engines check
+    (summed here: under xdist each worker records its own)."""
+    total = sum(value for reports in terminalreporter.stats.values() for report in reports
+                if getattr(report, "when", None) == "call"
+                for name, value in getattr(report, "user_properties", ()) if name == "kubeconform_parity_objects")
+    if total:
+        terminalreporter.write_line(f"kubeconform parity: {total} objects checked by kubeconform and rlgen's validator")
