@@ -68,8 +68,8 @@ def test_every_object_of_every_combination(generate, kubeconform, tmp_path, reco
     objects = collect(repo)
     by_jsonschema, by_kubeconform = problems_by_engine(repo, objects, tmp_path)
     assert by_kubeconform == by_jsonschema == {}
-    # Summed over the run by tests/validate/conftest.py.
-    record_property("kubeconform_parity_objects", len(objects))
+    # Summed over the run by tests/conftest.py.
+    record_property("kubeconform_parity_combinations", len(objects))
 
 
 DEPLOYMENT = """
@@ -224,7 +224,7 @@ def test_planted_faults(with_widget_schema, kubeconform, tmp_path, record_proper
     assert sorted(found.elements(), key=str) == sorted(((p, words if p else None) for p in expected), key=str)
     # Only the planted object fails: the rest of the repository is valid to both.
     assert set(by_jsonschema) <= {(planted.source, planted.label)}
-    record_property("kubeconform_parity_objects", len(checked))
+    record_property("kubeconform_parity_planted", len(checked))
 
 
 def plant_in_files(repo: Path, sync_kind: str) -> None:
