@@ -36,3 +36,21 @@ def schemas():
 def repo(generate, tmp_path):
     """A fresh copy (with its .git) of the default generated repository, for a test to change."""
     return shutil.copytree(generate(), tmp_path / "repo", symlinks=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many objects tests/validate/test_kubeconform_parity.py had both schema engines check
+    (summed here: under xdist each worker records its own)."""
+    totals = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for name, value in getattr(report, "user_properties", ()):
+                if name.startswith("kubeconform_parity_"):
+                    totals[name] = totals.get(name, 0) + value
+    if totals:
+        terminalreporter.write_line(
+            f"kubeconform parity: {sum(totals.values())} objects checked by kubeconform and rlgen's validator "
+            f"({totals.get('kubeconform_parity_combinations', 0)} of the plugin combinations, "
+            f"{totals.get('kubeconform_parity_planted', 0)} beside planted faults)")

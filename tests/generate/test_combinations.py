@@ -4,11 +4,10 @@ is paired rather than multiplied: mlflow in the 16 selections whose choices add 
 number, so it meets each plugin of every other slot 8 times, and the matrix stays at 32."""
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from rlgen.tools.yamlio import load
 from rlgen.rules import Rendered, check
+from support.combinations import COMBOS, args_for
 from support.repos import all_objects, build
 from support.verl_config import (
     compose_run,
@@ -16,33 +15,6 @@ from support.verl_config import (
     unknown_keys,
     verl_defaults,
 )
-
-SLOTS = [
-    [("opensource-sandbox",), ("marketplace-sandbox", "marketplace-sandbox.domain=sandbox.example.com")],
-    [("ak-storage",), ("rrsa-storage", "rrsa-storage.role_name=rl-oss-reader")],
-    [("gsm8k",), ("geometry3k",)],
-    [("vllm",), ("sglang",)],
-    [("flux",), ("argo",)],
-]
-
-
-def args_for(combo) -> tuple[str, ...]:
-    args = []
-    for plugin, *sets in combo:
-        args += ["--plugin", plugin]
-        for item in sets:
-            args += ["--set", item]
-    return tuple(args)
-
-
-TRACKING = [("no-tracking",), ("mlflow", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000")]
-
-
-def with_tracking(choice: tuple[int, ...]):
-    return tuple(SLOTS[slot][i] for slot, i in enumerate(choice)) + (TRACKING[sum(choice) % 2],)
-
-
-COMBOS = [with_tracking(choice) for choice in itertools.product(*(range(len(s)) for s in SLOTS))]
 
 
 @pytest.mark.parametrize("combo", COMBOS, ids=lambda c: "+".join(p[0] for p in c))

@@ -1,6 +1,8 @@
 """``rlgen validate`` needs no network and no environment variable: rlgen's own schemas first,
 the repository's schemas/ next, the remote catalogs last; ``--offline`` never downloads.
-Every run here has its proxies pointed at a closed port, so a download attempt would fail."""
+Every run here has its proxies pointed at a closed port, so a download attempt would fail.
+These runs check schemas with rlgen's own validator (kubeconform off PATH); that kubeconform
+finds the same is tests/validate/test_kubeconform_parity.py."""
 from __future__ import annotations
 
 import json
@@ -8,10 +10,12 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 
 import pytest
 from rlgen.schemas.shipped import CATALOG
 from rlgen.tools import yamlio
+from support.engines import without_kubeconform
 from support.repos import run_rlgen
 
 UNREACHABLE = "http://127.0.0.1:9"
@@ -19,7 +23,7 @@ ARGO = ("--plugin", "argo")
 
 
 def offline_env() -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "RLGEN_SCHEMA_DIR"}
+    env = without_kubeconform({k: v for k, v in os.environ.items() if k != "RLGEN_SCHEMA_DIR"})
     for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
         env[name] = UNREACHABLE
     env.pop("no_proxy", None)
@@ -145,20 +149,21 @@ def test_generated_repository_carries_the_schemas_of_its_custom_kinds(generate):
 
 @pytest.fixture
 def fake_kubeconform(tmp_path):
-    """A ``kubeconform`` that records its arguments and reports one unknown field in the
-    RayJob of the first file it is given."""
+    """A ``kubeconform`` that records its arguments and reports one unknown field in every
+    RayJob of the folder it is given last."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls.json"
     script = bin_dir / "kubeconform"
     script.write_text(
         f"#!{sys.executable}\n"
-        "import json, sys, yaml\n"
-        "files = [a for a in sys.argv[1:] if a.endswith('.yaml')]\n"
+        "import json, pathlib, sys\n"
+        "files = sorted(pathlib.Path(sys.argv[-1]).iterdir())\n"
         f"json.dump(sys.argv[1:], open({str(calls)!r}, 'w'))\n"
+        "docs = [(str(f), json.loads(f.read_text())) for f in files]\n"
         "res = [{'filename': f, 'kind': d['kind'], 'name': d['metadata']['name'], 'status': 'statusInvalid',\n"
         "        'validationErrors': [{'path': '/spec', 'msg': \"additional properties 'x' not allowed\"}]}\n"
-        "       for f in files for d in yaml.safe_load_all(open(f)) if d and d['kind'] == 'RayJob']\n"
+        "       for f, d in docs if d['kind'] == 'RayJob']\n"
         "print(json.dumps({'resources': res}))\n"
         "sys.exit(1 if res else 0)\n"
     )
@@ -178,7 +183,9 @@ def test_kubeconform_on_path_checks_the_schemas_with_the_same_locations(generate
                              f"{CATALOG}/crds/{{{{ .Group }}}}/{{{{ .ResourceKind }}}}_{{{{ .ResourceAPIVersion }}}}.json"]
     assert len(locations) == 3 and locations[2].endswith("/schemas/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
     assert not any(a.startswith("http") for a in argv)
+    # One folder of objects, one JSON file each (JSON: kubeconform reads YAML 1.1).
+    assert argv[-1].startswith(tempfile.gettempdir()) and not os.path.exists(argv[-1])
     assert code == 1 and report["engine"] == "kubeconform"
     (problem,) = report["problems"]
     assert problem["source"] == "runs" and problem["obj"].startswith("RayJob/rl-training/baseline-")
-    assert problem["message"] == "/spec: additional properties 'x' not allowed"
+    assert problem["message"] == "$.spec.x: unknown field"

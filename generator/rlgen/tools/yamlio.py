@@ -106,6 +106,25 @@ def read_plain_all(text: str) -> list[Any]:
     return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=_c_loader()) if d is not None])
 
 
+def read_manifests_all(text: str) -> list[Any]:
+    """Rendered Kubernetes objects as :func:`read_plain_all` reads them, but with an unquoted
+    date or time kept as the text it is: the API server and kubeconform (sigs.k8s.io/yaml) read
+    it as a string, and JSON has no date. A defect raises ``ValueError``."""
+    import yaml
+
+    class Loader(_c_loader()):
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _c_loader().yaml_implicit_resolvers.items()
+    }
+    try:
+        return [d for d in yaml.load_all(text, Loader=Loader) if d is not None]
+    except yaml.YAMLError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+
+
 def read_plain(text: str) -> Any:
     """The first document of ``text`` as plain data (``None`` when empty); see :func:`read_plain_all`."""
     docs = read_plain_all(text)

@@ -17,11 +17,11 @@ def collect(repo: Path):
     every ``runs/<run>``), so each object is checked once.
     """
     from rlgen.render import manifests
-    from rlgen.tools.yamlio import read_plain_all
+    from rlgen.tools.yamlio import read_manifests_all
     from rlgen.rules import Rendered
 
     sources = manifests.render({"repo": repo}, cache_repo=repo)["repo"]
-    return [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
+    return [Rendered(source, d) for source, docs in sources.items() for d in read_manifests_all("\n---\n".join(docs))]
 
 
 def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from rlgen.errors import RlgenError
 from rlgen.validate.locations import resolve
+from rlgen.validate.paths import MISSING, UNKNOWN, from_pointer, json_path
 
 
 def kubeconform_binary() -> str | None:
@@ -21,9 +24,9 @@ def validate_with_kubeconform(
     paths_or_yaml: str | os.PathLike | Iterable[str | os.PathLike],
     locations: list[str],
     cache_dir: Path | None = None,
-) -> list[tuple[str, str, str, str]]:
+) -> list[Problem]:
     """Run ``kubeconform -strict`` on files or folders, or on YAML text (a ``str``, sent on
-    stdin). One (file, kind, name, message) per problem; empty when everything is valid.
+    stdin). One :class:`Problem` per problem; empty when everything is valid.
     ``cache_dir`` is kubeconform's ``-cache``: its files are named like rlgen's."""
     binary = kubeconform_binary()
     if binary is None:
@@ -48,16 +51,84 @@ def validate_with_kubeconform(
     return _problems(report)
 
 
-def _problems(report: dict) -> list[tuple[str, str, str, str]]:
+class Problem(NamedTuple):
+    """One problem kubeconform found: in which file and object, where (the unescaped tokens of a
+    JSON pointer; None for a problem of the whole object) and what."""
+
+    filename: str
+    kind: str
+    name: str
+    pointer: tuple[str, ...] | None
+    message: str
+
+    def text(self, obj: object = None) -> str:
+        """The message as rlgen's own validator words it, its path read against ``obj``."""
+        if self.pointer is None:
+            return self.message
+        return f"{json_path(from_pointer(list(self.pointer), obj))}: {self.message}"
+
+
+def _problems(report: dict) -> list[Problem]:
     problems = []
     for resource in report.get("resources", []):
         # Current kubeconform writes statusInvalid/statusError, early releases INVALID/ERROR.
         if resource.get("status", "").removeprefix("status").upper() not in ("INVALID", "ERROR"):
             continue
         where = (resource.get("filename", ""), resource.get("kind", ""), resource.get("name", ""))
-        details = resource.get("validationErrors") or []
-        if details:
-            problems += [(*where, f"{d.get('path') or '/'}: {d.get('msg', '')}") for d in details]
-        else:
-            problems.append((*where, resource.get("msg", "")))
+        leaves = _leaves(resource.get("msg", "")) or [
+            (_tokens(d.get("path", "")), d.get("msg", "")) for d in resource.get("validationErrors") or []]
+        if not leaves:
+            problems.append(Problem(*where, None, resource.get("msg", "")))
+        found = [Problem(*where, pointer, message) for tokens, msg in leaves for pointer, message in _split(tokens, msg)]
+        problems += sorted(found, key=lambda p: (p.pointer, p.message))
     return problems
+
+
+# santhosh-tekuri v6 (output.go) writes its error tree one cause a line, indented two spaces a
+# level: "- at '<JSON pointer>': <message>", values quoted with ' (a ' inside escaped); kubeconform
+# puts the tree in "msg" with the line breaks made spaces, and in "validationErrors" only the
+# first level, where two problems under one field are one "validation failed".
+_CAUSE = re.compile(r" ((?:  )*)- at '((?:[^'\\]|\\.)*)': ")
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+# Causes that only group others (kind.Group, kind.Reference): their children are the problems.
+_GROUP = "validation failed"
+
+
+def _leaves(msg: str) -> list[tuple[tuple[str, ...], str]]:
+    causes = list(_CAUSE.finditer(msg))
+    nodes = [(len(m.group(1)) // 2, _tokens(_unquote(m.group(2))),
+              msg[m.end():causes[i + 1].start() if i + 1 < len(causes) else len(msg)])
+             for i, m in enumerate(causes)]
+    leaves, below = [], None
+    for i, (depth, tokens, message) in enumerate(nodes):
+        if below is not None and depth > below:
+            continue  # inside a combinator (anyOf, oneOf) reported as one problem, as rlgen does
+        below = None
+        has_children = i + 1 < len(nodes) and nodes[i + 1][0] > depth
+        if has_children and message == _GROUP:
+            continue
+        if has_children:
+            below = depth
+        leaves.append((tokens, message))
+    return leaves
+
+
+def _split(tokens: tuple[str, ...], msg: str) -> list[tuple[tuple[str, ...], str]]:
+    """One problem per field for unknown and missing fields, at the field's path, as rlgen's
+    own validator reports them (santhosh-tekuri names them all at the parent)."""
+    if re.fullmatch(r"additional propert(y|ies) .* not allowed", msg):
+        return [((*tokens, _unquote(name)), UNKNOWN) for name in _QUOTED.findall(msg)]
+    if re.fullmatch(r"missing propert(y|ies) .*", msg):
+        return [((*tokens, _unquote(name)), MISSING) for name in _QUOTED.findall(msg)]
+    return [(tokens, msg)]
+
+
+def _unquote(text: str) -> str:
+    # Go's %q with \" undone and ' escaped (santhosh-tekuri util.go quote).
+    return text.replace("\\'", "'").encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
+def _tokens(pointer: str) -> tuple[str, ...]:
+    if not pointer or pointer == "/":
+        return ()
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:])

@@ -26,6 +26,7 @@ from jsonschema import (
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
+from rlgen.validate.formats import kubeconform_format_checker
 from rlgen.validate.kubeconform import kubeconform_binary, validate_with_kubeconform
 from rlgen.validate.locations import (
     DEFAULT_LOCATION,
@@ -35,6 +36,7 @@ from rlgen.validate.locations import (
     resolve,
     schema_dir_locations,
 )
+from rlgen.validate.paths import MISSING, UNKNOWN, json_path
 
 __all__ = ["DEFAULT_LOCATION", "SCHEMA_DIR_ENV", "SchemaValidator", "env_locations", "kubeconform_binary",
            "schema_dir_locations", "validate_with_kubeconform"]
@@ -45,6 +47,14 @@ _LATEST_ALIAS = re.compile(r"https?://json-schema\.org/schema#?")
 # Before draft 2019-09 "format" is an assertion, later only an annotation (santhosh-tekuri
 # agrees). Unknown formats such as int-or-string or int64 pass either way.
 _FORMAT_ASSERTING = (Draft4Validator, Draft6Validator, Draft7Validator)
+_FORMATS = kubeconform_format_checker()
+# kubeconform reads YAML into JSON, where every number is a float64, and santhosh-tekuri takes a
+# whole number as an integer in every draft; python-jsonschema's draft 4 refuses 1.0.
+_Draft4 = validators.extend(Draft4Validator, type_checker=Draft4Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, value: Draft6Validator.TYPE_CHECKER.is_type(value, "integer")))
+# santhosh-tekuri v6 (validator.go) checks these in this order at each schema node and stops at
+# the first that fails: nothing else of that node is reported.
+_FIRST_FAILURE = ("type", "const", "enum", "format")
 _TIMEOUT_SECONDS = 30
 _MAX_MESSAGE = 300
 
@@ -76,11 +86,11 @@ class SchemaValidator:
         why it cannot be checked (no schema found); empty when it is valid."""
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if not (isinstance(kind, str) and kind and isinstance(api_version, str) and api_version):
-            return ["$: missing apiVersion or kind"]
+            return ["missing apiVersion or kind: no schema to look up"]  # of the object, as kubeconform says
         found = self.lookup(api_version, kind)
         if isinstance(found, str):
             return [found]
-        return [message for error in found.iter_errors(obj) for message in _messages(error)]
+        return [message for error in _as_kubeconform(found.iter_errors(obj)) for message in _messages(error)]
 
     def lookup(self, api_version: str, kind: str) -> Validator | str:
         """The compiled schema for a type, or the one-line reason there is none (once per type)."""
@@ -104,9 +114,10 @@ class SchemaValidator:
             validator = _compile(raw)
             if validator is None:
                 tried.append(f"{where} (not a JSON schema)")
-            elif not _describes(validator.schema, kind, where):
-                tried.append(f"{where} (schema of another kind)")
             else:
+                # Whatever kind it describes: kubeconform v0.8.0 (pkg/validator/validator.go
+                # downloadSchema) takes the first schema found, so a template that ignores the
+                # kind validates every kind against one schema.
                 self.found[(api_version, kind)] = (index, where)
                 return validator
         return f"no schema for kind {kind} (apiVersion {api_version}); tried: {', '.join(tried)}"
@@ -167,20 +178,37 @@ def _compile(raw: bytes) -> Validator | None:
         cls = Draft202012Validator
     else:
         cls = validators.validator_for(schema, default=Draft4Validator)  # kubeconform's default draft
+    asserting = cls in _FORMAT_ASSERTING
+    if cls is Draft4Validator:
+        cls = _Draft4
     # No meta-validation (check_schema): it costs seconds on RayJob's schema at every run,
     # and the files come from the same converters kubeconform's catalogs use.
-    return cls(schema, format_checker=cls.FORMAT_CHECKER if cls in _FORMAT_ASSERTING else None)
+    return cls(schema, format_checker=_FORMATS if asserting else None)
 
 
-def _describes(schema: dict, kind: str, where: str) -> bool:
-    """Whether a found schema is for ``kind``: by its ``kind`` enum or const when it has
-    one, else by the kind's name in the path. kubeconform checks this so that a template
-    not varying with the kind does not validate every kind against one schema."""
-    declared = schema.get("properties", {}).get("kind")
-    if isinstance(declared, dict) and (declared.get("enum") or "const" in declared):
-        first = declared["enum"][0] if declared.get("enum") else declared["const"]
-        return not isinstance(first, str) or first == kind
-    return kind.lower() in where.lower()
+def _as_kubeconform(errors) -> list[ValidationError]:
+    """The errors santhosh-tekuri reports: at a node where type, const, enum or format fails,
+    only the first of them. python-jsonschema yields one ``required`` error per missing field;
+    one per node is kept, :func:`_messages` names every missing field from it."""
+    errors = list(errors)
+    first: dict[tuple, ValidationError] = {}
+    for error in errors:
+        if error.validator in _FIRST_FAILURE:
+            node = (id(error.schema), tuple(error.absolute_path))
+            known = first.get(node)
+            if known is None or _FIRST_FAILURE.index(error.validator) < _FIRST_FAILURE.index(known.validator):
+                first[node] = error
+    kept, required = [], set()
+    for error in errors:
+        node = (id(error.schema), tuple(error.absolute_path))
+        if node in first and error is not first[node]:
+            continue
+        if error.validator == "required":
+            if node in required:
+                continue
+            required.add(node)
+        kept.append(error)
+    return kept
 
 
 def _messages(error: ValidationError) -> list[str]:
@@ -190,23 +218,15 @@ def _messages(error: ValidationError) -> list[str]:
         known = error.schema.get("properties", {})
         patterns = error.schema.get("patternProperties", {})
         return [
-            f"{_json_path([*path, name])}: unknown field"
+            f"{json_path([*path, name])}: {UNKNOWN}"
             for name in error.instance
             if name not in known and not any(re.search(pattern, name) for pattern in patterns)
         ]
+    if error.validator == "required" and isinstance(error.instance, dict):
+        # Likewise one per field, at the path where it belongs.
+        return [f"{json_path([*path, name])}: {MISSING}" for name in error.validator_value
+                if name not in error.instance]
     message = error.message
     if len(message) > _MAX_MESSAGE:  # messages quote the failing value, which can be a whole pod spec
         message = message[: _MAX_MESSAGE - 3] + "..."
-    return [f"{_json_path(path)}: {message}"]
-
-
-def _json_path(parts: list[str | int]) -> str:
-    out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-            out += "." + part
-        else:
-            out += "[" + json.dumps(part) + "]"
-    return out
+    return [f"{json_path(path)}: {message}"]

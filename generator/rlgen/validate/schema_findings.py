@@ -2,11 +2,11 @@
 by rlgen's own validator; and, per kind, where its schema came from."""
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
 from rlgen.schemas.shipped import CATALOG
-from rlgen.tools import yamlio
 from rlgen.validate.kubeconform import kubeconform_binary, validate_with_kubeconform
 from rlgen.rules import Finding, Rendered
 from rlgen.validate.schema import SchemaValidator
@@ -24,25 +24,26 @@ def schema_findings(objects: list[Rendered], validator: SchemaValidator, located
 
 
 def _kubeconform(objects: list[Rendered], templates: list[str], cache: Path) -> list[Finding]:
-    by_source: dict[str, list[Rendered]] = {}
-    for o in objects:
-        by_source.setdefault(o.source, []).append(o)
     with tempfile.TemporaryDirectory(prefix="rlgen-validate-") as scratch:
-        files, labels = [], {}
-        # One file per root, so each problem names the root its object comes from.
-        for number, (source, group) in enumerate(sorted(by_source.items())):
-            path = Path(scratch) / f"{number:04d}.yaml"
-            path.write_text(yamlio.dump_all([o.obj for o in group]), encoding="utf-8")
-            files.append(path)
-            for o in group:
-                labels[(str(path), o.obj.get("kind", ""), (o.obj.get("metadata") or {}).get("name", ""))] = (
-                    source, o.label)
-        problems = validate_with_kubeconform(files, templates, cache_dir=cache)
-    findings = []
-    for filename, kind, name, message in problems:
-        source, label = labels.get((filename, kind, name), (filename, f"{kind}/{name}"))
-        findings.append(Finding(source, label, message))
-    return findings
+        numbers = {}
+        # One file per object, so a problem names its object even where two share a kind and
+        # name; JSON, because kubeconform reads YAML 1.1, where an unquoted key such as y or on
+        # is a boolean, and rlgen writes YAML 1.2.
+        for number, o in enumerate(objects):
+            path = Path(scratch) / f"{number:05d}.json"
+            path.write_text(json.dumps(o.obj), encoding="utf-8")
+            numbers[str(path)] = number
+        problems = validate_with_kubeconform([Path(scratch)], templates, cache_dir=cache)
+    found = []
+    for problem in problems:
+        number = numbers.get(problem.filename, len(objects))
+        if number < len(objects):
+            o = objects[number]
+            found.append((number, Finding(o.source, o.label, problem.text(o.obj))))
+        else:
+            found.append((number, Finding(problem.filename, f"{problem.kind}/{problem.name}", problem.text())))
+    # kubeconform checks files concurrently: report in the order of the objects, as without it.
+    return [finding for _, finding in sorted(found, key=lambda pair: pair[0])]
 
 
 def schema_sources(objects: list[Rendered], validator: SchemaValidator,
