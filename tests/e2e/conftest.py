@@ -14,7 +14,7 @@ import pytest
 from support.controlplane import ControlPlane, free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
 from support.git_server import GitServer
-from support.repos import ok, run_rlgen
+from support.repos import INSTALL, ok, run_rlgen
 from support.toolchain import PROJECT, module_dir, pinned, tool
 
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
@@ -129,7 +129,8 @@ def synced(control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo.git")
     repo = tmp_path_factory.mktemp("e2e") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.upstream_mirror={git_server.base}"))
+                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "remote", "add", "origin", url], check=True)
     subprocess.run([*git, "push", "--quiet", "-u", "origin", "HEAD:main"], check=True, capture_output=True)
