@@ -87,6 +87,8 @@ def control_plane(tmp_path_factory):
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
             "metadata": {"name": "ossplugin.csi.alibabacloud.com"},
             "spec": {"attachRequired": False, "podInfoOnMount": True}}))
+        # An installed operator is an available Deployment; doctor reads it so.
+        cp.kubectl("wait", "--for=condition=Available", "deployment", "--all", "-A", "--timeout=180s")
         yield cp
     finally:
         cp.stop()

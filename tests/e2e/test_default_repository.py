@@ -116,7 +116,7 @@ def test_every_service_selects_ready_pods(control_plane, synced):
                 return [e for s in slices for e in s.get("endpoints") or [] if e["conditions"].get("ready")]
 
             try:
-                wait_until(f"endpoints of Service {ns}/{name}", endpoints, timeout=30)
+                wait_until(f"endpoints of Service {ns}/{name}", endpoints, timeout=90)
             except AssertionError:
                 problems.append(f"Service {ns}/{name} selects no ready pod: {service['spec']['selector']}")
     assert not problems, "\n".join(problems)
