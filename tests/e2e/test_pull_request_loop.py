@@ -92,7 +92,7 @@ def test_a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_worker
 def test_a_run_larger_than_the_gpu_pool_stays_pending(control_plane, synced):
     cp, repo = control_plane, synced["repo"]
     git(repo, "checkout", "--quiet", "-b", "too-big", "main")
-    ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=6", cwd=repo))
+    ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=8", cwd=repo))
     ci(repo)
     merge_and_push(repo, "too-big")
     reconcile(cp)
@@ -100,13 +100,14 @@ def test_a_run_larger_than_the_gpu_pool_stays_pending(control_plane, synced):
 
     def placed():
         pods = worker_pods(cp, name)
-        if len(pods) < 6:
+        if len(pods) < 8:
             return None
         return {p["metadata"]["name"]: p["spec"].get("nodeName") for p in pods}
 
-    placed_pods = wait_until("6 GPU worker pods created", placed, timeout=120)
-    wait_until("4 scheduled, 2 Pending", lambda: sum(1 for n in (placed() or {}).values() if n) == 4, timeout=60)
+    # 8 nodes of 8 GPUs asked of a pool of 4 (a size verl accepts: 4096 samples over 64 GPUs).
+    placed_pods = wait_until("8 GPU worker pods created", placed, timeout=120)
+    wait_until("4 scheduled, 4 Pending", lambda: sum(1 for n in (placed() or {}).values() if n) == 4, timeout=60)
     pending = [p for p in worker_pods(cp, name) if not p["spec"].get("nodeName")]
-    assert len(pending) == 2 and len(placed_pods) == 6
+    assert len(pending) == 4 and len(placed_pods) == 8
     events = cp.objects("events", "-n", NAMESPACE, "--field-selector", "reason=FailedScheduling")
     assert any("nvidia.com/gpu" in e["message"] for e in events)
