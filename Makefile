@@ -42,8 +42,11 @@ demo: setup validation-tools
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo
 
+# The end-to-end tests share one control plane and run in order, in one process: each starts
+# from the cluster the one before left (the pull-request loop last).
 test: setup toolchain
-	$(WITH_TOOLS) $(PY) -m pytest
+	$(WITH_TOOLS) $(PY) -m pytest --ignore=tests/e2e
+	$(WITH_TOOLS) $(PY) -m pytest -n 0 tests/e2e
 
 # One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py).
 bench: setup

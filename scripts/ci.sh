@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's CI, the same everywhere: .ci/run and .github/workflows/ci.yaml both call this.
 # It installs what the tests need beyond Python (lua5.4 for the Argo CD health check) and runs
-# the README's test command; CI=true makes a missing tool fail its test instead of skipping it.
+# the README's test command, which also builds the pinned toolchain (cached by version) that the
+# control-plane tests run; CI=true makes a missing tool fail its test instead of skipping it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CI=true

@@ -45,8 +45,7 @@ def worker_pods(cp, rayjob: str) -> list[dict]:
     return ray_pods(cp, NAMESPACE, rayjob, "worker")
 
 
-def test_a_new_run_merged_by_pull_request_is_synced_with_its_config(control_plane, synced):
-    cp, repo = control_plane, synced["repo"]
+def a_new_run_merged_by_pull_request_is_synced_with_its_config(cp, repo):
     ok(run_rlgen("run", "new", "lr-3e-6", "--set", "actor_rollout_ref.actor.optim.lr=3e-6", cwd=repo))
     assert git(repo, "branch", "--show-current").strip() == "run/lr-3e-6"
     assert ci(repo)
@@ -59,8 +58,7 @@ def test_a_new_run_merged_by_pull_request_is_synced_with_its_config(control_plan
     assert "lr: 3.0e-06" in config["data"]["run.yaml"] or "lr: 3e-06" in config["data"]["run.yaml"]
 
 
-def test_a_removed_run_is_pruned(control_plane, synced):
-    cp, repo = control_plane, synced["repo"]
+def a_removed_run_is_pruned(cp, repo):
     baseline = run_names(repo)["baseline"]
     assert baseline in rayjobs(cp)
     git(repo, "checkout", "--quiet", "-b", "remove-baseline", "main")
@@ -71,8 +69,7 @@ def test_a_removed_run_is_pruned(control_plane, synced):
     wait_until(f"RayJob {baseline} pruned", lambda: baseline not in rayjobs(cp))
 
 
-def test_a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(control_plane, synced):
-    cp, repo = control_plane, synced["repo"]
+def a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(cp, repo):
     before = run_names(repo)["lr-3e-6"]
     git(repo, "checkout", "--quiet", "-b", "resize", "main")
     ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=2", cwd=repo))
@@ -89,8 +86,7 @@ def test_a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_worker
     assert len({p["spec"]["nodeName"] for p in pods}) == 2
 
 
-def test_a_run_larger_than_the_gpu_pool_stays_pending(control_plane, synced):
-    cp, repo = control_plane, synced["repo"]
+def a_run_larger_than_the_gpu_pool_stays_pending(cp, repo):
     git(repo, "checkout", "--quiet", "-b", "too-big", "main")
     ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=8", cwd=repo))
     ci(repo)
@@ -111,3 +107,11 @@ def test_a_run_larger_than_the_gpu_pool_stays_pending(control_plane, synced):
     assert len(pending) == 4 and len(placed_pods) == 8
     events = cp.objects("events", "-n", NAMESPACE, "--field-selector", "reason=FailedScheduling")
     assert any("nvidia.com/gpu" in e["message"] for e in events)
+
+
+def test_runs_changed_by_pull_request_reach_the_cluster(control_plane, synced):
+    """One story, in the order a team lives it: each step starts from the cluster the last left."""
+    for step in (a_new_run_merged_by_pull_request_is_synced_with_its_config, a_removed_run_is_pruned,
+                 a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers,
+                 a_run_larger_than_the_gpu_pool_stays_pending):
+        step(control_plane, synced["repo"])
