@@ -1,16 +1,9 @@
 """One version per upstream tool: toolchain/*/go.mod, docs/toolchain.md and the generated workflows agree."""
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
-from support.toolchain import PROJECT, TOOLCHAIN
-
-spec = importlib.util.spec_from_file_location("toolchain_build", TOOLCHAIN / "build.py")
-build = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = build  # dataclasses look their module up
-spec.loader.exec_module(build)
+from support.toolchain import PROJECT, build
 
 
 def table() -> dict[str, str]:
@@ -29,7 +22,7 @@ def pinned() -> dict[str, str]:
     for module in build.modules():
         for tool in module.tools:
             owner = max((p for p in module.requires if tool == p or tool.startswith(p + "/")), key=len)
-            found[owner] = module.requires[owner]
+            found[owner] = build.module_version(module, tool)
     return found
 
 
