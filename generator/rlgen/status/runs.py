@@ -3,7 +3,7 @@ KubeRay, the scheduler and the sync engine say about it; a missing RayJob says w
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -41,6 +41,8 @@ class Repo:
     namespace: str
     branch: str
     sync_objects: list
+    #: The same objects by the folder of clusters/ they are in (one per cluster the repository syncs).
+    sync_folders: dict = field(default_factory=dict)
 
 
 def all_runs(repo: Path) -> list[str]:
@@ -96,29 +98,29 @@ def owning_stage(cluster, sync_objects: list):
 def _why_missing(repo: Repo, run: str, listed: bool, stage) -> str:
     if not listed:
         return "removed from runs/kustomization.yaml: pruned"
-    commit = _git(repo.root, "log", "-1", "--format=%H", "--", f"runs/{run}")
+    commit = git_output(repo.root, "log", "-1", "--format=%H", "--", f"runs/{run}")
     branch = next((b for b in (f"origin/{repo.branch}", repo.branch)
-                   if _git(repo.root, "rev-parse", "--verify", "-q", f"{b}^{{commit}}")), None)
-    if commit and branch and not _ancestor(repo.root, commit, branch):
+                   if git_output(repo.root, "rev-parse", "--verify", "-q", f"{b}^{{commit}}")), None)
+    if commit and branch and not is_ancestor(repo.root, commit, branch):
         return f"not merged yet: commit {commit[:7]} is not on {branch}"
     if stage is None:
         return "no sync stage applies runs/"
     state = stage[2]
     if state.healthy is False:
         return f"sync failing: {state.summary}"
-    if commit and state.revision and not _ancestor(repo.root, commit, state.revision):
+    if commit and state.revision and not is_ancestor(repo.root, commit, state.revision):
         return f"merged, not applied yet: the sync engine applied {state.revision[:7]}"
     if state.healthy is None:
         return f"sync in progress: {state.summary}"
     return "applied but absent: deleted from the cluster (by hand, or DeleteSelf); the next sync recreates it"
 
 
-def _ancestor(root: Path, commit: str, of: str) -> bool:
+def is_ancestor(root: Path, commit: str, of: str) -> bool:
     return subprocess.run(["git", "merge-base", "--is-ancestor", commit, of], cwd=root,
                           capture_output=True).returncode == 0
 
 
-def _git(root: Path, *args: str) -> str:
+def git_output(root: Path, *args: str) -> str:
     out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
     return out.stdout.strip() if out.returncode == 0 else ""
 
