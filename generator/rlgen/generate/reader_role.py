@@ -24,11 +24,11 @@ Without a rule, the matching check shows "cannot check" and the others still run
 
 def reader_role(secret_names: list[str], sync_objects: list[dict]) -> str:
     rules = [
-        _rule("", ["nodes", "namespaces", "pods", "events", "services"], ["get", "list"]),
+        _rule("", ["nodes", "namespaces", "pods", "events", "services", "persistentvolumeclaims"], ["get", "list"]),
         _rule("apps", ["deployments", "statefulsets"], ["get", "list"]),
         _rule("storage.k8s.io", ["csidrivers"], ["get"]),
         _rule("admissionregistration.k8s.io", ["mutatingwebhookconfigurations"], ["list"]),
-        _rule("ray.io", ["rayjobs"], ["get", "list"]),
+        _rule("ray.io", ["rayjobs", "rayclusters"], ["get", "list"]),
     ]
     engine = engine_of(sync_objects)
     if engine:

@@ -47,13 +47,19 @@ def parse_duration(text: str) -> float:
 
 def assess(cluster, repo: Repo, runs: list[str]) -> Verdict:
     """The first blocked thing, else the first thing still on its way, else ready."""
+    from rlgen.kube.client import CannotCheck
+    from rlgen.kube.report import GRANT
+
     waiting = []
-    for check in (_stages, _runs):
-        for verdict in check(cluster, repo, runs):
-            if verdict.state == BLOCKED:
-                return verdict
-            if verdict.state == WAITING:
-                waiting.append(verdict)
+    try:
+        for check in (_stages, _runs):
+            for verdict in check(cluster, repo, runs):
+                if verdict.state == BLOCKED:
+                    return verdict
+                if verdict.state == WAITING:
+                    waiting.append(verdict)
+    except CannotCheck as exc:
+        return Verdict(BLOCKED, f"cannot check: {exc.message}: {GRANT}")
     return waiting[0] if waiting else Verdict(READY)
 
 
