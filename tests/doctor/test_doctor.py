@@ -151,3 +151,28 @@ def test_a_bad_kubeconfig_is_one_line(generate, tmp_path, content, expected):
 def test_help_says_what_is_read_of_secrets(generate):
     out = rlgen_in(generate(), "doctor", "--help").stdout
     assert "keeps only the key names" in out and "never prints" in out
+
+
+def test_a_taint_the_run_does_not_tolerate_says_which_nodes_and_both_fixes(generate):
+    maintenance = {"key": "maintenance", "value": "true", "effect": "NoSchedule"}
+    nodes = [co.gpu_node(f"gpu-{i}") for i in (1, 2)]
+    for node in nodes:
+        node["spec"]["taints"].append(maintenance)
+    result, _ = against(generate(), without(co.healthy({"namespace": NS}), "Node") + nodes, "doctor")
+    row = next(r for c, r in rows(result).items() if c.startswith("GPU"))
+    assert row["detail"].endswith("taints the RayJob does not tolerate: maintenance (on gpu-1, gpu-2)")
+    assert row["fix"] == ("remove the taint if it is not meant to keep runs off (kubectl taint nodes gpu-1 "
+                          "maintenance-), or add a toleration of maintenance=true:NoSchedule to the run's pods")
+
+
+def test_a_claim_that_is_not_bound_names_its_missing_volume(generate):
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": co.meta("rl-models", NS),
+             "spec": {"volumeName": "rl-models", "accessModes": ["ReadWriteMany"]}, "status": {"phase": "Pending"}}
+    result, _ = against(generate(), [*co.healthy({"namespace": NS}), claim], "doctor")
+    assert result.returncode == 1
+    found = rows(result)
+    row = found[f"PersistentVolumeClaim {NS}/rl-models"]
+    assert row["state"] == "problem"
+    assert row["detail"] == "Pending: pods that mount it stay Pending; its PersistentVolume rl-models does not exist"
+    assert row["fix"].startswith("create the PersistentVolume rl-models")
+    assert found[f"PersistentVolumeClaim {NS}/rl-datasets"]["detail"] == "not created yet: the sync creates it"

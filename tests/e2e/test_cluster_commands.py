@@ -10,14 +10,16 @@ from support.repos import run_rlgen
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
 
 
-def cluster_command(cp, repo, *args: str):
-    result = run_rlgen(*args, "--kubeconfig", str(cp.kubeconfig), "-o", "json", cwd=repo)
-    assert not result.stderr.strip() or result.returncode != 70, result.stderr
+def cluster_command(cp, repo, *args: str, kubeconfig=None):
+    result = run_rlgen(*args, "--kubeconfig", str(kubeconfig or cp.kubeconfig), "-o", "json", cwd=repo)
+    assert result.returncode != 70, result.stderr
     return result
 
 
-def test_doctor_finds_nothing_to_fix_on_a_cluster_the_repository_synced_to(control_plane, synced):
-    result = cluster_command(control_plane, synced["repo"], "doctor")
+def test_doctor_finds_nothing_to_fix_on_a_cluster_the_repository_synced_to(control_plane, synced,
+                                                                          reader_kubeconfig):
+    # As the identity rbac/rlgen-reader.yaml gives a user: the role grants every read doctor makes.
+    result = cluster_command(control_plane, synced["repo"], "doctor", kubeconfig=reader_kubeconfig)
     rows = json.loads(result.stdout)["rows"]
     problems = [r for r in rows if r["state"] != "ok"]
     assert result.returncode == 0 and not problems, json.dumps(problems, indent=1)
@@ -46,3 +48,12 @@ def test_status_shows_each_run_as_kuberay_and_flux_report_it(control_plane, sync
     assert runs
     for run in runs:
         assert run["rayjob"] in rayjobs, run
+
+
+def test_status_wait_exits_0_once_every_stage_is_ready_and_the_run_is_scheduled(control_plane, synced,
+                                                                                reader_kubeconfig):
+    result = cluster_command(control_plane, synced["repo"], "status", "--wait", "--timeout", "3m",
+                             "--interval", "2", kubeconfig=reader_kubeconfig)
+    assert result.returncode == 0, result.stdout + result.stderr
+    pods = control_plane.objects("pods", "-n", "rl-training", "-l", "ray.io/cluster")
+    assert pods and all(p["spec"].get("nodeName") for p in pods)

@@ -26,11 +26,24 @@ def merge_and_push(repo, branch: str) -> None:
     git(repo, "push", "--quiet", "origin", "main")
 
 
-def ci(repo) -> dict:
-    """What the generated CI runs on a pull request and can run offline."""
+def ci(repo, run: str = "") -> dict:
+    """What the generated CI runs on a pull request and can run offline: the run rendered,
+    ``rlgen validate`` (kubeconform -strict on every rendered object, and rlgen's rules),
+    ``rlgen diff`` against the branch the cluster syncs."""
+    if run:
+        rendered = ok(run_rlgen("render", f"runs/{run}", cwd=repo))
+        assert f"name: {run_names(repo)[run]}\n" in rendered and "kind: RayJob" in rendered
     validate = run_rlgen("validate", "--offline", "-o", "json", cwd=repo)
     assert validate.returncode == 0, validate.stdout + validate.stderr
+    report = json.loads(validate.stdout)
+    assert report["engine"] == "kubeconform" and report["checked"] > 0, report
     return json.loads(ok(run_rlgen("diff", "-o", "json", cwd=repo)))
+
+
+def status_wait(cp, repo):
+    """``rlgen status --wait``, as the repository's cluster-status workflow runs it after a push."""
+    return run_rlgen("status", "--wait", "--timeout", "3m", "--interval", "2", "--kubeconfig", str(cp.kubeconfig),
+                     "-o", "json", cwd=repo)
 
 
 def rayjobs(cp) -> dict[str, dict]:
@@ -48,7 +61,7 @@ def worker_pods(cp, rayjob: str) -> list[dict]:
 def a_new_run_merged_by_pull_request_is_synced_with_its_config(cp, repo):
     ok(run_rlgen("run", "new", "lr-3e-6", "--set", "actor_rollout_ref.actor.optim.lr=3e-6", cwd=repo))
     assert git(repo, "branch", "--show-current").strip() == "run/lr-3e-6"
-    assert ci(repo)
+    assert ci(repo, "lr-3e-6")
     merge_and_push(repo, "run/lr-3e-6")
     reconcile(cp)
     name = run_names(repo)["lr-3e-6"]
@@ -70,26 +83,31 @@ def a_removed_run_is_pruned(cp, repo):
 
 
 def a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(cp, repo):
-    before = run_names(repo)["lr-3e-6"]
-    git(repo, "checkout", "--quiet", "-b", "resize", "main")
-    ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=2", cwd=repo))
-    after = run_names(repo)["lr-3e-6"]
-    assert after != before
-    ci(repo)
-    merge_and_push(repo, "resize")
-    reconcile(cp)
-    wait_until(f"RayJob {before} replaced by {after}", lambda: (jobs := rayjobs(cp)) and after in jobs
-               and before not in jobs)
-    pods = wait_until("2 GPU workers scheduled", lambda: (ps := worker_pods(cp, after)) and len(ps) == 2
-                      and all(p["spec"].get("nodeName", "").startswith("lingjun-gpu-") for p in ps) and ps,
-                      timeout=120)
-    assert len({p["spec"]["nodeName"] for p in pods}) == 2
+    for nodes in (2, 4):
+        before = run_names(repo)["lr-3e-6"]
+        branch = f"resize-{nodes}"
+        git(repo, "checkout", "--quiet", "-b", branch, "main")
+        ok(run_rlgen("run", "set", "lr-3e-6", f"trainer.nnodes={nodes}", cwd=repo))
+        after = run_names(repo)["lr-3e-6"]
+        assert after != before
+        changed = ci(repo, "lr-3e-6")
+        assert changed
+        merge_and_push(repo, branch)
+        reconcile(cp)
+        wait_until(f"RayJob {before} replaced by {after}", lambda: (jobs := rayjobs(cp)) and after in jobs
+                   and before not in jobs)
+        waited = status_wait(cp, repo)
+        assert waited.returncode == 0, waited.stderr
+        pods = worker_pods(cp, after)
+        assert len(pods) == nodes, [p["metadata"]["name"] for p in pods]
+        assert all(p["spec"].get("nodeName", "").startswith("lingjun-gpu-") for p in pods)
+        assert len({p["spec"]["nodeName"] for p in pods}) == nodes
 
 
 def a_run_larger_than_the_gpu_pool_stays_pending(cp, repo):
     git(repo, "checkout", "--quiet", "-b", "too-big", "main")
     ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=8", cwd=repo))
-    ci(repo)
+    ci(repo, "lr-3e-6")
     merge_and_push(repo, "too-big")
     reconcile(cp)
     name = run_names(repo)["lr-3e-6"]
@@ -107,6 +125,17 @@ def a_run_larger_than_the_gpu_pool_stays_pending(cp, repo):
     assert len(pending) == 4 and len(placed_pods) == 8
     events = cp.objects("events", "-n", NAMESPACE, "--field-selector", "reason=FailedScheduling")
     assert any("nvidia.com/gpu" in e["message"] for e in events)
+    # What a team's CI learns from the staging cluster: the run cannot start, and why.
+    waited = status_wait(cp, repo)
+    reason = waited.stderr.strip().splitlines()[-1]
+    assert waited.returncode == 1 and reason.startswith("rlgen: error: cannot resolve by itself: run lr-3e-6: pod "), reason
+    assert "cannot be scheduled" in reason and "Insufficient nvidia.com/gpu" in reason
+    # doctor says the same of the pool, before anything was synced: too few GPU nodes.
+    doctor = run_rlgen("doctor", "--kubeconfig", str(cp.kubeconfig), "-o", "json", cwd=repo)
+    rows = {r["check"]: r for r in json.loads(doctor.stdout)["rows"]}
+    gpu = next(r for c, r in rows.items() if c.startswith(f"GPU nodes for {name}/"))
+    assert doctor.returncode == 1 and gpu["state"] == "problem", gpu
+    assert gpu["detail"].startswith("room for 4 of 8 pod(s) of 8 nvidia.com/gpu"), gpu
 
 
 def test_runs_changed_by_pull_request_reach_the_cluster(control_plane, synced):

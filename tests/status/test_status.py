@@ -139,3 +139,16 @@ def test_an_unknown_run_and_an_unreachable_cluster_are_one_line(repo, tmp_path):
 def test_a_server_answering_garbage_is_one_line(repo):
     result, _ = against(repo, [], "status", garbage=True)
     assert "did not answer like a Kubernetes API server" in one_error_line(result)
+
+
+def test_a_stage_waiting_on_a_failed_dependency_names_the_stage_to_fix(repo):
+    runs = co.flux_stage("runs", head(repo), ready="False", reason="DependencyNotReady",
+                         message="dependency 'flux-system/platform' is not ready")
+    runs["spec"]["dependsOn"] = [{"name": "platform"}]
+    platform = co.flux_stage("platform", head(repo), ready="False", reason="BuildFailed",
+                             message="kustomize build failed: 'missing.yaml' not found",
+                             path="./overlays/production/platform")
+    result, _ = against(repo, [*co.healthy({"namespace": NS}), runs, platform], "status")
+    assert rows(result)["baseline"]["note"] == (
+        "sync failing: Ready=False DependencyNotReady: dependency 'flux-system/platform' is not ready; its dependency "
+        "Kustomization platform failed: Ready=False BuildFailed: kustomize build failed: 'missing.yaml' not found")

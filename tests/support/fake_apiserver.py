@@ -26,6 +26,8 @@ BUILT_IN = {
     "Event": ("v1", "events", True),
     "Service": ("v1", "services", True),
     "Secret": ("v1", "secrets", True),
+    "PersistentVolumeClaim": ("v1", "persistentvolumeclaims", True),
+    "PersistentVolume": ("v1", "persistentvolumes", False),
     "Deployment": ("apps/v1", "deployments", True),
     "StatefulSet": ("apps/v1", "statefulsets", True),
     "CSIDriver": ("storage.k8s.io/v1", "csidrivers", False),

@@ -41,9 +41,9 @@ def kustomizations(cp: ControlPlane) -> dict[str, dict]:
     return {k["metadata"]["name"]: k for k in cp.objects("kustomizations", "-n", "flux-system")}
 
 
-def reconcile(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> dict[str, dict]:
-    """``flux reconcile source git flux-system`` and wait: every Kustomization Ready at the new
-    revision of the repository (the annotation is what the flux CLI sets)."""
+def fetch(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> tuple[str, str]:
+    """``flux reconcile source git flux-system`` and every Kustomization asked to follow:
+    (the request's stamp, the revision fetched). The annotation is what the flux CLI sets."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S") + f".{time.monotonic_ns()}"
     cp.kubectl("annotate", "--overwrite", "-n", "flux-system", "gitrepository/flux-system",
                f"reconcile.fluxcd.io/requestedAt={stamp}")
@@ -57,6 +57,12 @@ def reconcile(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> dict[str, dict
     for name in kustomizations(cp):
         cp.kubectl("annotate", "--overwrite", "-n", "flux-system", f"kustomization/{name}",
                    f"reconcile.fluxcd.io/requestedAt={stamp}")
+    return stamp, revision
+
+
+def reconcile(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> dict[str, dict]:
+    """Fetch and wait: every Kustomization Ready at the new revision of the repository."""
+    _, revision = fetch(cp, timeout)
     return wait_until(
         "every Flux Kustomization Ready at the pushed revision",
         lambda: (ks := kustomizations(cp)) and all(

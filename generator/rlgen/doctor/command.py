@@ -15,7 +15,7 @@ Every check comes from the repository's own rendered objects: the custom API gro
 uses, KubeRay (>= v1.2.0 for a RayJob's submitterConfig, >= v1.5.0 for SidecarMode), the sync engine's controllers,
 the CSI drivers of its volumes, the RRSA webhook (rrsa-storage), RDMA devices or gang
 scheduling when a run asks for them, GPU nodes whose taints the largest run tolerates,
-and every Secret it references, by name and key.
+its PersistentVolumeClaims Bound, and every Secret it references, by name and key.
 
 \b
 Secrets: the API has no way to list a Secret's key names without its values, so doctor
@@ -45,7 +45,8 @@ def command(kubeconfig, context, output):
     cluster = client.connect(kubeconfig, context)
     checks = [("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
               ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
-              ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("Secrets", resources.secrets)]
+              ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("volume claims", resources.claims),
+              ("Secrets", resources.secrets)]
     engine = sync_engines.engine_of(needs.sync_objects)
     rows = []
     if engine:

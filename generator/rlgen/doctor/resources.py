@@ -24,8 +24,8 @@ def gpu_nodes(cluster, needs: Needs) -> list[Row]:
         if slots >= shape.count:
             rows.append(Row(check, OK, f"{len(fits)} node(s) fit {wanted}{_taints(fits)}"))
         else:
-            rows.append(Row(check, PROBLEM, f"room for {slots} of {wanted}; {_why_not(nodes, shape)}",
-                            "add GPU nodes (or a node pool) carrying the taint the RayJob tolerates"))
+            why, fix = _why_not(nodes, shape)
+            rows.append(Row(check, PROBLEM, f"room for {slots} of {wanted}; {why}", fix))
     return rows
 
 
@@ -61,15 +61,36 @@ def _taints(nodes: list[dict]) -> str:
     return f" (tolerated taints: {', '.join(keys)})" if keys else ""
 
 
-def _why_not(nodes: list[dict], shape: PodShape) -> str:
+#: What to do when the pool is too small for the run.
+GROW = ("add GPU nodes to the pool (ACK: scale the node pool), or make the run smaller "
+        "(rlgen run set RUN trainer.nnodes=N)")
+
+
+def _why_not(nodes: list[dict], shape: PodShape) -> tuple[str, str]:
+    """Why the pool has too little room, and what to do about it."""
     gpu = [n for n in nodes if _allocatable(n, GPU)]
     if not gpu:
-        return f"no node has allocatable {GPU}"
-    blocked = sorted({t["key"] for n in gpu for t in (n.get("spec") or {}).get("taints") or []
-                      if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(t, shape.tolerations)})
-    if blocked:
-        return f"GPU nodes carry taints the RayJob does not tolerate: {', '.join(blocked)}"
-    return f"GPU nodes have at most {max(_allocatable(n, GPU) for n in gpu)} allocatable {GPU}"
+        return f"no node has allocatable {GPU}", f"add GPU nodes with the GPU device plugin; {GROW}"
+    untolerated = sorted({(t["key"], t.get("value", ""), t["effect"]) for n in gpu
+                          for t in (n.get("spec") or {}).get("taints") or []
+                          if t.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(t, shape.tolerations)})
+    if untolerated:
+        tainted = sorted(n["metadata"]["name"] for n in gpu if any(
+            (t["key"], t.get("value", ""), t.get("effect")) in untolerated for t in (n.get("spec") or {}).get("taints") or []))
+        key, value, effect = untolerated[0]
+        taint = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        return (f"GPU nodes carry taints the RayJob does not tolerate: {', '.join(k for k, _, _ in untolerated)} "
+                f"(on {', '.join(tainted[:3])}{' ...' if len(tainted) > 3 else ''})",
+                f"remove the taint if it is not meant to keep runs off (kubectl taint nodes {tainted[0]} {key}-), "
+                f"or add a toleration of {taint} to the run's pods")
+    cordoned = [n["metadata"]["name"] for n in gpu if (n.get("spec") or {}).get("unschedulable")]
+    if cordoned:
+        return (f"GPU node(s) cordoned: {', '.join(cordoned)}",
+                f"kubectl uncordon {' '.join(cordoned)} once their maintenance is over; {GROW}")
+    most = max(_allocatable(n, GPU) for n in gpu)
+    if most < shape.gpus:
+        return f"GPU nodes have at most {most} allocatable {GPU}", GROW
+    return f"{len(gpu)} GPU node(s) of {most} allocatable {GPU}", GROW
 
 
 def rdma(cluster, needs: Needs) -> list[Row]:
@@ -80,6 +101,32 @@ def rdma(cluster, needs: Needs) -> list[Row]:
         rows.append(Row(f"device {resource}", OK, f"{len(having)} node(s) advertise it") if having else
                     Row(f"device {resource}", PROBLEM, "no node advertises it",
                         "install the RDMA device plugin (ACK: the eRDMA/RDMA add-on) on the GPU nodes"))
+    return rows
+
+
+def claims(cluster, needs: Needs) -> list[Row]:
+    """Each PersistentVolumeClaim the repository renders: Bound, or why a pod using it stays Pending."""
+    rows = []
+    for namespace, name, volume in sorted(needs.claims):
+        check = f"PersistentVolumeClaim {namespace}/{name}"
+        live = cluster.call("CoreV1Api.read_namespaced_persistent_volume_claim", name, namespace)
+        if live is None:
+            rows.append(Row(check, OK, "not created yet: the sync creates it"))
+            continue
+        phase = (live.get("status") or {}).get("phase") or "Pending"
+        if phase == "Bound":
+            rows.append(Row(check, OK, f"Bound to {(live.get('spec') or {}).get('volumeName', '')}".rstrip(" to")))
+            continue
+        wanted = (live.get("spec") or {}).get("volumeName") or volume
+        detail = f"{phase}: pods that mount it stay Pending"
+        if wanted and cluster.call("CoreV1Api.read_persistent_volume", wanted) is None:
+            detail += f"; its PersistentVolume {wanted} does not exist"
+            fix = (f"create the PersistentVolume {wanted} (the repository declares it next to the claim: "
+                   f"check that stage synced), then kubectl -n {namespace} describe pvc {name}")
+        else:
+            fix = (f"kubectl -n {namespace} describe pvc {name}: the volume it names must match its "
+                   "storageClassName, capacity and accessModes and not be bound to another claim")
+        rows.append(Row(check, PROBLEM, detail, fix))
     return rows
 
 

@@ -26,6 +26,7 @@ def reader_role(secret_names: list[str], sync_objects: list[dict]) -> str:
     rules = [
         _rule("", ["nodes", "namespaces", "pods", "events", "services", "persistentvolumeclaims"], ["get", "list"]),
         _rule("apps", ["deployments", "statefulsets"], ["get", "list"]),
+        _rule("", ["persistentvolumes"], ["get"]),
         _rule("storage.k8s.io", ["csidrivers"], ["get"]),
         _rule("admissionregistration.k8s.io", ["mutatingwebhookconfigurations"], ["list"]),
         _rule("ray.io", ["rayjobs", "rayclusters"], ["get", "list"]),

@@ -63,6 +63,8 @@ class Needs:
     extended: set[str] = field(default_factory=set)
     rrsa: bool = False
     sync_objects: list[dict] = field(default_factory=list)
+    #: (namespace, name, volumeName) of each PersistentVolumeClaim the repository renders.
+    claims: list[tuple[str, str, str]] = field(default_factory=list)
 
     def secret(self, namespace: str, name: str) -> SecretNeed:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
@@ -115,6 +117,8 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
             _use(needs, ref.get("namespace", ns), ref["name"], None, False, label)
         if get(obj, "spec", "csi", "volumeAttributes", "authType") == "rrsa":
             needs.rrsa = True
+    if kind == "PersistentVolumeClaim":
+        needs.claims.append((ns, get(obj, "metadata", "name"), get(obj, "spec", "volumeName", default="") or ""))
     if kind == "Namespace" and get(obj, "metadata", "labels", RRSA_LABEL) == "on":
         needs.rrsa = True
     for pod in pod_specs(obj):

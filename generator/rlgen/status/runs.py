@@ -92,7 +92,32 @@ def owning_stage(cluster, sync_objects: list):
     if live is None:
         return engine, None, StageState(False, f"{engine.kind} {meta['name']} does not exist: the sync engine "
                                                "has not applied the repository's entry points")
-    return engine, live, stage_state(engine, live)
+    state = stage_state(engine, live)
+    cause = failed_dependency(cluster, engine, live)
+    if cause:
+        state = StageState(state.healthy, f"{state.summary}; {cause}", state.revision)
+    return engine, live, state
+
+
+def failed_dependency(cluster, engine, live: dict, seen: frozenset = frozenset()) -> str:
+    """For a Flux stage waiting on its dependencies: the first one down the chain that failed
+    by itself (the stage to fix), as "<Kustomization> failed: <its Ready condition>"."""
+    if engine.kind != "Kustomization":
+        return ""
+    namespace = live["metadata"].get("namespace", engine.namespace)
+    for dep in (live.get("spec") or {}).get("dependsOn") or []:
+        key = (dep.get("namespace") or namespace, dep["name"])
+        if key in seen:
+            continue
+        found = cluster.call("CustomObjectsApi.get_namespaced_custom_object", engine.group, engine.version,
+                             key[0], engine.plural, key[1])
+        if found is None:
+            return f"its dependency {engine.kind} {key[1]} does not exist"
+        state = stage_state(engine, found)
+        if state.healthy is False:
+            return (failed_dependency(cluster, engine, found, seen | {key})
+                    or f"its dependency {engine.kind} {key[1]} failed: {state.summary}")
+    return ""
 
 
 def _why_missing(repo: Repo, run: str, listed: bool, stage) -> str:

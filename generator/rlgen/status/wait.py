@@ -144,7 +144,29 @@ def _head(repo: Repo) -> str:
 def _runs(cluster, repo: Repo, runs: list[str]):
     active = run_folders.active(repo.root)
     for run in (r for r in runs if r in active):
-        yield _run(cluster, repo, run)
+        verdict = _run(cluster, repo, run)
+        if verdict.state == BLOCKED and verdict.reason.startswith(f"run {run}: pod ") and (
+                freeing := _freeing(cluster, repo, active)):
+            # The scheduler tries again when those pods are gone: not stuck yet.
+            yield Verdict(WAITING, f"{verdict.reason.split(' cannot be scheduled')[0]} to be scheduled once "
+                                   f"{freeing} frees its nodes")
+        else:
+            yield verdict
+
+
+def _freeing(cluster, repo: Repo, active: list[str]) -> str:
+    """What in the runs' namespace is on its way out (a pruned run's RayJob, pods being deleted)."""
+    pinned = {run_folders.pinned_name(repo.root, r) for r in active}
+    for job in cluster.items("CustomObjectsApi.list_namespaced_custom_object", "ray.io", "v1", repo.namespace,
+                             "rayjobs"):
+        meta = job.get("metadata") or {}
+        if meta.get("name") not in pinned or meta.get("deletionTimestamp"):
+            return f"RayJob {meta.get('name')} (no run of the repository pins it: the sync engine prunes it)"
+    for pod in cluster.items("CoreV1Api.list_namespaced_pod", repo.namespace):
+        meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp") and (pod.get("spec") or {}).get("nodeName"):
+            return f"pod {meta.get('name')} (being deleted)"
+    return ""
 
 
 def _run(cluster, repo: Repo, run: str) -> Verdict:

@@ -1,0 +1,130 @@
+"""The synced cluster broken the ways users break theirs, one at a time, with ``rlgen doctor`` and
+``rlgen status`` read against the real API server: each gives the row naming the object and the
+fix. Every test puts the cluster back as it found it, so the next starts healthy."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from support.controlplane import LINGJUN_LABELS, wait_until
+from support.flux import fetch, kustomizations, ready, reconcile
+from support.repos import run_rlgen
+from support.toolchain import module_dir
+
+pytestmark = pytest.mark.usefixtures("dump_on_failure")
+
+KUBERAY = "github.com/ray-project/kuberay/ray-operator"
+GPU_NODES = "node-role.alibabacloud.com/lingjun=" + LINGJUN_LABELS["node-role.alibabacloud.com/lingjun"]
+
+
+def rlgen(cp, repo, *args: str):
+    result = run_rlgen(*args, "--kubeconfig", str(cp.kubeconfig), "-o", "json", cwd=repo)
+    assert result.returncode != 70, result.stderr
+    return result
+
+
+def doctor_rows(cp, repo) -> tuple[int, dict[str, dict]]:
+    result = rlgen(cp, repo, "doctor")
+    return result.returncode, {r["check"]: r for r in json.loads(result.stdout)["rows"]}
+
+
+def problem(rows: dict, prefix: str) -> dict:
+    found = [r for check, r in rows.items() if check.startswith(prefix) and r["state"] == "problem"]
+    assert len(found) == 1, json.dumps(rows, indent=1)
+    return found[0]
+
+
+def healthy(cp, repo) -> None:
+    """What each test leaves: doctor all ok, and status --wait satisfied."""
+    code, rows = doctor_rows(cp, repo)
+    assert code == 0, json.dumps([r for r in rows.values() if r["state"] != "ok"], indent=1)
+    waited = rlgen(cp, repo, "status", "--wait", "--timeout", "3m", "--interval", "2")
+    assert waited.returncode == 0, waited.stderr
+
+
+def git(repo, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=e2e", "-c", "user.email=e2e@rl-team.cn", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def test_kuberay_too_old_for_sidecar_mode(control_plane, synced):
+    cp, repo = control_plane, synced["repo"]
+    deployment = json.loads(cp.kubectl("get", "deployment", "kuberay-operator", "-n", "kuberay-system",
+                                       "-o", "json").stdout)
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    old = image.rpartition(":")[0] + ":v1.4.2"
+    cp.kubectl("set", "image", "-n", "kuberay-system", "deployment/kuberay-operator", f"manager={old}")
+    try:
+        cp.kubectl("rollout", "status", "-n", "kuberay-system", "deployment/kuberay-operator", "--timeout=90s")
+        code, rows = doctor_rows(cp, repo)
+        row = problem(rows, "KubeRay operator")
+        assert code == 1
+        assert row["detail"] == (f"kuberay-system/kuberay-operator ({old}): v1.4.2 predates SidecarMode (v1.5.0); "
+                                 "every RayJob would end ValidationFailed")
+        assert row["fix"] == "upgrade KubeRay to v1.5.0 or later"
+    finally:
+        cp.kubectl("set", "image", "-n", "kuberay-system", "deployment/kuberay-operator", f"manager={image}")
+        cp.kubectl("rollout", "status", "-n", "kuberay-system", "deployment/kuberay-operator", "--timeout=90s")
+
+
+def test_a_gpu_taint_the_run_does_not_tolerate(control_plane, synced):
+    cp, repo = control_plane, synced["repo"]
+    cp.kubectl("taint", "nodes", "-l", GPU_NODES, "maintenance=true:NoSchedule")
+    try:
+        code, rows = doctor_rows(cp, repo)
+        row = problem(rows, "GPU nodes for ")
+        assert code == 1
+        assert row["detail"].startswith("room for 0 of ") and "do not tolerate: maintenance (on lingjun-gpu-0" in row["detail"]
+        assert "kubectl taint nodes lingjun-gpu-0 maintenance-" in row["fix"]
+        assert "toleration of maintenance=true:NoSchedule" in row["fix"]
+    finally:
+        cp.kubectl("taint", "nodes", "-l", GPU_NODES, "maintenance-")
+
+
+def test_a_stage_failing_names_the_stage_to_fix_in_status_and_stops_status_wait(control_plane, synced):
+    """platform's build fails: runs waits on it (DependencyNotReady); status names platform."""
+    cp, repo = control_plane, synced["repo"]
+    kustomization = repo / "overlays" / "production" / "platform" / "kustomization.yaml"
+    git(repo, "checkout", "--quiet", "main")
+    kustomization.write_text(kustomization.read_text().replace("resources:\n", "resources:\n  - missing.yaml\n", 1))
+    git(repo, "commit", "--quiet", "-am", "platform: a resource that is not there")
+    git(repo, "push", "--quiet", "origin", "main")
+    try:
+        fetch(cp)
+        wait_until("platform failing and runs waiting on it", lambda: (ks := kustomizations(cp))
+                   and (ready(ks["platform"]) or {}).get("reason") == "BuildFailed"
+                   and (ready(ks["runs"]) or {}).get("reason") == "DependencyNotReady", timeout=120)
+        status = rlgen(cp, repo, "status")
+        row = json.loads(status.stdout)["rows"][0]
+        assert "DependencyNotReady" in row["sync"], row
+        assert "its dependency Kustomization platform failed: Ready=False BuildFailed:" in row["sync"], row
+        assert "missing.yaml" in row["sync"], row
+        waited = rlgen(cp, repo, "status", "--wait", "--timeout", "2m", "--interval", "2")
+        reason = waited.stderr.strip().splitlines()[-1]
+        assert waited.returncode == 1, waited.stderr
+        assert reason.startswith("rlgen: error: cannot resolve by itself: Kustomization platform failed: "
+                                 "Ready=False BuildFailed:") and "missing.yaml" in reason, reason
+    finally:
+        git(repo, "revert", "--no-edit", "HEAD")
+        git(repo, "push", "--quiet", "origin", "main")
+        reconcile(cp)
+
+
+def test_kuberay_crd_absent(control_plane, synced):
+    """Last of the module: removing the CRD removes every RayJob; the restore brings them back."""
+    cp, repo = control_plane, synced["repo"]
+    crd = module_dir("kuberay", KUBERAY) / "config" / "crd" / "bases" / "ray.io_rayjobs.yaml"
+    cp.kubectl("delete", "crd", "rayjobs.ray.io", "--timeout=120s")
+    try:
+        code, rows = doctor_rows(cp, repo)
+        row = problem(rows, "API ray.io/v1")
+        assert code == 1
+        assert row["detail"] == "not served: RayJob"
+        assert row["fix"].startswith("install KubeRay >= v1.5.0")
+    finally:
+        cp.kubectl("apply", "--server-side", "-f", str(crd))
+        cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/rayjobs.ray.io")
+        # The sync puts the run's RayJob back; KubeRay's watch picks the kind up again.
+        reconcile(cp)
+    healthy(cp, repo)
