@@ -48,21 +48,23 @@ def git(repo, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
-def test_kuberay_too_old_for_sidecar_mode(control_plane, synced):
+def test_kuberay_too_old_for_what_the_rayjob_uses(control_plane, synced):
+    """The default repository submits in K8sJobMode with spec.submitterConfig (KubeRay v1.2.0);
+    SidecarMode (v1.5.0) is rlgen's check for repositories that use it."""
     cp, repo = control_plane, synced["repo"]
     deployment = json.loads(cp.kubectl("get", "deployment", "kuberay-operator", "-n", "kuberay-system",
                                        "-o", "json").stdout)
     image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
-    old = image.rpartition(":")[0] + ":v1.4.2"
+    old = image.rpartition(":")[0] + ":v1.1.1"
     cp.kubectl("set", "image", "-n", "kuberay-system", "deployment/kuberay-operator", f"manager={old}")
     try:
         cp.kubectl("rollout", "status", "-n", "kuberay-system", "deployment/kuberay-operator", "--timeout=90s")
         code, rows = doctor_rows(cp, repo)
         row = problem(rows, "KubeRay operator")
         assert code == 1
-        assert row["detail"] == (f"kuberay-system/kuberay-operator ({old}): v1.4.2 predates SidecarMode (v1.5.0); "
-                                 "every RayJob would end ValidationFailed")
-        assert row["fix"] == "upgrade KubeRay to v1.5.0 or later"
+        assert row["detail"] == (f"kuberay-system/kuberay-operator ({old}): v1.1.1 predates submitterConfig "
+                                 "(v1.2.0); its CRD drops the field and a dropped log stream fails a running job")
+        assert row["fix"] == "upgrade KubeRay to v1.2.0 or later"
     finally:
         cp.kubectl("set", "image", "-n", "kuberay-system", "deployment/kuberay-operator", f"manager={image}")
         cp.kubectl("rollout", "status", "-n", "kuberay-system", "deployment/kuberay-operator", "--timeout=90s")

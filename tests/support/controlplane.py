@@ -20,7 +20,7 @@ import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from support.toolchain import tool
+from support.toolchain import module_dir, tool
 
 #: The labels ACK puts on a Lingjun GPU node, and its taint; ``rdma/hca`` comes from the
 #: ack-rdma-device-plugin add-on, ``nvidia.com/gpu`` from ACK's GPU device plugin.
@@ -32,6 +32,28 @@ LINGJUN_LABELS = {
     "aliyun.accelerator/nvidia_count": "8",
 }
 KWOK_LABEL = "rlgen.test/kwok"
+#: KubeRay's name for the container that submits a RayJob (ray-operator utils/constant.go
+#: SubmitterContainerName), the one rlgen's submitterPodTemplate uses too.
+SUBMITTER = "ray-job-submitter"
+
+
+def kwok_stages(path: Path) -> Path:
+    """kwok's own pod stages at the pinned version (kustomize/stage/pod/fast), with one change:
+    a RayJob's submitter pod is not completed. kwok completes every Job's pod at once; KubeRay
+    then marks the RayJob Failed 30 s later (no Ray job behind it) and deletes its cluster, where
+    a real submitter follows the training for hours. Node stages stay kwok's defaults."""
+    import yaml
+
+    folder = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage" / "pod" / "fast"
+    stages = []
+    for name in ("pod-ready", "pod-complete", "pod-delete"):
+        stage = yaml.safe_load((folder / f"{name}.yaml").read_text())
+        if name == "pod-complete":
+            stage["spec"]["selector"]["matchExpressions"].append(
+                {"key": ".spec.containers.[].name", "operator": "NotIn", "values": [SUBMITTER]})
+        stages.append(stage)
+    path.write_text(yaml.safe_dump_all(stages))
+    return path
 
 
 def free_port() -> int:
@@ -124,6 +146,7 @@ class ControlPlane:
             tool("kwok"), "--kubeconfig", str(self.kubeconfig),
             "--manage-nodes-with-label-selector", KWOK_LABEL, "--server-address", f"127.0.0.1:{free_port()}",
             "--cidr", "10.244.0.1/16", "--node-ip", "10.0.0.1",
+            "--config", str(kwok_stages(self.workdir / "kwok-stages.yaml")),
         ])
         wait_until("the default ServiceAccount", lambda: self.kubectl(
             "get", "serviceaccount", "default", "-n", "default", check=False).returncode == 0, timeout=90,
