@@ -13,6 +13,7 @@ import click
 
 from rlgen import __version__
 from rlgen.errors import INTERNAL_ERROR, RlgenError
+from rlgen.redaction import masked_argv, redact
 
 #: name -> (module, one-line help). The help is here so that listing commands imports nothing.
 COMMANDS = {
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
     except RlgenError as exc:
-        click.echo(f"rlgen: error: {exc}", err=True)
+        click.echo(redact(f"rlgen: error: {_one_line(str(exc))}"), err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C (and SIGTERM, which rlgen's commands raise as Ctrl-C) into Abort.
@@ -65,13 +66,17 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("rlgen: aborted", err=True)
         sys.exit(2)
     except click.ClickException as exc:
-        click.echo(f"rlgen: error: {exc.format_message()}", err=True)
+        click.echo(redact(f"rlgen: error: {_one_line(exc.format_message())}"), err=True)
         sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("rlgen: interrupted", err=True)
         sys.exit(130)
+    except (RecursionError, MemoryError) as exc:
+        # Input nested or sized beyond what any real file needs (a YAML bomb): not a bug.
+        click.echo(f"rlgen: error: the input is too deeply nested or too large ({type(exc).__name__})", err=True)
+        sys.exit(2)
     except Exception:  # a bug: one line for the user, the traceback in a file for the report
         click.echo(f"rlgen: internal error ({sys.exc_info()[1].__class__.__name__}); "
                    f"details in {_save_traceback()}", err=True)
@@ -83,5 +88,11 @@ def _save_traceback() -> str:
     import traceback
 
     with tempfile.NamedTemporaryFile("w", prefix="rlgen-crash-", suffix=".txt", delete=False) as f:
-        f.write(f"rlgen {__version__}\nargv: {sys.argv}\n\n{traceback.format_exc()}")
+        # argv with its values masked, the traceback with URL user info and tokens masked.
+        f.write(redact(f"rlgen {__version__}\nargv: {masked_argv(sys.argv)}\n\n{traceback.format_exc()}"))
     return f.name
+
+
+def _one_line(text: str) -> str:
+    # A message that quotes a user's value never spills a newline of it onto a second line.
+    return " ".join(text.split())

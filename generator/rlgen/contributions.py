@@ -46,7 +46,9 @@ class Context:
 class Option:
     """One ``--set PLUGIN.NAME=VALUE`` option of a plugin.
 
-    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal.
+    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal;
+    ``ask=True`` asks for it too, offering the default, and records the value in ``rlgen.yaml``
+    even when it is the default (a bucket a repository mounts is stated, never implied).
     ``check`` receives the converted value and returns an error message or ``None``.
     """
 
@@ -57,6 +59,7 @@ class Option:
     required: bool = False
     choices: tuple[str, ...] = ()
     check: Callable[[Any], str | None] | None = None
+    ask: bool = False
 
 
 @dataclass(frozen=True)

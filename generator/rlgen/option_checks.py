@@ -11,8 +11,10 @@ from typing import Any, Callable
 
 from rlgen.naming import dns1123_label_error
 
-__all__ = ["dns1123_label_error", "duration_error", "git_branch_error", "image_reference_error",
-           "int_range", "oss_bucket_error"]
+__all__ = ["control_error", "credential_error", "dns1123_label_error", "duration_error", "endpoint_error",
+           "git_branch_error", "git_url_error", "hub_id_error", "image_reference_error", "int_range",
+           "number_range", "oss_bucket_error", "pip_requirement_error", "region_error", "registry_error",
+           "repo_path_error", "revision_error", "uri_error"]
 
 # Go's time.ParseDuration, which Flux's metav1.Duration fields use: "1h30m", "90s", "500ms".
 _DURATION = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h)")
@@ -42,6 +44,8 @@ def oss_bucket_error(value: str) -> str | None:
 
 def image_reference_error(value: str) -> str | None:
     text = str(value)
+    if problem := _plain(text):
+        return problem
     if len(text) > 255 or not _IMAGE.fullmatch(text):
         return f"{_show(value)} is not an image reference like registry.example.com/team/image:tag"
     return None
@@ -61,6 +65,8 @@ def git_branch_error(value: str) -> str | None:
 
 def int_range(low: int, high: int = MAX_INT) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{_show(value)} is not an integer"
         return None if low <= value <= high else f"{value} is not between {low} and {high}"
     return check
 
@@ -68,3 +74,196 @@ def int_range(low: int, high: int = MAX_INT) -> Callable[[Any], str | None]:
 def _show(value: Any) -> str:
     # Quoted and escaped: a value with a newline stays on the one error line.
     return json.dumps(str(value), ensure_ascii=False)
+
+
+# -- one checker per kind of answer. Each refuses control characters (a newline in an answer
+# would start a new Dockerfile instruction or YAML line) and, where the value is pasted into a
+# shell command (the README's commands, workflows, Dockerfiles), every character a shell reads.
+
+#: C0 and C1 controls, DEL, line and paragraph separators, and the invisible format characters
+#: that make a value read otherwise than it runs (bidirectional overrides, zero widths, BOM).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: The part of an image reference before a repository name: host[:port]/path, lower-case path.
+_REGISTRY = re.compile(rf"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+                       rf"(?::[0-9]{{1,5}})?(?:/{_COMPONENT})*")
+#: Room left after the registry for the longest image name rlgen puts below it
+#: ("/sandbox-manager:<tag>" and the like): the whole reference stays within 255 characters.
+IMAGE_SUFFIX_ROOM = 64
+MAX_IMAGE_REFERENCE = 255
+# Git URLs as Flux (GitRepository .spec.url: http, https, ssh) and Argo CD (also scp-like
+# git@host:path) fetch them; the characters are a shell's plain word characters only.
+_URL_CHARS = r"[A-Za-z0-9._~%+/-]"
+_HOST = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+_GIT_URL = re.compile(rf"(?:https?://{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
+                      rf"|ssh://(?:[A-Za-z0-9._-]+@)?{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
+                      rf"|[A-Za-z0-9._-]+@{_HOST}:{_URL_CHARS}+)")
+# A hub repository id (Hugging Face, ModelScope): owner/name, each a word of letters, digits, ._-.
+_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+_HUB_ID = re.compile(rf"(?:{_HUB_PART}/)?{_HUB_PART}")
+_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
+# An Alibaba Cloud region id: cn-hangzhou, ap-southeast-1, cn-shanghai-finance-1.
+_REGION = re.compile(r"[a-z]{2,4}(?:-[a-z0-9]+){1,4}")
+# Characters of a URI (RFC 3986) that no shell, YAML reader or Dockerfile gives a meaning to.
+_URI_CHARS = re.compile(r"[A-Za-z0-9._~%+/:@?=&#,-]*")
+_REPO_PATH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
+#: Query parameters that carry a secret (a presigned URL's signature, an access token).
+_SECRET_PARAMS = re.compile(r"(?i)(?:^|[?&;])(?:access_?token|token|api_?key|key|secret|password|passwd|pwd|"
+                            r"signature|sig|x-amz-signature|x-oss-signature|x-oss-security-token|"
+                            r"security-token|auth)=")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*)://([^/\s@?#]*)@")
+_SECRET_HINT = ("pass secrets to the cluster as a Kubernetes Secret and to CI as a repository secret, "
+                "never in an answer (it is committed)")
+
+
+def control_error(value: str) -> str | None:
+    """A control character anywhere (newline, tab, escape, NUL, bidirectional override)."""
+    found = _CONTROL.search(value)
+    if found:
+        return f"{_show(value)} holds the control character U+{ord(found.group()):04X}: answers are one plain line"
+    return None
+
+
+def credential_error(value: str) -> str | None:
+    """A URL in ``value`` that carries a secret: a password or a token as user info, or a
+    secret query parameter. ``ssh://git@host`` and ``git@host:path`` name an SSH user, no secret."""
+    for match in _URL_USERINFO.finditer(value):
+        scheme, userinfo = match.group(1).lower(), match.group(2)
+        if ":" in userinfo or not scheme.endswith("ssh"):
+            return f"{_show(redact_url(value))} carries credentials in its user info: {_SECRET_HINT}"
+    if "://" in value and _SECRET_PARAMS.search(value.split("?", 1)[-1] if "?" in value else ""):
+        return f"{_show(redact_url(value))} carries a secret query parameter: {_SECRET_HINT}"
+    return None
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the user info of its URLs masked (see :mod:`rlgen.redaction`)."""
+    from rlgen.redaction import redact
+
+    return redact(text)
+
+
+def _plain(value: Any) -> str | None:
+    text = str(value)
+    return control_error(text) or credential_error(text)
+
+
+def registry_error(value: str) -> str | None:
+    """A registry and namespace images are pushed to: ``host[:port]/path``, no scheme, tag or
+    digest, short enough that every image below it stays within 255 characters."""
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    limit = MAX_IMAGE_REFERENCE - IMAGE_SUFFIX_ROOM
+    if not _REGISTRY.fullmatch(text) or "/" not in text and "." not in text and ":" not in text:
+        return (f"{_show(value)} is not a registry path like registry.<region>.aliyuncs.com/team "
+                "(host and lower-case path; no scheme, tag or digest)")
+    if len(text) > limit:
+        return f"{_show(value)} is {len(text)} characters: image names below it would pass 255 (use at most {limit})"
+    return None
+
+
+def git_url_error(value: str) -> str | None:
+    """A Git URL Flux and Argo CD can fetch: ``https://host/path``, ``ssh://[user@]host/path``
+    or scp-like ``user@host:path``; only characters a shell reads as a plain word."""
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    if not _GIT_URL.fullmatch(text) or ".." in text.split("/", 3)[-1].split("/"):
+        return (f"{_show(value)} is not a Git URL (https://host/owner/repo.git, ssh://git@host/owner/repo.git "
+                "or git@host:owner/repo.git)")
+    return None
+
+
+def hub_id_error(value: str) -> str | None:
+    """A model or dataset id on Hugging Face or ModelScope: ``owner/name``."""
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    if not _HUB_ID.fullmatch(text) or ".." in text or "--" in text:
+        return f"{_show(value)} is not a hub id like Qwen/Qwen2.5-7B-Instruct (letters, digits, '.', '_', '-')"
+    return None
+
+
+def revision_error(value: str) -> str | None:
+    """A branch, tag or commit of a hub repository."""
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    if not _REVISION.fullmatch(text) or ".." in text or text.endswith(("/", ".lock")):
+        return f"{_show(value)} is not a branch, tag or commit (letters, digits, '.', '_', '-', '/')"
+    return None
+
+
+def uri_error(value: str, schemes: tuple[str, ...] = ("http", "https")) -> str | None:
+    """An absolute URI of one of ``schemes`` with a host, no credentials, and no character a
+    shell or YAML reader would give a meaning to."""
+    from urllib.parse import urlsplit
+
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in schemes or not parts.hostname or not _URI_CHARS.fullmatch(text):
+        return f"{_show(value)} is not a {' or '.join(s + '://' for s in schemes)} URL with a host"
+    return None
+
+
+def endpoint_error(value: str) -> str | None:
+    """An OSS endpoint: a host name (``oss-cn-hangzhou-internal.aliyuncs.com``) or its
+    http(s) URL, nothing after the host."""
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    host = text.split("://", 1)[1] if "://" in text else text
+    if ("://" in text and uri_error(text)) or not re.fullmatch(rf"{_HOST}(?::[0-9]{{1,5}})?/?", host):
+        return f"{_show(value)} is not an endpoint like oss-cn-hangzhou-internal.aliyuncs.com"
+    return None
+
+
+def region_error(value: str) -> str | None:
+    """An Alibaba Cloud region id like ``cn-hangzhou`` or ``ap-southeast-1``."""
+    text = str(value)
+    if not _REGION.fullmatch(text) or len(text) > 63:
+        return f"{_show(value)} is not a region id like cn-hangzhou or ap-southeast-1"
+    return None
+
+
+def repo_path_error(value: str) -> str | None:
+    """A relative path that stays inside the repository: no leading '/', no '..' part."""
+    text = str(value)
+    if problem := control_error(text):
+        return problem
+    if not _REPO_PATH.fullmatch(text) or any(part in ("", ".", "..") for part in text.split("/")):
+        return f"{_show(value)} is not a path inside the repository (relative, no '..')"
+    return None
+
+
+def pip_requirement_error(value: str) -> str | None:
+    """One pip requirement (``name[extras] specifier`` or ``name @ URL``), without credentials."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    try:
+        Requirement(text)
+    except InvalidRequirement as exc:
+        return f"{_show(value)} is not a pip requirement ({' '.join(str(exc).split())})"
+    return None
+
+
+def number_range(low: float, high: float, low_open: bool = False) -> Callable[[Any], str | None]:
+    """A finite number in ``[low, high]`` (``(low, high]`` when ``low_open``)."""
+    import math
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{_show(value)} is not a finite number"
+        if value < low or value > high or (low_open and value == low):
+            return f"{value} is not in {'(' if low_open else '['}{low}, {high}]"
+        return None
+    return check

@@ -22,7 +22,10 @@ def resolve_output(output: str | None) -> str:
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    """JSON text of ``data``, with any URL user info, secret query parameter or token masked."""
+    from rlgen.redaction import redact
+
+    return redact(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 class status:

@@ -11,7 +11,25 @@ from rlgen.contributions import DatasetFormat, Document, Layer, Option, Patch, P
 from rlgen.contributions import SecretRef, Stage, TrainingImage, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
-from rlgen.option_checks import duration_error, git_branch_error, image_reference_error, int_range, oss_bucket_error
+from rlgen.option_checks import (
+    control_error,
+    credential_error,
+    duration_error,
+    endpoint_error,
+    git_branch_error,
+    git_url_error,
+    hub_id_error,
+    image_reference_error,
+    int_range,
+    number_range,
+    oss_bucket_error,
+    pip_requirement_error,
+    region_error,
+    registry_error,
+    repo_path_error,
+    revision_error,
+    uri_error,
+)
 from rlgen.spec import Spec, Volume
 
 __all__ = [
@@ -24,7 +42,9 @@ __all__ = [
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",
     # Checks for Option(check=...): each returns an error message or None.
-    "duration_error", "git_branch_error", "image_reference_error", "int_range", "oss_bucket_error",
+    "control_error", "credential_error", "duration_error", "endpoint_error", "git_branch_error", "git_url_error",
+    "hub_id_error", "image_reference_error", "int_range", "number_range", "oss_bucket_error",
+    "pip_requirement_error", "region_error", "registry_error", "repo_path_error", "revision_error", "uri_error",
     # Kubernetes name rules and hosts.
     "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host",
 ]

@@ -2,15 +2,16 @@
 authenticates (an AccessKey Secret or an RRSA role)."""
 from __future__ import annotations
 
-from rlgen.plugin_api import Layer, Option, Patch, Resource, oss_bucket_error
+from rlgen.plugin_api import Layer, Option, Patch, Resource, endpoint_error, oss_bucket_error, region_error
 
 CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 
 OPTIONS = (
     Option("bucket", "OSS bucket holding datasets, models and checkpoints", "rl-training-data",
-           check=oss_bucket_error),
-    Option("region", "OSS region, e.g. ap-southeast-1", "ap-southeast-1"),
-    Option("endpoint", "OSS endpoint (default: the region's internal endpoint)", ""),
+           check=oss_bucket_error, ask=True),
+    Option("region", "OSS region of the bucket, e.g. ap-southeast-1", "ap-southeast-1", check=region_error, ask=True),
+    Option("endpoint", "OSS endpoint (empty: the region's internal endpoint)", "",
+           check=lambda v: endpoint_error(v) if v else None, ask=True),
 )
 
 #: The ossfs options for every volume. No dbglevel/curldbg: debug logs of every request

@@ -10,9 +10,7 @@ credentials in a Secret the repository never holds, and a training patch puts bo
 Ray pods' environment."""
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Resource, SecretRef, hookimpl
+from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Resource, SecretRef, hookimpl, uri_error
 
 NAME = "mlflow"
 CONFIGMAP = "mlflow-tracking"
@@ -25,9 +23,10 @@ PACKAGE = "mlflow-skinny==3.17.2"
 
 
 def _uri_error(value: str) -> str | None:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an http(s):// URL of the tracking server (a file or sqlite URI stays inside the pod)"
+    if problem := uri_error(value):
+        # The credentials go to the Secret mlflow-credentials, never into the URL.
+        return problem if "://" in value and "credentials" in problem else (
+            f"{problem}: the http(s):// URL of the tracking server (a file or sqlite URI stays inside the pod)")
     return None
 
 

@@ -25,6 +25,9 @@ def command(directory: Path, plugins, sets, cluster, no_input, output):
     from rlgen.generate.staged_rules import refuse_failing
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
+    from rlgen.errors import RlgenError
+    from rlgen.option_checks import credential_error
+    from rlgen.redaction import redact
     from rlgen.tools import git, kustomize
 
     target = directory.resolve()
@@ -33,9 +36,14 @@ def command(directory: Path, plugins, sets, cluster, no_input, output):
     answers = parse_sets(list(sets))
     if cluster:
         answers.setdefault("rlgen", {})["cluster"] = cluster
-    if empty_clone(target) and (origin := git.origin_url(target)):
-        # The repository the sync engine pulls is the one being filled.
-        answers.setdefault("rlgen", {}).setdefault("git_url", origin)
+    if empty_clone(target) and (origin := git.origin_url(target)) and "git_url" not in answers.get("rlgen", {}):
+        # The repository the sync engine pulls is the one being filled; a token in its origin
+        # URL must not reach the files and the first commit.
+        if credential_error(origin):
+            raise RlgenError(f"the origin remote of {directory} carries credentials ({redact(origin)}): "
+                             "pass --set rlgen.git_url=URL without them (the sync engine reads its "
+                             "credentials from a Kubernetes Secret)")
+        answers.setdefault("rlgen", {})["git_url"] = origin
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
     build = generate(selection)
@@ -54,4 +62,6 @@ def command(directory: Path, plugins, sets, cluster, no_input, output):
 
 
 def _prompt(plugin: str, option) -> str:
-    return click.prompt(f"{plugin}.{option.name} ({option.help})", type=str, err=True)
+    default = None if option.default is None else str(option.default)
+    return click.prompt(f"{plugin}.{option.name} ({option.help})", default=default, type=str, err=True,
+                        show_default=bool(default))

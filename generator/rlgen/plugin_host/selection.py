@@ -7,7 +7,19 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from rlgen.option_checks import git_branch_error, image_reference_error, int_range
+import math
+
+from rlgen.option_checks import (
+    control_error,
+    credential_error,
+    git_branch_error,
+    git_url_error,
+    hub_id_error,
+    image_reference_error,
+    int_range,
+    registry_error,
+    revision_error,
+)
 from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
@@ -36,11 +48,11 @@ def _run_name_error(run: str) -> str | None:
 def _registry_error(value: str) -> str | None:
     if "://" in value or value.endswith("/") or ":" in value.rpartition("/")[2] or "@" in value:
         return f"'{value}' is not a registry path like registry.<region>.aliyuncs.com/team (no scheme, tag or digest)"
-    return _example_domain(value.split("/")[0])
+    return registry_error(value) or _example_domain(value.split("/")[0].split(":")[0])
 
 
 def _git_url_error(value: str) -> str | None:
-    return _example_domain(url_host(value))
+    return git_url_error(value) or _example_domain(url_host(value))
 
 
 def _image_error(value: str) -> str | None:
@@ -79,12 +91,16 @@ CORE = PluginInfo(
         Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
                "cluster fetches (e.g. https://git.my-team.com/mirrors); empty: GitHub itself", "",
                check=lambda v: _git_url_error(v) if v else None),
-        Option("model", "Hugging Face model to train (default: the dataset plugin's)", ""),
+        Option("model", "Hugging Face model to train (default: the dataset plugin's)", "",
+               check=lambda v: hub_id_error(v) if v else None),
         Option("model_source", "Hub the model Job downloads the model from", "huggingface",
                choices=("huggingface", "modelscope")),
-        Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", ""),
-        Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", ""),
-        Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
+        Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", "",
+               check=lambda v: revision_error(v) if v else None),
+        Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", "",
+               check=lambda v: hub_id_error(v) if v else None),
+        Option("verl_version", "verl release the trainer config and images target", "0.7.1",
+               check=lambda v: revision_error(v)),
         Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
         Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
@@ -208,6 +224,7 @@ def select(
         if name not in infos:
             where = "not selected" if name in installed else "unknown"
             raise RlgenError(f"--set names plugin '{name}', which is {where}{_did_you_mean(name, infos)}")
+    missing: list[str] = []
     for info in infos.values():
         given = dict(sets.get(info.name, {}))
         known = {o.name: o for o in info.options}
@@ -217,22 +234,40 @@ def select(
         values: dict[str, Any] = {}
         for opt in info.options:
             if opt.name in given:
-                raw = given[opt.name]
+                values[opt.name] = convert(info.name, opt, given[opt.name])
+            elif ask is not None and (opt.ask or opt.required and opt.default is None):
+                values[opt.name] = _asked(info.name, opt, ask)
+                given[opt.name] = values[opt.name]
             elif opt.required and opt.default is None:
-                if ask is None:
-                    raise RlgenError(
-                        f"missing required option {info.name}.{opt.name} ({opt.help}): "
-                        f"--set {info.name}.{opt.name}=VALUE")
-                raw = ask(info.name, opt)
-                given[opt.name] = raw
+                missing.append(f"{info.name}.{opt.name}")
+                values[opt.name] = None
             else:
                 values[opt.name] = opt.default
-                continue
-            values[opt.name] = convert(info.name, opt, raw)
+            if opt.ask:
+                # Recorded even at its default: rlgen.yaml states what the repository uses.
+                given.setdefault(opt.name, values[opt.name])
         selection.values[info.name] = values
         if given:
             selection.answers[info.name] = {k: values[k] for k in given}
+    if missing:
+        # Every missing answer at once: one run of --no-input tells the whole list.
+        helps = {f"{i.name}.{o.name}": o.help for i in infos.values() for o in i.options}
+        raise RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
+                         + "; ".join(f"{m} ({helps[m]})" for m in missing) + ": "
+                         + " ".join(f"--set {m}=VALUE" for m in missing))
     return selection
+
+
+def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str]) -> Any:
+    """An answer typed at the prompt, asked again until it passes the option's checks."""
+    while True:
+        raw = ask(plugin, opt)
+        try:
+            return convert(plugin, opt, raw)
+        except RlgenError as exc:
+            import click
+
+            click.echo(f"rlgen: {exc}", err=True)
 
 
 def check_clusters(selection: Selection) -> None:
@@ -249,17 +284,26 @@ def check_clusters(selection: Selection) -> None:
 
 
 def convert(plugin: str, opt: Option, raw: Any) -> Any:
+    """``raw`` (typed text from ``--set`` or a prompt, or a value of ``rlgen.yaml``) as the
+    option's type: a text is parsed, a value read from YAML must already be of that type (a
+    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry)."""
     label = f"{plugin}.{opt.name}"
+    if isinstance(raw, str) and (problem := control_error(raw) or credential_error(raw)):
+        raise RlgenError(f"{label}: {problem}")
     if opt.type is bool and isinstance(raw, str):
         lowered = raw.strip().lower()
         if lowered not in ("true", "false", "yes", "no", "1", "0"):
             raise RlgenError(f"{label}: '{raw}' is not true or false")
         value: Any = lowered in ("true", "yes", "1")
+    elif not isinstance(raw, str):
+        value = _typed(label, opt, raw)
     else:
         try:
-            value = opt.type(raw)
-        except (TypeError, ValueError):
+            value = opt.type(raw.strip() if opt.type in (int, float) else raw)
+        except (TypeError, ValueError, OverflowError):
             raise RlgenError(f"{label}: '{raw}' is not a valid {opt.type.__name__}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RlgenError(f"{label}: '{raw}' is not a finite number")
     if opt.choices and value not in opt.choices:
         raise RlgenError(f"{label}: '{value}' is not one of {', '.join(opt.choices)}")
     if opt.required and value in ("", None):
@@ -267,6 +311,24 @@ def convert(plugin: str, opt: Option, raw: Any) -> Any:
     if opt.check and (message := opt.check(value)):
         raise RlgenError(f"{label}: {message}")
     return value
+
+
+def _typed(label: str, opt: Option, raw: Any) -> Any:
+    kinds = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}.get(opt.type)
+    if kinds is None:
+        return opt.type(raw)
+    if isinstance(raw, bool) and opt.type is not bool or not isinstance(raw, kinds):
+        raise RlgenError(f"{label}: {_shown(raw)} is not {_KIND_NAMES[opt.type]}")
+    return opt.type(raw)
+
+
+_KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    return json.dumps(value, default=str)[:80]
 
 
 def _did_you_mean(name: str, known) -> str:

@@ -55,6 +55,7 @@ def read_mapping(path: Path) -> Any:
 def read_index(repo: Path) -> list[str]:
     """The runs ``runs/kustomization.yaml`` lists: each a run folder name that exists."""
     path = repo / RUNS_INDEX
+    require_inside(repo, path)
     doc = read_mapping(path)
     resources = _list_of_str(path, doc, "resources")
     for i, entry in enumerate(resources):
@@ -78,24 +79,31 @@ def read_run_config(path: Path, spec: Spec) -> Any:
     if hydra is not None and not isinstance(hydra, dict):
         raise Defect(path, "hydra", f"expected a mapping, got {_kind(hydra)}")
     check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    # Checkpoints go to the run's folder of the checkpoints volume, never a path of the node.
+    local_dir = (doc.get("trainer") or {}).get("default_local_dir") if isinstance(doc.get("trainer"), dict) else None
+    root = spec.volumes["checkpoints"].mount_path.rstrip("/") + "/"
+    if isinstance(local_dir, str) and (not local_dir.startswith(root) or ".." in local_dir.split("/")):
+        raise Defect(path, "trainer.default_local_dir", f"{json.dumps(local_dir)} is outside the checkpoints "
+                                                        f"volume ({root}); rlgen writes {spec.checkpoint_dir(path.parent.name)}")
     return doc
 
 
 def read_trainer_config(repo: Path) -> Any:
     """``base/training/trainer.yaml``: verl keys of the right types."""
     path = repo / TRAINING_BASE / Spec.trainer_config_key
+    require_inside(repo, path)
     doc = read_mapping(path)
     check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
     return doc
 
 
 def check_verl_values(path: Path, doc: dict) -> None:
-    from rlgen.verl import reference
+    from rlgen.verl import keys, reference
     from rlgen.verl.trainer_config import flatten
 
     for key, value in flatten(doc).items():
         if key in reference.DEFAULTS:
-            if problem := value_error(value, reference.DEFAULTS[key]):
+            if problem := value_error(value, reference.DEFAULTS[key]) or keys.range_error(key, value):
                 raise Defect(path, key, problem)
         elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in reference.DEFAULTS):
             raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
@@ -151,8 +159,22 @@ def _pinned(path: Path, place: str, item: Any) -> str | None:
     return value
 
 
+def require_inside(repo: Path, path: Path) -> None:
+    """Refuse a file or folder that is a symbolic link or resolves outside ``repo``: rlgen reads
+    and rewrites these files, and a committed link would make it write anywhere on the machine."""
+    relative = path.relative_to(repo)
+    for depth in range(1, len(relative.parts) + 1):
+        part = repo.joinpath(*relative.parts[:depth])
+        if part.is_symlink():
+            raise Defect(part, "", "is a symbolic link: rlgen reads and writes only files inside the repository")
+    if not path.resolve().is_relative_to(repo.resolve()):
+        raise Defect(path, "", "is outside the repository")
+
+
 def read_run(repo: Path, spec: Spec, run: str) -> RunFiles:
     folder = repo / "runs" / run
+    for path in (folder / spec.run_config_key, folder / "kustomization.yaml"):
+        require_inside(repo, path)
     doc = read_run_config(folder / spec.run_config_key, spec)
     return RunFiles(run, doc, read_run_kustomization(folder / "kustomization.yaml", run))
 

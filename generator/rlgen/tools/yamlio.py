@@ -45,12 +45,64 @@ def _yaml() -> YAML:
 
 # -- reading
 
+#: Bounds on a YAML text rlgen parses: no file rlgen writes or a user keeps comes near them, and
+#: past them a hostile file (an alias bomb, a 50 MB run.yaml, 10,000 nested lists) would keep
+#: a command busy for minutes or exhaust the stack.
+MAX_BYTES = 8 * 1024 * 1024
+MAX_ALIAS_NODES = 200_000
+MAX_DEPTH = 200
+
+
+def bounded(text: str) -> None:
+    """Raise ``ValueError`` when ``text`` is beyond :data:`MAX_BYTES`, nests deeper than
+    :data:`MAX_DEPTH` or its aliases expand past :data:`MAX_ALIAS_NODES` nodes. One event pass
+    by libyaml, which never expands an alias, so the check costs little."""
+    if len(text) > MAX_BYTES:
+        raise ValueError(f"{len(text)} characters, more than the {MAX_BYTES} rlgen reads")
+    if "*" not in text and text.count("[") + text.count("{") < MAX_DEPTH and text.count("\n") < MAX_DEPTH:
+        return
+    import yaml
+
+    sizes: dict[str, int] = {}
+    # Each open collection: [anchor, nodes so far]; an alias counts as the nodes of its anchor.
+    stack: list[list] = []
+    total = 0
+    try:
+        for event in yaml.parse(text, Loader=_c_loader()):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                stack.append([event.anchor, 1])
+                if len(stack) > MAX_DEPTH:
+                    raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+                continue
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                anchor, count = stack.pop()
+                if anchor:
+                    sizes[anchor] = count
+            elif isinstance(event, yaml.AliasEvent):
+                count = sizes.get(event.anchor, 1)
+            elif isinstance(event, yaml.ScalarEvent):
+                count = 1
+                if event.anchor:
+                    sizes[event.anchor] = 1
+            else:
+                continue
+            total += count
+            if total > MAX_ALIAS_NODES:
+                raise ValueError(f"its aliases expand to more than {MAX_ALIAS_NODES} nodes")
+            if stack:
+                stack[-1][1] += count
+    except yaml.YAMLError:
+        return  # the parser proper reports the defect, with its place
+
+
 def load(text: str) -> Any:
     """One document, round trip: comments and quoting kept for writing it back."""
+    bounded(text)
     return _yaml().load(text)
 
 
 def load_all(text: str) -> list[Any]:
+    bounded(text)
     return [d for d in _yaml().load_all(text) if d is not None]
 
 
@@ -68,13 +120,43 @@ def read_file(path: Path) -> Any:
     except OSError as exc:
         raise RlgenError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        return load(text)
+        doc = load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise RlgenError(f"{path}: {where}{' '.join(str(exc.problem or exc.context).split())}") from None
     except YAMLError as exc:
         raise RlgenError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    except (ValueError, RecursionError) as exc:
+        raise RlgenError(f"{path}: {exc if isinstance(exc, ValueError) else 'nested too deeply'}") from None
+    if problem := plain_data_error(doc):
+        raise RlgenError(f"{path}: {problem}")
+    return doc
+
+
+def plain_data_error(doc: Any) -> str | None:
+    """Why ``doc`` is not plain data (mappings, lists, strings, numbers, booleans, nulls): a
+    tag (``!Ref``, ``!!binary``, ``!!set``) or an unquoted timestamp rlgen and Hydra would read
+    otherwise than a reviewer does; ``None`` when it is plain."""
+    from ruamel.yaml.comments import CommentedSet, TaggedScalar
+    import datetime
+
+    todo: list[tuple[Any, str]] = [(doc, "")]
+    while todo:
+        node, place = todo.pop()
+        where = place or "top level"
+        tag = getattr(getattr(node, "tag", None), "value", None)
+        if tag and not tag.startswith("tag:yaml.org,2002:"):
+            return f"{where}: the YAML tag {tag} is not plain data (remove it or quote the value)"
+        if isinstance(node, (TaggedScalar, CommentedSet, set, bytes)):
+            return f"{where}: a YAML tag (!!set, !!binary, ...) is not plain data"
+        if isinstance(node, (datetime.date, datetime.datetime)):
+            return f"{where}: an unquoted date or time: quote it to keep it a string"
+        if isinstance(node, dict):
+            todo.extend((v, f"{place}.{k}" if place else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            todo.extend((v, f"{place}[{i}]") for i, v in enumerate(node))
+    return None
 
 
 def parse_value(raw: str) -> Any:
@@ -95,7 +177,7 @@ def read_plain12(text: str) -> Any:
     defect raises ``ValueError``."""
     import yaml
 
-    return _pyyaml(lambda: yaml.load(text, Loader=_core_loader()))
+    return _pyyaml(lambda: (bounded(text), yaml.load(text, Loader=_core_loader()))[1])
 
 
 def read_plain_all(text: str) -> list[Any]:

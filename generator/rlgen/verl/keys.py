@@ -52,7 +52,7 @@ def check(assignments: dict[str, Any], verl_version: str, in_use: Iterable[str] 
 
 def _check_one(key: str, value: Any, defaults: dict[str, Any], in_use: set[str]) -> None:
     if key in defaults:
-        if (problem := type_error(value, defaults[key])) is not None:
+        if (problem := type_error(value, defaults[key]) or range_error(key, value)) is not None:
             raise RlgenError(f"{key}: {problem}")
         return
     # An empty mapping in verl is open (engine_kwargs.vllm, override_config): any key below it.
@@ -64,6 +64,36 @@ def _check_one(key: str, value: Any, defaults: dict[str, Any], in_use: set[str])
                          f"'{min(k for k in defaults if k.startswith(key + '.'))}'")
     raise RlgenError(f"verl {reference.VERSION} has no config key '{key}' "
                      f"(closest: '{closest(key, defaults, in_use)}')")
+
+
+#: Ranges verl's code needs of a number, by the last part of the key: a learning rate of 0 or a
+#: negative length trains nothing or fails deep inside a Ray worker, long after the pull request.
+_POSITIVE = ("lr",)
+_AT_LEAST_ONE = ("total_epochs", "n", "tensor_model_parallel_size", "ppo_epochs")
+#: Where 0 means "share the trainer's nodes" (a rollout's or reward model's nnodes), only the trainer's count.
+_AT_LEAST_ONE_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
+_UNIT_OPEN = ("gpu_memory_utilization",)
+
+
+def range_error(key: str, value: Any) -> str | None:
+    """Why verl cannot use the number ``value`` for ``key``: never a NaN or an infinity, and the
+    range verl's code assumes for learning rates, epochs, sizes, lengths and memory fractions."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    leaf = key.rsplit(".", 1)[-1]
+    if not math.isfinite(value):
+        return f"{_show(value)} is not a finite number"
+    if leaf in _POSITIVE and value <= 0:
+        return f"{_show(value)}: a learning rate must be above 0"
+    if leaf in _UNIT_OPEN and not 0 < value <= 1:
+        return f"{_show(value)}: a fraction of GPU memory must be in (0, 1]"
+    if (leaf in _AT_LEAST_ONE or key in _AT_LEAST_ONE_KEYS or leaf.endswith(("_length", "batch_size", "batch_size_per_gpu"))) and value < 1:
+        return f"{_show(value)}: must be at least 1"
+    if leaf.endswith(("_steps", "_freq", "_ratio", "temperature")) and value < 0 and value != -1:
+        return f"{_show(value)}: must not be negative"
+    return None
 
 
 def closest(key: str, known: Iterable[str], in_use: set[str]) -> str:
