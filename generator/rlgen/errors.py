@@ -15,3 +15,15 @@ class ProblemsFound(RlgenError):
 
 #: The exit code of a bug in rlgen (BSD's EX_SOFTWARE), distinct from every expected outcome.
 INTERNAL_ERROR = 70
+
+
+def require_extra(extra: str, what: str, *modules: str) -> None:
+    """Stop ``what`` with one line naming the extra to install when a module of ``extra``
+    (pyproject.toml's optional dependencies) is missing. Looked up, not imported: the check
+    costs nothing when the extra is there."""
+    from importlib.util import find_spec
+
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise RlgenError(f"{what} needs {', '.join(missing)}, which rlgen installs only on request: "
+                         f"pip install 'rlgen[{extra}]'")

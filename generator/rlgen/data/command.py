@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from rlgen.errors import require_extra
 from rlgen.output import output_option, resolve_output, status, to_json
 from rlgen.tools.signals import terminate_as_interrupt
 
@@ -33,6 +34,7 @@ def command():
 def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: Path, limit: int | None,
                 output: str | None):
     """Map a data set to the rows verl reads."""
+    require_extra("data", "rlgen data prepare", "pyarrow", "datasets")
     from rlgen.data.prepare import prepare
 
     _check_prepare_inputs(source, out)
@@ -60,6 +62,7 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
               help="Folder for the model's files; a second run resumes what is missing.")
 def model_cmd(source: str, model: str, revision: str | None, out: Path):
     """Download a model's files, for `rlgen data upload` to copy to the bucket."""
+    require_extra("data", "rlgen data model", {"huggingface": "huggingface_hub", "modelscope": "modelscope"}[source])
     from rlgen.data import visible_files
     from rlgen.data.model import download
 
@@ -91,6 +94,7 @@ def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | No
     ALIBABA_CLOUD_OIDC_PROVIDER_ARN and ALIBABA_CLOUD_OIDC_TOKEN_FILE when set, else
     OSS_ACCESS_KEY_ID and OSS_ACCESS_KEY_SECRET.
     """
+    require_extra("data", "rlgen data upload", "alibabacloud_oss_v2")
     from rlgen.data.upload import MiB, Progress, upload
 
     def run(progress):

@@ -41,8 +41,6 @@ def _huggingface(model: str, out: Path, revision: str | None) -> str:
 
 
 def _modelscope(model: str, out: Path, revision: str | None) -> str:
-    try:
-        from modelscope import snapshot_download
-    except ImportError:
-        raise RlgenError("--source modelscope needs the modelscope package: pip install 'rlgen[data]'") from None
+    from modelscope import snapshot_download
+
     return snapshot_download(model_id=model, revision=revision, local_dir=str(out))

@@ -1,7 +1,9 @@
 """``rlgen diff``: render two revisions with kustomize and compare them object by object.
 
-Each revision is checked out with ``git worktree add --detach`` into a temporary folder (the
-user's checkout is never touched) and removed afterwards. Defaults:
+A commit is read from git's object store, never checked out: git says which files differ, only
+the roots that read one of them are built, and a commit's side of such a root is written to a
+temporary folder holding just the files it reads (the user's checkout is never touched,
+nothing is registered with git). Defaults:
 
 - ``--base``: the commit where HEAD (or ``--head``) forks from the branch the cluster syncs
   (``rlgen.git_branch``), taken from ``origin/<branch>`` when that exists, else ``<branch>``:

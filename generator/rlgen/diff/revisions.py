@@ -1,25 +1,25 @@
-"""What ``rlgen diff`` does (see :mod:`rlgen.diff.command`): check out the base revision, render
+"""What ``rlgen diff`` does (see :mod:`rlgen.diff.command`): read the two revisions, render
 what differs, compare and print."""
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import click
 
 from rlgen.diff import report
 from rlgen.diff.compare import compare
+from rlgen.diff.scratch import scratch
 from rlgen.errors import RlgenError
 from rlgen.output import resolve_output, to_json
 from rlgen.render import manifests
 from rlgen.render.changes import render_changes
+from rlgen.render.checkouts import Checkout, Commit, WorkingTree, changed
+from rlgen.repo.layout import TRAINING_BASE
 from rlgen.repo.workspace import Workspace, open_workspace
 from rlgen.repo import run_files
 from rlgen.tools import git, kustomize, yamlio
+from rlgen.tools.signals import terminate_as_interrupt
 
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
@@ -30,15 +30,15 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
     base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
     labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
 
-    with ExitStack() as stack:
-        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rlgen-diff-")))
-        trees = {labels[0]: stack.enter_context(_worktree(ws.root, base_sha, tmp / "base"))}
-        trees[labels[1]] = stack.enter_context(_worktree(ws.root, head_sha, tmp / "head")) if head_sha else ws.root
+    with terminate_as_interrupt(), scratch(ws.root) as tmp:
+        working = WorkingTree(labels[1], ws.root)
+        sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
+                 Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else working)
         if head_sha:
-            run_files.check_repository(trees[labels[1]], ws.spec)
+            _check_hand_edited(sides[1], working, ws)
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
-        rendered = render_changes(list(trees.items()), cache_repo=ws.root)
-        rendered = {label: synced(rendered[label], tree) for label, tree in trees.items()}
+        rendered = render_changes(*sides, cache_repo=ws.root)
+        rendered = {co.label: synced(rendered[co.label], co) for co in sides}
     comparison = compare(rendered[labels[0]], rendered[labels[1]], ws.spec)
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
     if output == "json":
@@ -49,17 +49,32 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         sys.exit(1)
 
 
-def synced(sources: dict[str, list[str]], tree: Path) -> dict[str, list[str]]:
-    """The sources a sync entry point of ``tree`` applies: the entry points themselves (plain
+def _check_hand_edited(head: Commit, working: WorkingTree, ws: Workspace) -> None:
+    """The run files and training base of a ``--head`` commit, loaded as in the working tree
+    (one line naming the file and place for a defect); only when they differ from the working
+    tree, which was checked already (a CI checkout of that commit is)."""
+    def hand_edited(rel: str) -> bool:
+        return rel.startswith(("runs/", TRAINING_BASE + "/"))
+
+    if not any(hand_edited(rel) for rel in changed(head, working)):
+        return
+    folder = head.on_disk([rel for rel in head.files if hand_edited(rel)])
+    try:
+        run_files.check_repository(folder, ws.spec)
+    except RlgenError as exc:
+        raise RlgenError(f"{head.label}: {str(exc).replace(str(folder) + '/', '')}") from None
+
+
+def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
+    """The sources a sync entry point of ``co`` applies: the entry points themselves (plain
     files) and the roots their Flux Kustomizations or Argo CD Applications name by path. A root
     nothing names (base/training once the last run is gone) reaches no cluster."""
-    entry_points = manifests.plain_files(manifests.committable(tree))
-    names = {p.relative_to(tree).as_posix() for p in entry_points}
-    if not names:
+    entry_points = manifests.plain_documents(co)
+    if not entry_points:
         return sources
-    paths = {applied for p in entry_points for text in manifests.split(p.read_text())
+    paths = {applied for docs in entry_points.values() for text in docs
              for applied in _applied_paths(yamlio.read_plain(text))}
-    return {s: docs for s, docs in sources.items() if s in names or s in paths}
+    return {s: docs for s, docs in sources.items() if s in entry_points or s in paths}
 
 
 def _applied_paths(obj) -> set[str]:
@@ -87,17 +102,3 @@ def _default_base(ws: Workspace, head: str) -> tuple[str, str]:
             continue
         return ref, git.run(ws.root, "merge-base", head, ref).strip()
     raise RlgenError(f"no base revision: neither origin/{branch} nor {branch} exists; pass --base REF")
-
-
-@contextmanager
-def _worktree(repo: Path, sha: str, dest: Path) -> Iterator[Path]:
-    git.run(repo, "worktree", "add", "--detach", "--quiet", str(dest), sha)
-    try:
-        yield dest
-    finally:
-        try:
-            git.run(repo, "worktree", "remove", "--force", str(dest))
-        except RlgenError:
-            # Leave no worktree entry behind even if git could not remove the folder itself.
-            shutil.rmtree(dest, ignore_errors=True)
-            git.run(repo, "worktree", "prune")

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlgen.errors import RlgenError
+from rlgen.errors import RlgenError, require_extra
 
 #: (connect, read) seconds: a cluster that does not answer in that time is unreachable.
 TIMEOUT = (5, 20)
@@ -105,6 +105,7 @@ def _status_message(body) -> str:
 def connect(kubeconfig: Path | None, context: str | None) -> Cluster:
     """A client for ``context`` of ``kubeconfig`` (default: $KUBECONFIG, then ~/.kube/config),
     checked by reading ``/version`` so an unreachable cluster stops the command at once."""
+    require_extra("cluster", "reading the cluster", "kubernetes")
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 

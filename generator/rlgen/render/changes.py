@@ -1,5 +1,7 @@
-"""Render only what differs between two checkouts: a root whose inputs (see
-:mod:`rlgen.render.inputs`) two revisions share renders the same in both, so it is not built.
+"""Render only what differs between two checkouts: a root none of whose inputs (see
+:mod:`rlgen.render.inputs`) changed between the two revisions renders the same in both, so it
+is not built. git says which files changed; each root's inputs are worked out from the
+kustomizations alone, so a root is never hashed nor read when nothing it reads changed.
 
 ``runs/`` only lists the runs, so each run is a root of its own here: a change to one run
 builds that run at both revisions, not every run. When many runs changed (an edit of the
@@ -7,59 +9,59 @@ training base changes them all), one build of ``runs/`` per side is cheaper.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
+from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
+from rlgen.render.checkouts import Checkout, changed
 from rlgen.render.manifests import (
     SPLIT_LIMIT,
     Unit,
-    plain_documents,
     build,
     children,
-    committable,
     kustomizations,
+    plain_documents,
     split,
     top_roots,
 )
 
-Plan = dict[str, dict[str, Unit]]  # source -> unit path -> unit
+Plan = dict[str, dict[str, Unit]]  # source -> unit root -> unit
 
 
-def _plan(label: str, tree: Path) -> tuple[Plan, set[Path]]:
-    files = committable(tree)
-    roots = kustomizations(files)
-    plan: Plan = {}
-    for top in top_roots(tree, files):
-        source = top.relative_to(tree).as_posix() or "."
-        parts = children(top, roots) or [top]
-        plan[source] = {u.path: u for u in (Unit(label, tree, source, root) for root in parts)}
-    return plan, files
+def _plan(co: Checkout) -> Plan:
+    roots = kustomizations(co)
+    reads = inputs.Reads(co)
+    return {top: {root: Unit(co, top, root, reads) for root in children(top, roots) or [top]}
+            for top in top_roots(co, roots)}
 
 
-def _key(unit: Unit | None) -> str | None:
-    return unit.key if unit else None
+def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], differ: set[str],
+            sides: tuple[Checkout, Checkout]) -> list[Unit]:
+    def touched(root: str) -> bool:
+        units = [u for u in (old.get(root), new.get(root)) if u is not None]
+        return len(units) < 2 or any(not u.files.isdisjoint(differ) for u in units)
 
-
-def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], sides: list[tuple[str, Path]]) -> list[Unit]:
-    changed = [p for p in sorted(set(old) | set(new)) if _key(old.get(p)) != _key(new.get(p))]
-    if len(changed) <= SPLIT_LIMIT:
-        return [units[p] for units in (old, new) for p in changed if p in units]
+    roots = [r for r in sorted(set(old) | set(new)) if touched(r)]
+    if len(roots) <= SPLIT_LIMIT:
+        return [units[r] for units in (old, new) for r in roots if r in units]
     whole = []
-    for (label, tree), units in zip(sides, (old, new)):
+    for co, units in zip(sides, (old, new)):
         if units:
-            whole.append(Unit(label, tree, source, tree / source))
+            whole.append(Unit(co, source, source, next(iter(units.values())).reads))
     return whole
 
 
-def render_changes(sides: list[tuple[str, Path]], cache_repo: Path | None = None) -> dict[str, dict[str, list[str]]]:
+def render_changes(base: Checkout, head: Checkout, cache_repo=None) -> dict[str, dict[str, list[str]]]:
     """Like :func:`rlgen.render.manifests.render` for a base and a head checkout, but without
     the documents of roots that render alike in both (a comparison finds nothing there)."""
-    (base_plan, base_files), (head_plan, head_files) = (_plan(label, tree) for label, tree in sides)
+    differ = changed(base, head)
+    if not differ:
+        return {base.label: {}, head.label: {}}
+    base_plan, head_plan = _plan(base), _plan(head)
     needed = [unit for source in sorted(set(base_plan) | set(head_plan))
-              for unit in _needed(source, base_plan.get(source, {}), head_plan.get(source, {}), sides)]
-    out: dict[str, dict[str, list[str]]] = {label: {} for label, _ in sides}
+              for unit in _needed(source, base_plan.get(source, {}), head_plan.get(source, {}), differ,
+                                  (base, head))]
+    out: dict[str, dict[str, list[str]]] = {base.label: {}, head.label: {}}
     for unit, text in zip(needed, build(needed, RenderCache(cache_repo))):
         out[unit.label].setdefault(unit.source, []).extend(split(text))
-    for (label, tree), files in zip(sides, (base_files, head_files)):
-        out[label].update(plain_documents(tree, files))
+    for co in (base, head):
+        out[co.label].update(plain_documents(co))
     return out

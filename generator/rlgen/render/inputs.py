@@ -1,67 +1,81 @@
 """What a kustomization root reads, and a key of its content: the same key means the same
-render, so a render is cached by it and ``rlgen diff`` skips a root whose key two revisions
-share.
+render, so a render is cached by it, and ``rlgen diff`` builds a root only when a file it
+reads differs between the two revisions.
 
 A root reads its kustomization, the files beside it, and every path its kustomization names
 (resources, components, patches, generator files, configurations), following the roots those
 name. Beside-files are included whether named or not: a key may change when the render does
-not (a stray file), never the other way round.
+not (a stray file), never the other way round. Paths are relative to the repository, read
+from a :class:`~rlgen.render.checkouts.Checkout` (the working tree or a commit).
 """
 from __future__ import annotations
 
 import hashlib
-import os
+import posixpath
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
 from rlgen.errors import RlgenError
+from rlgen.render.checkouts import Checkout
 from rlgen.tools import kustomize, yamlio
 
 #: Bump when what a key covers changes, so older cache entries are never read.
-KEY_VERSION = b"rlgen-render-key 1\n"
+KEY_VERSION = b"rlgen-render-key 2\n"
 
 
-def reads(root: Path, tree: Path) -> frozenset[Path]:
-    """Every file below ``tree`` that building ``root`` may read."""
-    if root in _visiting:
-        raise RlgenError(f"kustomization {root} lists itself through the roots it names")
-    _visiting.add(root)
-    try:
-        return _reads(root, tree)
-    finally:
-        _visiting.discard(root)
+class Reads:
+    """The files each root of one checkout reads, each folder worked out once: every run
+    reads the same training base and components."""
+
+    def __init__(self, checkout: Checkout):
+        self.checkout = checkout
+        self._done: dict[str, frozenset[str]] = {}
+        self._visiting: set[str] = set()
+
+    def __call__(self, root: str) -> frozenset[str]:
+        if root in self._done:
+            return self._done[root]
+        if root in self._visiting:
+            raise RlgenError(f"kustomization {root} lists itself through the roots it names")
+        self._visiting.add(root)
+        try:
+            co = self.checkout
+            files = set(co.beside.get(root, ()))
+            for target in named_paths(co, root):
+                if target in co.files:
+                    files.add(target)
+                elif kustomization_of(co, target):
+                    files |= self(target)
+                else:
+                    files.update(co.below(target))
+            self._done[root] = frozenset(files)
+        finally:
+            self._visiting.discard(root)
+        return self._done[root]
 
 
-_visiting: set[Path] = set()
-
-
-@lru_cache(maxsize=None)
-def _reads(root: Path, tree: Path) -> frozenset[Path]:
-    # Cached per folder: every run reads the same training base and components.
-    files = {p for p in root.iterdir() if p.is_file()}
-    for target in _named_paths(root, tree):
-        if target.is_file():
-            files.add(target)
-        elif kustomize.is_root(target):
-            files |= reads(target, tree)
-        elif target.is_dir():
-            files.update(p for p in target.rglob("*") if p.is_file())
-    return frozenset(files)
-
-
-def _named_paths(folder: Path, tree: Path) -> Iterator[Path]:
+def kustomization_of(co: Checkout, folder: str) -> str | None:
+    """The kustomization file of a folder (by kustomize's order of names), or None."""
     for name in kustomize.KUSTOMIZATION_FILES:
-        if (folder / name).is_file():
-            doc = parse_kustomization((folder / name).read_text())
-            break
-    else:
+        rel = name if folder == "." else f"{folder}/{name}"
+        if rel in co.files:
+            return rel
+    return None
+
+
+def named_paths(co: Checkout, folder: str) -> Iterator[str]:
+    """The files and folders of the checkout that ``folder``'s kustomization names."""
+    rel = kustomization_of(co, folder)
+    if rel is None:
         return
-    for value in _strings(doc):
+    for value in _strings(parse_kustomization(co.text(rel))):
         # A generator's file may be given as key=path.
         for candidate in {value, value.partition("=")[2]} - {""}:
-            target = Path(os.path.normpath(os.path.join(folder, candidate)))
-            if target.is_relative_to(tree) and target.exists():
+            target = posixpath.normpath(posixpath.join(folder, candidate))
+            if target.startswith("../") or target == ".." or posixpath.isabs(target):
+                continue
+            if target in co.files or target in co.folders:
                 yield target
 
 
@@ -89,23 +103,17 @@ def _strings(node: Any) -> Iterator[str]:
         yield node
 
 
-def key(root: Path, tree: Path) -> str:
-    """A hash of where ``root`` is, what it reads, and which kustomize renders it."""
+def key(co: Checkout, root: str, files: frozenset[str]) -> str:
+    """A hash of where ``root`` is, the ids of the files it reads, and which kustomize renders it."""
     digest = hashlib.sha256(KEY_VERSION)
     digest.update(_tool_fingerprint())
-    digest.update(root.relative_to(tree).as_posix().encode() + b"\0")
-    for path in sorted(reads(root, tree)):
-        digest.update(path.relative_to(tree).as_posix().encode() + b"\0")
-        digest.update(_digest(path))
+    digest.update(root.encode() + b"\0")
+    for rel in sorted(files):
+        digest.update(f"{rel}\0{co.id(rel)}\0".encode())
     return digest.hexdigest()
 
 
-@lru_cache(maxsize=None)
-def _digest(path: Path) -> bytes:
-    # Runs share the training base: each of its files is read once per command.
-    return hashlib.sha256(path.read_bytes()).digest()
-
-
+@lru_cache(maxsize=1)
 def _tool_fingerprint() -> bytes:
     # Another kustomize may render the same files differently: its path, size and mtime
     # change when it is upgraded, without running it.

@@ -5,21 +5,24 @@ A source is a top kustomization root (one no other root lists as a resource: the
 plain manifest file outside every kustomization folder (the sync engine's entry points).
 
 Renders are cached by the content of what a root reads (:mod:`rlgen.render.cache`), and
-:func:`render_changes` builds only the roots whose inputs differ between two checkouts.
+:func:`rlgen.render.changes.render_changes` builds only the roots whose inputs differ between
+two checkouts.
 """
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from rlgen.errors import RlgenError
 from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
-from rlgen.tools import git, kustomize
+from rlgen.render.checkouts import Checkout, WorkingTree
+from rlgen.tools import kustomize
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
@@ -28,55 +31,73 @@ NOT_SYNCED = ("rbac",)
 SPLIT_LIMIT = 4
 
 
-def kustomizations(files: set[Path]) -> dict[Path, dict]:
-    """Folder -> parsed kustomization of every root git would commit (Components excluded:
+def kustomizations(co: Checkout) -> dict[str, dict]:
+    """Folder -> parsed kustomization of every root of the checkout (Components excluded:
     they only build inside a kustomization that lists them). An ignored folder (rendered/,
     a cache) is not the repository."""
+    files = {f: rel for f in sorted(co.folders) if (rel := inputs.kustomization_of(co, f))}
+    co.prefetch(files.values())
     out = {}
-    for path in files:
-        if path.name in kustomize.KUSTOMIZATION_FILES:
-            doc = inputs.parse_kustomization(path.read_text())
-            if doc.get("kind") != "Component":
-                out[path.parent] = doc
+    for folder, rel in files.items():
+        doc = inputs.parse_kustomization(co.text(rel))
+        if doc.get("kind") != "Component":
+            out[folder] = doc
     return out
 
 
-def top_roots(tree: Path, files: set[Path]) -> list[Path]:
-    roots = kustomizations(files)
-    listed = {(root / str(entry)).resolve() for root, doc in roots.items() for entry in doc.get("resources") or []}
-    return sorted(r for r in roots if r.resolve() not in listed)
+def _entry(root: str, entry: object) -> str:
+    return posixpath.normpath(posixpath.join(root, str(entry)))
 
 
-def children(root: Path, roots: dict[Path, dict]) -> list[Path] | None:
+def top_roots(co: Checkout, roots: dict[str, dict] | None = None) -> list[str]:
+    roots = kustomizations(co) if roots is None else roots
+    listed = {_entry(root, e) for root, doc in roots.items() for e in doc.get("resources") or []}
+    return sorted(r for r in roots if r not in listed)
+
+
+def children(root: str, roots: dict[str, dict]) -> list[str] | None:
     """The roots ``root`` only lists (as ``runs/`` lists the runs), or None when it does more:
     its render is then exactly theirs together, so each can be built on its own."""
     doc = roots.get(root) or {}
     if set(doc) - {"apiVersion", "kind", "resources"} or not doc.get("resources"):
         return None
-    found = [Path(os.path.normpath(root / str(entry))) for entry in doc["resources"]]
+    found = [_entry(root, e) for e in doc["resources"]]
     return found if all(f in roots for f in found) else None
-
-
-def plain_files(files: set[Path]) -> list[Path]:
-    """YAML files that no kustomization folder holds and that contain Kubernetes objects."""
-    folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
-    found = []
-    for path in sorted(files):
-        if path.suffix not in (".yaml", ".yml") or any(p in folders for p in path.parents):
-            continue
-        if path.parent.name in NOT_SYNCED:
-            continue
-        if split(path.read_text()):
-            found.append(path)
-    return found
 
 
 def committable(tree: Path) -> set[Path]:
     """The files git would commit: tracked or untracked but not ignored, outside hidden folders
     (.github holds workflows, not cluster objects)."""
-    listing = git.run(tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    paths = {tree / p for p in listing.split("\0") if p and not any(part.startswith(".") for part in p.split("/"))}
-    return {p for p in paths if p.is_file()}
+    return {tree / rel for rel in WorkingTree("", tree).files}
+
+
+def plain_files(files: set[Path]) -> list[Path]:
+    """YAML files that no kustomization folder holds and that contain Kubernetes objects."""
+    folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
+    return [path for path in sorted(files) if _may_be_plain(path.parent.name, path.suffix,
+                                                               any(p in folders for p in path.parents))
+            and split(path.read_text())]
+
+
+def _may_be_plain(folder_name: str, suffix: str, in_kustomization_folder: bool) -> bool:
+    return suffix in (".yaml", ".yml") and not in_kustomization_folder and folder_name not in NOT_SYNCED
+
+
+def plain_documents(co: Checkout) -> dict[str, list[str]]:
+    """Each plain manifest file of the checkout (a sync entry point): its documents."""
+    folders = {rel.rpartition("/")[0] or "." for rel in co.files
+               if rel.rpartition("/")[2] in kustomize.KUSTOMIZATION_FILES}
+
+    def inside(rel: str) -> bool:
+        parts = rel.split("/")[:-1]
+        return "." in folders or any("/".join(parts[:i]) in folders for i in range(1, len(parts) + 1))
+
+    candidates = sorted(rel for rel in co.files
+                        if _may_be_plain(posixpath.basename(posixpath.dirname(rel)), posixpath.splitext(rel)[1],
+                                         inside(rel)))
+    co.prefetch(candidates)
+    docs = {rel: split(co.text(rel)) for rel in candidates}
+    return {rel: found for rel, found in docs.items() if found}
 
 
 def _is_object(text: str) -> bool:
@@ -91,20 +112,25 @@ def split(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One kustomize build: ``root`` of checkout ``tree``, whose objects belong to ``source``."""
+    """One kustomize build: ``root`` (relative to the repository) of ``checkout``, whose
+    objects belong to ``source``; ``reads`` finds the files it reads."""
 
-    label: str
-    tree: Path
+    checkout: Checkout
     source: str
-    root: Path
+    root: str
+    reads: inputs.Reads = field(compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return self.checkout.label
+
+    @cached_property
+    def files(self) -> frozenset[str]:
+        return self.reads(self.root)
 
     @cached_property
     def key(self) -> str:
-        return inputs.key(self.root, self.tree)
-
-    @property
-    def path(self) -> str:
-        return self.root.relative_to(self.tree).as_posix() or "."
+        return inputs.key(self.checkout, self.root, self.files)
 
 
 def build(units: list[Unit], cache: RenderCache) -> list[str]:
@@ -112,13 +138,14 @@ def build(units: list[Unit], cache: RenderCache) -> list[str]:
     kustomize.command()
     texts: list[str | None] = [cache.get(u.key) for u in units]
     missing = [i for i, t in enumerate(texts) if t is None]
+    folders = {i: units[i].checkout.on_disk(units[i].files) for i in missing}
 
     def one(i: int) -> str:
-        unit = units[i]
+        unit, folder = units[i], folders[i]
         try:
-            return kustomize.build(unit.root)
+            return kustomize.build(folder / unit.root)
         except RlgenError as exc:
-            raise RlgenError(f"{unit.label}: {exc}".replace(str(unit.tree), ".")) from None
+            raise RlgenError(f"{unit.label}: {exc}".replace(str(folder), ".")) from None
 
     # Each build is a separate process: threads only wait on them.
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
@@ -130,16 +157,14 @@ def build(units: list[Unit], cache: RenderCache) -> list[str]:
 
 def render(trees: dict[str, Path], cache_repo: Path | None = None) -> dict[str, dict[str, list[str]]]:
     """``{label: {source: [document]}}`` for each checkout: every top root and plain file."""
-    listed = {label: committable(tree) for label, tree in trees.items()}
-    units = [Unit(label, tree, root.relative_to(tree).as_posix() or ".", root)
-             for label, tree in trees.items() for root in top_roots(tree, listed[label])]
+    checkouts = [WorkingTree(label, tree) for label, tree in trees.items()]
+    units = []
+    for co in checkouts:
+        reads = inputs.Reads(co)
+        units += [Unit(co, root, root, reads) for root in top_roots(co)]
     out: dict[str, dict[str, list[str]]] = {label: {} for label in trees}
     for unit, text in zip(units, build(units, RenderCache(cache_repo))):
         out[unit.label][unit.source] = split(text)
-    for label, tree in trees.items():
-        out[label].update(plain_documents(tree, listed[label]))
+    for co in checkouts:
+        out[co.label].update(plain_documents(co))
     return out
-
-
-def plain_documents(tree: Path, files: set[Path]) -> dict[str, list[str]]:
-    return {path.relative_to(tree).as_posix(): split(path.read_text()) for path in plain_files(files)}

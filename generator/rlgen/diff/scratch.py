@@ -1,0 +1,77 @@
+"""The temporary folder of one ``rlgen diff``, and what a killed one left behind.
+
+A commit's files are written below it only as kustomize needs them; nothing is registered with
+git. The folder holds a lock for as long as its command runs: a later ``rlgen diff`` removes
+every folder whose lock nobody holds (its command was killed), and the git worktrees earlier
+rlgen releases registered in such folders.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from rlgen.errors import RlgenError
+from rlgen.tools import git
+
+PREFIX = "rlgen-diff-"
+_OWNER = ".owner"
+
+
+@contextmanager
+def scratch(repo: Path) -> Iterator[Path]:
+    remove_leftovers(repo)
+    with tempfile.TemporaryDirectory(prefix=PREFIX) as tmp:
+        # Locked before it is named: a lock file another diff can see is always held.
+        fd = os.open(Path(tmp) / (_OWNER + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.rename(Path(tmp) / (_OWNER + ".new"), Path(tmp) / _OWNER)
+            yield Path(tmp)
+        finally:
+            os.close(fd)
+
+
+def remove_leftovers(repo: Path) -> None:
+    registered = _registered_worktrees(repo)
+    for folder in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
+        owner = folder / _OWNER
+        if owner.is_file():
+            if _abandoned(owner):
+                shutil.rmtree(folder, ignore_errors=True)
+            continue
+        # No lock file: a folder of an earlier rlgen, which checked revisions out as worktrees.
+        ours = [w for w in registered if w.parent == folder]
+        for worktree in ours:
+            git.run(repo, "worktree", "remove", "--force", str(worktree), check=False)
+        if ours:
+            shutil.rmtree(folder, ignore_errors=True)
+    if registered:
+        git.run(repo, "worktree", "prune", check=False)
+
+
+def _abandoned(owner: Path) -> bool:
+    try:
+        fd = os.open(owner, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _registered_worktrees(repo: Path) -> list[Path]:
+    try:
+        listing = git.run(repo, "worktree", "list", "--porcelain")
+    except RlgenError:
+        return []
+    paths = [Path(line.removeprefix("worktree ")) for line in listing.splitlines() if line.startswith("worktree ")]
+    return [p for p in paths if p.parent.name.startswith(PREFIX)]

@@ -1,0 +1,162 @@
+"""A revision of the repository as a render reads it: its committable files, listed and read
+without checking the revision out.
+
+The working tree is read from disk. A commit is read blob by blob (one ``git ls-tree``, then
+``git cat-file --batch`` for what is asked), so ``rlgen diff`` of one changed run reads that
+run and what it builds from, not the whole revision; what kustomize must build is written to
+a sparse folder holding only the files its roots read (:meth:`Commit.on_disk`). Nothing is
+registered with git, so a killed command leaves nothing git remembers.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cached_property
+from pathlib import Path
+
+from rlgen.tools import git, git_plumbing
+
+_SYMLINK = "120000"
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives these bytes (``git hash-object``): equal ids, equal content, whichever
+    revision or working tree the bytes come from."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def visible(rel: str) -> bool:
+    # Hidden folders (.github: workflows, .rlgen-cache) hold no cluster objects.
+    return not any(part.startswith(".") for part in rel.split("/"))
+
+
+class Checkout:
+    """``files``: the committable files, as paths relative to the repository (POSIX)."""
+
+    label: str
+    repo: Path
+    files: frozenset[str]
+
+    @cached_property
+    def folders(self) -> frozenset[str]:
+        """Every folder holding a file, at any depth ("." for the top)."""
+        out = {"."}
+        for rel in self.files:
+            parts = rel.split("/")[:-1]
+            out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+        return frozenset(out)
+
+    @cached_property
+    def beside(self) -> dict[str, list[str]]:
+        """Folder -> the files directly in it."""
+        out: dict[str, list[str]] = {}
+        for rel in self.files:
+            folder, _, _ = rel.rpartition("/")
+            out.setdefault(folder or ".", []).append(rel)
+        return out
+
+    def below(self, folder: str) -> list[str]:
+        if folder == ".":
+            return sorted(self.files)
+        return sorted(rel for rel in self.files if rel.startswith(folder + "/"))
+
+    def read(self, rel: str) -> bytes:
+        raise NotImplementedError
+
+    def text(self, rel: str) -> str:
+        return self.read(rel).decode("utf-8", errors="replace")
+
+    def id(self, rel: str) -> str:
+        raise NotImplementedError
+
+    def prefetch(self, rels) -> None:
+        """Read these files in one go (a commit reads blobs in batches)."""
+
+    def on_disk(self, rels) -> Path:
+        """A folder where at least ``rels`` are files, as in this revision."""
+        raise NotImplementedError
+
+
+class WorkingTree(Checkout):
+    """The user's checkout, uncommitted edits and untracked (not ignored) files included."""
+
+    def __init__(self, label: str, root: Path, files: frozenset[str] | None = None):
+        self.label, self.repo = label, root
+        if files is None:
+            listing = git.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+            files = frozenset(p for p in listing.split("\0") if p and visible(p) and (root / p).is_file())
+        self.files = files
+        self._ids: dict[str, str] = {}
+
+    def read(self, rel: str) -> bytes:
+        return (self.repo / rel).read_bytes()
+
+    def id(self, rel: str) -> str:
+        if rel not in self._ids:
+            self._ids[rel] = blob_id(self.read(rel))
+        return self._ids[rel]
+
+    def on_disk(self, rels) -> Path:
+        return self.repo
+
+    def untracked(self) -> set[str]:
+        listing = git.run(self.repo, "ls-files", "-z", "--others", "--exclude-standard")
+        return {p for p in listing.split("\0") if p}
+
+
+class Commit(Checkout):
+    """A commit of ``repo``, read through git's object store; files kustomize must read are
+    written below ``scratch``, a folder of the caller's that it removes."""
+
+    def __init__(self, label: str, repo: Path, sha: str, scratch: Path):
+        self.label, self.repo, self.sha, self.scratch = label, repo, sha, scratch
+        entries = git_plumbing.tree_blobs(repo, sha)
+        self._entries = {rel: entry for rel, entry in entries.items() if visible(rel)}
+        self.files = frozenset(self._entries)
+        self._data: dict[str, bytes] = {}
+        self._written: set[str] = set()
+
+    def id(self, rel: str) -> str:
+        return self._entries[rel][1]
+
+    def prefetch(self, rels) -> None:
+        missing = sorted({r for r in rels if r not in self._data and r in self._entries})
+        if missing:
+            blobs = git_plumbing.read_blobs(self.repo, [self._entries[r][1] for r in missing])
+            self._data.update(zip(missing, blobs))
+
+    def read(self, rel: str) -> bytes:
+        if rel not in self._entries:
+            raise FileNotFoundError(rel)
+        self.prefetch([rel])
+        return self._data[rel]
+
+    def on_disk(self, rels) -> Path:
+        scratch = self.scratch
+        wanted = sorted({r for r in rels if r in self._entries} - self._written)
+        self.prefetch(wanted)
+        for rel in wanted:
+            path = scratch / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if self._entries[rel][0] == _SYMLINK:
+                os.symlink(self._data[rel].decode(), path)
+            else:
+                path.write_bytes(self._data[rel])
+                if self._entries[rel][0] == "100755":
+                    path.chmod(0o755)
+        self._written.update(wanted)
+        return scratch
+
+
+def changed(base: Checkout, head: Checkout) -> set[str]:
+    """The committable paths whose content differs between two checkouts of one repository
+    (added or removed on one side included), without reading unchanged files: git compares
+    two commits by their trees, and a commit with the working tree by its index."""
+    if isinstance(base, Commit) and isinstance(head, Commit):
+        return {p for p in base.files | head.files
+                if base._entries.get(p, (None, None))[1] != head._entries.get(p, (None, None))[1]}
+    commit, tree = (base, head) if isinstance(base, Commit) else (head, base)
+    assert isinstance(commit, Commit) and isinstance(tree, WorkingTree)
+    listing = git.run(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
+    found = {p for p in listing.split("\0") if p} | tree.untracked()
+    return {p for p in found if visible(p)}
