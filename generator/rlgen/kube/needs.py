@@ -90,7 +90,7 @@ def read(repo: Path) -> Needs:
 
 
 def declared_secrets(repo: Path):
-    from rlgen.generate.dataset_job import hf_token
+    from rlgen.generate.pipeline import declared_secrets as declared
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import select
     from rlgen.repo import answers
@@ -99,7 +99,7 @@ def declared_secrets(repo: Path):
     selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
     hooks = selection.hooks()
     spec = selection.spec(hooks)
-    return hooks.secrets(selection.context(spec)) + [hf_token(spec)]
+    return declared(hooks, selection.context(spec))
 
 
 def _collect(needs: Needs, obj: dict, source: str) -> None:
