@@ -202,12 +202,15 @@ class SecretDelivery:
     ``secrets/kustomization.yaml`` that folder is the ``secrets`` stage, applied before every
     other stage. ``decryption`` names the Secret, in the sync engine's namespace, holding the
     SOPS key that decrypts that stage ("" when nothing is encrypted). ``readme`` is the README's
-    section on Secrets.
+    section on Secrets. ``set_hints`` is what ``rlgen secret set`` prints for a Secret whose values
+    live outside Git, by ``namespace/name``, ``{key}`` standing for the key being set; with
+    ``decryption`` set, rlgen encrypts the value into ``secrets/<namespace>/<name>/<key>`` instead.
     """
 
     readme: str
     files: Mapping[str, str | list[Document]] = field(default_factory=dict)
     decryption: str = ""
+    set_hints: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ Secrets up to v1.3.2 (v2.0.0 removed it); the objects are ``external-secrets.io/
 """
 from __future__ import annotations
 
+import re
+
 from rlgen.plugin_api import (
     SECRETS_FOLDER,
     Document,
@@ -25,8 +27,7 @@ TOKEN_PATH = "/var/run/secrets/tokens/oidc-token"
 
 
 def _region_error(value: str) -> str | None:
-    parts = value.split("-")
-    return None if len(parts) >= 3 and all(p.isalnum() and p.islower() or p.isdigit() for p in parts) \
+    return None if re.fullmatch(r"[a-z]{2}(-[a-z0-9]+)+", value) \
         else f"'{value}' is not an Alibaba Cloud region ID like cn-hangzhou or ap-southeast-1"
 
 
@@ -149,4 +150,8 @@ def rlgen_secret_delivery(ctx, secrets):
         files[f"{SECRETS_FOLDER}/{_file(s)}"] = [Document(
             external_secret(ctx, s), f"{s.purpose}; read by {s.used_by}. KMS secret {kms_name(ctx, s)}: "
             "a JSON object, one property per key.")]
-    return SecretDelivery(readme, files)
+    hints = {f"{s.namespace}/{s.name}": (
+        f"Set property '{{key}}' of KMS secret {kms_name(ctx, s)} in {o['region']} (a JSON object with "
+        f"{', '.join(s.keys)}); External Secrets syncs it into Secret {s.namespace}/{s.name} within "
+        f"{o['refresh_interval']}.") for s in secrets}
+    return SecretDelivery(readme, files, set_hints=hints)

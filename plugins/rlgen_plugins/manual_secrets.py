@@ -26,5 +26,13 @@ def rlgen_secret_delivery(ctx, secrets):
         "The repository names these Secrets and never holds their values. Their namespaces are created\n"
         "by the sync, which has not run yet: create the namespaces first (the sync adopts them), then\n"
         "each Secret once per cluster, with the values read from your environment or secret store:\n\n"
-        f"```sh\n{namespaces}```\n{items}"
+        f"```sh\n{namespaces}```\n{items}",
+        set_hints={f"{s.namespace}/{s.name}": _hint(s) for s in secrets},
     )
+
+
+def _hint(s) -> str:
+    values = " ".join(f'--from-literal={k}="${s.env(k)}"' for k in s.keys)
+    return (f"Create the Secret on each cluster with all its keys ({', '.join(s.keys)}), values from your "
+            f"environment:\n  kubectl create secret generic {s.name} -n {s.namespace} {values} "
+            "--dry-run=client -o yaml | kubectl apply -f -")
