@@ -318,7 +318,7 @@ def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDeliv
         @hookimpl
         def rlgen_secret_delivery(ctx, secrets):
             lines = [f"- `{s.name}` in `{s.namespace}`: keys {', '.join(s.keys)}" for s in secrets]
-            return SecretDelivery("## Secrets\nCreate these before the first sync:\n\n" + "\n".join(lines) + "\n")
+            return SecretDelivery("## Secrets\\nCreate these before the first sync:\\n\\n" + "\\n".join(lines) + "\\n")
     """
 
 
