@@ -182,6 +182,8 @@ class SecretRef:
     keys: tuple[str, ...]
     purpose: str
     used_by: str
+    #: The consumers start without it (e.g. a token only private models need).
+    optional: bool = False
 
     def env(self, key: str) -> str:
         """The shell variable a value of ``key`` is read from in the README's commands."""
