@@ -45,7 +45,8 @@ def command(kubeconfig, context, output):
     cluster = client.connect(kubeconfig, context)
     checks = [("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
               ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
-              ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("Secrets", resources.secrets)]
+              ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("Secrets", resources.secrets),
+              ("secret stores", resources.secret_stores)]
     engine = sync_engines.engine_of(needs.sync_objects)
     rows = []
     if engine:

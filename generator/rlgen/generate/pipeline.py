@@ -174,7 +174,11 @@ def reader_role(b: Build) -> None:
 
     sync_objects = [d for path, text in sorted(b.tree.files.items()) if path.startswith("clusters/")
                     for d in yamlio.read_plain_all(text.decode()) if isinstance(d, dict)]
-    b.tree.add(rbac.PATH, rbac.reader_role([s.name for s in b.secrets()], sync_objects))
+    # doctor also reads the Secret with the SOPS key and the secret store the secrets stage uses.
+    names = [s.name for s in b.secrets()] + ([b.delivery.decryption] if b.delivery.decryption else [])
+    stores = any(b"kind: ClusterSecretStore" in content for path, content in b.tree.files.items()
+                 if path.startswith(f"{SECRETS_FOLDER}/"))
+    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores))
 
 
 def schemas(b: Build) -> None:

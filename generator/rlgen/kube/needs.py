@@ -63,6 +63,8 @@ class Needs:
     extended: set[str] = field(default_factory=set)
     rrsa: bool = False
     sync_objects: list[dict] = field(default_factory=list)
+    #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
+    secret_stores: set[str] = field(default_factory=set)
 
     def secret(self, namespace: str, name: str) -> SecretNeed:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
@@ -109,6 +111,11 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
     label = f"{kind}/{get(obj, 'metadata', 'name')}"
     if source.startswith("clusters/"):
         needs.sync_objects.append(obj)
+        if kind == "Kustomization" and (key := get(obj, "spec", "decryption", "secretRef", "name")):
+            # kustomize-controller imports the keys named *.agekey; the README names it age.agekey.
+            _use(needs, ns, key, "age.agekey", False, f"{label} (SOPS decryption)")
+    if kind == "ClusterSecretStore":
+        needs.secret_stores.add(get(obj, "metadata", "name"))
     if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
         needs.csi_drivers.add(driver)
         if ref := get(obj, "spec", "csi", "nodePublishSecretRef"):
