@@ -1,8 +1,8 @@
-"""What the secrets plugins share: the kubectl command of a Secret, the file and the object of
-the ``secrets`` stage."""
+"""What the secrets plugins share: the kubectl command of a Secret, the Namespaces of the
+``secrets`` stage."""
 from __future__ import annotations
 
-from rlgen.plugin_api import SECRETS_FOLDER, Document, SecretRef
+from rlgen.plugin_api import Document, SecretRef
 
 #: Flux creates these Namespaces when missing and never changes or prunes them
 #: (kustomize-controller: ssa IfNotPresent, prune disabled); the stage that owns each one
@@ -18,11 +18,6 @@ def kubectl_create(s: SecretRef, indent: str = "  ") -> str:
     """``kubectl create secret generic`` of ``s``, each value read from a shell variable."""
     values = "".join(f' \\\n{indent}--from-literal={k}="${s.env(k)}"' for k in s.keys)
     return f"kubectl create secret generic {s.name} -n {s.namespace}{values}"
-
-
-def secret_file(s: SecretRef) -> str:
-    """The file of ``s`` in the ``secrets`` stage: namespaces may share Secret names."""
-    return f"{SECRETS_FOLDER}/{s.namespace}.{s.name}.yaml"
 
 
 def namespaces(secrets: list[SecretRef]) -> list[Document]:

@@ -14,6 +14,7 @@ from rlgen.plugin_api import (
     Document,
     Option,
     PluginInfo,
+    Problem,
     SecretDelivery,
     dns1123_label_error,
     hookimpl,
@@ -62,8 +63,6 @@ def rlgen_plugin():
 
 @hookimpl
 def rlgen_check(ctx):
-    from rlgen.plugin_api import Problem
-
     o = ctx.options(NAME)
     if o["auth"] == "rrsa" and not (o["role_arn"] and o["oidc_provider_arn"]):
         return [Problem("auth=rrsa needs external-secrets.role_arn and external-secrets.oidc_provider_arn",
@@ -148,8 +147,8 @@ def rlgen_secret_delivery(ctx, secrets):
     }
     for s in secrets:
         files[f"{SECRETS_FOLDER}/{_file(s)}"] = [Document(
-            external_secret(ctx, s), f"{s.purpose}; read by {s.used_by}. KMS secret {kms_name(ctx, s)}: "
-            "a JSON object, one property per key.")]
+            external_secret(ctx, s), f"Used by {s.used_by}.\nKMS secret {kms_name(ctx, s)}: a JSON object, "
+            "one property per key.")]
     hints = {f"{s.namespace}/{s.name}": (
         f"Set property '{{key}}' of KMS secret {kms_name(ctx, s)} in {o['region']} (a JSON object with "
         f"{', '.join(s.keys)}); External Secrets syncs it into Secret {s.namespace}/{s.name} within "
