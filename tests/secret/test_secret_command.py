@@ -91,8 +91,9 @@ def test_set_encrypts_from_stdin_and_env_commits_and_leaks_nothing(repo, keys, t
     # The scanner finds each value when it is in plain sight, and none in the repository or its history.
     control = tmp_path / "control"
     control.mkdir()
-    (control / "leak.txt").write_text(f"{AK_ID}\n{ADMIN_KEY}\n{AK_SECRET}\n")
-    assert len(scan(control)["leak.txt"]) == 3
+    for i, value in enumerate((AK_ID, ADMIN_KEY, AK_SECRET)):
+        (control / f"leak-{i}.txt").write_text(value + "\n")
+    assert len(scan(control)) == 3
     assert scan(repo) == {}
     assert scan(history(repo, tmp_path / "blobs")) == {}
     on_disk = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts]
