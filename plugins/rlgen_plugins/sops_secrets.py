@@ -107,8 +107,7 @@ def rlgen_secret_delivery(ctx, secrets):
         "To rotate a value, set it again. To add or remove a recipient, change `.sops.yaml` "
         "(`rlgen update --set sops.age_recipients=...`) and set every value again; `rlgen validate` "
         "reports a file whose recipients differ from `.sops.yaml`. With no private key on your "
-        "machine a value cannot be read back, only replaced. A value you want to keep safe from a lost "
-        "key belongs in your password manager too.\n"
+        "machine a value cannot be read back, only replaced.\n"
     )
     if not secrets:
         return SecretDelivery(readme)

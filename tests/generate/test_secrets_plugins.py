@@ -86,6 +86,7 @@ def test_sops_decrypts_the_secrets_stage_with_the_age_key_secret(generate):
     readme = (repo / "README.md").read_text()
     assert "kubectl create secret generic sops-age -n flux-system --from-file=age.agekey=" in readme
     assert "Argo CD has no SOPS support of its own" in readme
+    assert "| 1 | `secrets/` | the Secrets the later stages read, and their namespaces |" in readme
     assert "sops-age" in (repo / "rbac" / "rlgen-reader.yaml").read_text()
     # Before any value is set, validate names each required key that has none (hf-token is optional).
     result = rlgen_in(repo, "validate", "-o", "json")

@@ -29,7 +29,8 @@ FOLDERS = {
 
 def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
     """The README's *What syncs where*: what each stage of this selection really holds."""
-    fixed = {"platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
+    fixed = {"secrets": ["the Secrets the later stages read, and their namespaces"],
+             "platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
     rows = []
     for stage in stages:
         where = [f"`{stage.path.removeprefix('./')}/`"] if stage.path else []
