@@ -151,3 +151,16 @@ def test_a_bad_kubeconfig_is_one_line(generate, tmp_path, content, expected):
 def test_help_says_what_is_read_of_secrets(generate):
     out = rlgen_in(generate(), "doctor", "--help").stdout
     assert "keeps only the key names" in out and "never prints" in out
+
+
+def test_a_sops_repository_needs_the_age_key_secret_of_flux(generate):
+    recipient = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
+    repo = generate("--plugin", "sops", "--set", f"sops.age_recipients={recipient}")
+    result, _ = against(repo, co.healthy({"namespace": NS}), "doctor")
+    row = rows(result)["Secret flux-system/sops-age"]
+    assert result.returncode == 1 and row["state"] == "problem" and row["detail"] == "missing"
+    assert row["fix"] == "kubectl create secret generic sops-age -n flux-system --from-literal=age.agekey=..."
+    objects = co.healthy({"namespace": NS}) + [co.secret("sops-age", "flux-system", {"age.agekey": "AGE-SECRET-KEY-1X"})]
+    result, _ = against(repo, objects, "doctor")
+    assert rows(result)["Secret flux-system/sops-age"]["detail"] == "keys present: age.agekey"
+    assert "AGE-SECRET-KEY-1X" not in result.stdout + result.stderr
