@@ -52,7 +52,6 @@ def set_(name: str, key: str, namespace: str | None, env: str | None):
     rel = secret_files.value_path(secret.namespace, secret.name, key)
     target = root / rel
     encrypted = sops.encrypt(root, target, value)
-    del value
     with GitChange(root, [target.parent, root / secret_files.KUSTOMIZATION]) as change:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(encrypted)
