@@ -29,6 +29,7 @@ COMMANDS = {
     "status": ("rlgen.status.command", "Show each run's RayJob and its sync, read-only."),
     "update": ("rlgen.update.command", "Render new answers (or a newer rlgen) and merge them, keeping edits."),
     "cluster": ("rlgen.update.cluster_command", "Add or remove clusters that sync the repository."),
+    "secret": ("rlgen.secret.command", "Set and list the values of the Secrets the repository reads."),
 }
 
 

@@ -5,7 +5,7 @@ returns. Kubernetes objects are plain dicts (key order is kept when they are wri
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rlgen.spec import Spec
 
 #: The slots of a selection, in the order plugins are called and their results merged.
-SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync", "tracking")
+SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync", "tracking", "secrets")
 
 
 class Layer(str, Enum):
@@ -174,13 +174,48 @@ class TrainingImage:
 
 @dataclass(frozen=True)
 class SecretRef:
-    """A Secret the repository references but never holds; the README says how to create it."""
+    """A Secret the repository's objects read: its name, namespace, keys and what reads it.
+
+    Plugins declare them (``rlgen_secrets``); the secrets plugin delivers every one of them,
+    whatever its mode (created by hand, SOPS-encrypted in Git, synced from a secret store).
+    """
 
     name: str
     namespace: str
     keys: tuple[str, ...]
     purpose: str
     used_by: str
+    #: The consumers start without it (e.g. a token only private models need).
+    optional: bool = False
+
+    def env(self, key: str) -> str:
+        """The shell variable a value of ``key`` is read from in the README's commands."""
+        return (self.name if len(self.keys) == 1 else f"{self.name}_{key}").upper().replace("-", "_")
+
+
+#: The folder of the ``secrets`` stage, synced before every other stage when a secrets plugin
+#: puts a kustomization there (encrypted Secrets, ExternalSecrets).
+SECRETS_FOLDER = "secrets"
+
+
+@dataclass(frozen=True)
+class SecretDelivery:
+    """How the secrets plugin delivers the declared Secrets.
+
+    ``files`` are written into the repository (``{path: text}``, or ``{path: [Document, ...]}``
+    for YAML objects); when they hold
+    ``secrets/kustomization.yaml`` that folder is the ``secrets`` stage, applied before every
+    other stage. ``decryption`` names the Secret, in the sync engine's namespace, holding the
+    SOPS key that decrypts that stage ("" when nothing is encrypted). ``readme`` is the README's
+    section on Secrets. ``set_hints`` is what ``rlgen secret set`` prints for a Secret whose values
+    live outside Git, by ``namespace/name``, ``{key}`` standing for the key being set; with
+    ``decryption`` set, rlgen encrypts the value into ``secrets/<namespace>/<name>/<key>`` instead.
+    """
+
+    readme: str
+    files: Mapping[str, str | list[Document]] = field(default_factory=dict)
+    decryption: str = ""
+    set_hints: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -221,3 +256,5 @@ class Stage:
     path: str
     depends_on: tuple[str, ...] = ()
     upstream: tuple[UpstreamSource, ...] = ()
+    #: The Secret (in the sync engine's namespace) with the SOPS key this stage is decrypted with.
+    decryption: str = ""

@@ -12,7 +12,7 @@ repository is generated, so a hook never asks whether its plugin was chosen.
 Call semantics, the same for every hook unless its docstring says otherwise:
 
 - every selected plugin's implementation is called, and the results are used in slot order
-  (``sandbox, storage, dataset, rollout, sync, tracking``), whatever order ``--plugin`` flags came in;
+  (``sandbox, storage, dataset, rollout, sync, tracking, secrets``), whatever order ``--plugin`` flags came in;
 - a hook returning a list may return an empty list (or ``None``) to contribute nothing;
 - hooks marked *first result* are answered by the one plugin of the slot they belong to
   (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both.
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         PluginInfo,
         Problem,
         Resource,
+        SecretDelivery,
         SecretRef,
         Stage,
         TrainingImage,
@@ -52,6 +53,7 @@ FIRST_RESULT = {
     "rlgen_training_image": "rollout",
     "rlgen_sync_files": "sync",
     "rlgen_dataset_format": "dataset",
+    "rlgen_secret_delivery": "secrets",
 }
 
 
@@ -284,10 +286,12 @@ def rlgen_files(ctx: Context) -> dict[str, str]:
 
 @hookspec
 def rlgen_secrets(ctx: Context) -> list[SecretRef]:
-    """Return the Secrets the repository references but never holds.
+    """Return the Secrets this plugin's objects read (name, namespace, keys, what reads them).
 
-    The generated README tells how to create each one; ``rlgen validate`` reports an object
-    that references a Secret no plugin declared.
+    Declare a Secret here and never write its values: the secrets plugin delivers every declared
+    Secret in its own way (a ``kubectl`` step in the README, a SOPS-encrypted file, an
+    ExternalSecret), so a plugin needs no knowledge of the modes. ``rlgen validate`` reports an
+    object that references a Secret no plugin declared.
 
     :param ctx: the selection and its shared names.
 
@@ -297,6 +301,24 @@ def rlgen_secrets(ctx: Context) -> list[SecretRef]:
         def rlgen_secrets(ctx):
             return [SecretRef("wandb-api-key", ctx.spec.namespace, ("key",),
                               "Weights & Biases API key", "the trainer")]
+    """
+
+
+@hookspec(firstresult=True)
+def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDelivery:
+    """Deliver the declared Secrets to the cluster. *First result*: the secrets plugin.
+
+    :param ctx: the selection and its shared names.
+    :param secrets: every Secret the selected plugins (and rlgen itself) declare, in slot order.
+    :returns: the README's section on Secrets, the files that deliver them and, when those hold
+        ``secrets/kustomization.yaml``, the ``secrets`` stage synced before every other one.
+
+    Example::
+
+        @hookimpl
+        def rlgen_secret_delivery(ctx, secrets):
+            lines = [f"- `{s.name}` in `{s.namespace}`: keys {', '.join(s.keys)}" for s in secrets]
+            return SecretDelivery("## Secrets\\nCreate these before the first sync:\\n\\n" + "\\n".join(lines) + "\\n")
     """
 
 

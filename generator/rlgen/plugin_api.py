@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Layer, Option, Patch, PluginInfo, Problem, Resource
-from rlgen.contributions import SecretRef, Stage, TrainingImage, UpstreamSource
+from rlgen.contributions import SECRETS_FOLDER, SecretDelivery, SecretRef, Stage, TrainingImage, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import (
@@ -37,7 +37,8 @@ __all__ = [
     "hookimpl",
     # What hooks receive and return (rlgen.contributions).
     "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
-    "Problem", "Resource", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
+    "Problem", "Resource", "SecretDelivery", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
+    "SECRETS_FOLDER",
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",

@@ -85,6 +85,11 @@ def rlgen_sync_files(ctx, stages):
                 what = " (the dataset Job included)" if stage.name == "platform" else ""
                 comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
                            "before the stages that depend on it start.")
+            if stage.decryption:
+                # kustomize-controller decrypts SOPS files with the age key of this Secret, in
+                # the Kustomization's own namespace.
+                extra["decryption"] = {"provider": "sops", "secretRef": {"name": stage.decryption}}
+                comment += f"\nDecrypted with the age key of Secret {FLUX_NAMESPACE}/{stage.decryption}."
             docs.append(Document(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
                                         depends + names, o["interval"], **extra), comment))
             names.append(stage.name)

@@ -132,6 +132,12 @@ def _secrets(b, tmp_path):
     assert "wandb-api-key" in text(b, "rlgen.yaml") and "wandb-api-key" in text(b, "README.md")
 
 
+def _secret_delivery(b, tmp_path):
+    readme = text(b, "README.md")
+    assert "## Secrets\nCreate these before the first sync:\n\n- `sandbox-admin-api-key` in `sandbox-system`" in readme
+    assert "- `hf-token` in `rl-training`: keys token" in readme and "kubectl create secret" not in readme
+
+
 def _readme(b, tmp_path):
     assert "## Dashboards\nGrafana boards for the runs live in `dashboards/`." in text(b, "README.md")
 
@@ -155,6 +161,7 @@ CASES = {
     "rlgen_sync_files": ("flux", (), None, _sync_files),
     "rlgen_files": ("flux", (), None, _files),
     "rlgen_secrets": ("flux", (), None, _secrets),
+    "rlgen_secret_delivery": ("manual-secrets", (), None, _secret_delivery),
     "rlgen_readme": ("flux", (), None, _readme),
     "rlgen_dataset_format": ("gsm8k", (), None, _dataset_format),
     "rlgen_migrate": None,  # runs in rlgen update, on a repository: below

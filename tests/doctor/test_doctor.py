@@ -176,3 +176,16 @@ def test_a_claim_that_is_not_bound_names_its_missing_volume(generate):
     assert row["detail"] == "Pending: pods that mount it stay Pending; its PersistentVolume rl-models does not exist"
     assert row["fix"].startswith("create the PersistentVolume rl-models")
     assert found[f"PersistentVolumeClaim {NS}/rl-datasets"]["detail"] == "not created yet: the sync creates it"
+
+
+def test_a_sops_repository_needs_the_age_key_secret_of_flux(generate):
+    recipient = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
+    repo = generate("--plugin", "sops", "--set", f"sops.age_recipients={recipient}")
+    result, _ = against(repo, co.healthy({"namespace": NS}), "doctor")
+    row = rows(result)["Secret flux-system/sops-age"]
+    assert result.returncode == 1 and row["state"] == "problem" and row["detail"] == "missing"
+    assert row["fix"] == "kubectl create secret generic sops-age -n flux-system --from-literal=age.agekey=..."
+    objects = co.healthy({"namespace": NS}) + [co.secret("sops-age", "flux-system", {"age.agekey": "AGE-SECRET-KEY-1X"})]
+    result, _ = against(repo, objects, "doctor")
+    assert rows(result)["Secret flux-system/sops-age"]["detail"] == "keys present: age.agekey"
+    assert "AGE-SECRET-KEY-1X" not in result.stdout + result.stderr

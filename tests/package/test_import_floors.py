@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "rlgen"
 
 #: One package each (update also holds rlgen cluster, an update of the clusters).
-COMMANDS = {"new", "plugins", "runs", "diff", "validate", "data", "doctor", "status", "update"}
+COMMANDS = {"new", "plugins", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret"}
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
 #: package or from a floor below.
 FLOORS = (

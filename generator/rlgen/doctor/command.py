@@ -46,7 +46,7 @@ def command(kubeconfig, context, output):
     checks = [("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
               ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
               ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("volume claims", resources.claims),
-              ("Secrets", resources.secrets)]
+              ("Secrets", resources.secrets), ("secret stores", resources.secret_stores)]
     engine = sync_engines.engine_of(needs.sync_objects)
     rows = []
     if engine:

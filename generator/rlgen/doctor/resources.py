@@ -149,6 +149,25 @@ def secrets(cluster, needs: Needs) -> list[Row]:
     return rows
 
 
+def secret_stores(cluster, needs: Needs) -> list[Row]:
+    """Each ClusterSecretStore of the secrets stage: present and Ready (External Secrets has
+    validated its provider settings and credentials)."""
+    rows = []
+    for name in sorted(needs.secret_stores):
+        check = f"ClusterSecretStore {name}"
+        store = cluster.call("CustomObjectsApi.get_cluster_custom_object", "external-secrets.io", "v1",
+                             "clustersecretstores", name)
+        if store is None:
+            rows.append(Row(check, PROBLEM, "missing", "install External Secrets Operator v1.3, then let the "
+                                                       "secrets stage sync (README, Secrets)"))
+            continue
+        ready = next((c for c in (store.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+        rows.append(Row(check, OK, "Ready") if ready.get("status") == "True" else
+                    Row(check, PROBLEM, f"not Ready: {ready.get('message') or ready.get('reason') or 'no status yet'}",
+                        "check the store's region and authentication (README, Secrets)"))
+    return rows
+
+
 def _key_names(secret: dict | None) -> set[str] | None:
     if secret is None:
         return None

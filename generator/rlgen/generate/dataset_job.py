@@ -110,7 +110,7 @@ def hf_token(spec: Spec) -> SecretRef:
     """Only private or gated datasets and models need it; the Jobs read it as optional."""
     return SecretRef("hf-token", spec.namespace, ("token",),
                      "optional Hugging Face token, only for private or gated datasets and models",
-                     "the dataset and model Jobs")
+                     "the dataset and model Jobs", optional=True)
 
 
 def service_account(spec: Spec) -> dict:

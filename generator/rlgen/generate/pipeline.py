@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from rlgen import sources
-from rlgen.contributions import Context, Layer, SecretRef, Stage, UpstreamSource
+from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
 from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
@@ -48,11 +48,17 @@ class Build:
     components: Components = field(default_factory=Components)
     stages: list[Stage] = field(default_factory=list)
     rayjob: str = ""
+    delivery: SecretDelivery | None = None
     #: How ``rlgen run`` names RayJobs (:mod:`rlgen.repo.naming_scheme`): a repository keeps its own.
     run_naming: int = naming_scheme.CURRENT
 
     def secrets(self) -> list[SecretRef]:
-        return self.hooks.secrets(self.ctx) + [dataset_job.hf_token(self.spec)]
+        return declared_secrets(self.hooks, self.ctx)
+
+
+def declared_secrets(hooks: Hooks, ctx: Context) -> list[SecretRef]:
+    """Every Secret the repository's objects read: the plugins' and the dataset Jobs' own."""
+    return hooks.secrets(ctx) + [dataset_job.hf_token(ctx.spec)]
 
 
 def check_selection(b: Build) -> None:
@@ -108,14 +114,26 @@ def platform_base(b: Build) -> None:
     b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
 
 
+def secret_delivery(b: Build) -> None:
+    """The secrets plugin's files; a kustomization among them makes the ``secrets`` stage."""
+    b.delivery = b.hooks.secret_delivery(b.ctx, b.secrets())
+    for path, content in sorted(b.delivery.files.items()):
+        b.tree.add(path, content if isinstance(content, str) else
+                   yamlio.dump_all([d.obj for d in content], [d.comment for d in content]))
+
+
 def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
     (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay."""
     has_infra = write_infrastructure(b.tree, b.components)
     upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
+    # Before everything that reads a Secret: the sandbox's upstream root already does.
+    first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
+        if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
     for cluster, env in b.selection.all_clusters():
-        stages = [
-            Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream),
+        stages = first + [
+            Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
+                  depends_on=tuple(s.name for s in first)),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
         ]
@@ -156,7 +174,11 @@ def reader_role(b: Build) -> None:
 
     sync_objects = [d for path, text in sorted(b.tree.files.items()) if path.startswith("clusters/")
                     for d in yamlio.read_plain_all(text.decode()) if isinstance(d, dict)]
-    b.tree.add(rbac.PATH, rbac.reader_role([s.name for s in b.secrets()], sync_objects))
+    # doctor also reads the Secret with the SOPS key and the secret store the secrets stage uses.
+    names = [s.name for s in b.secrets()] + ([b.delivery.decryption] if b.delivery.decryption else [])
+    stores = any(b"kind: ClusterSecretStore" in content for path, content in b.tree.files.items()
+                 if path.startswith(f"{SECRETS_FOLDER}/"))
+    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores))
 
 
 def schemas(b: Build) -> None:
@@ -196,13 +218,14 @@ def skeleton(b: Build) -> None:
     """README, workflows and .gitignore."""
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
     image = training_image.images_entry(b.spec, b.hooks.training_image(b.ctx))
-    readme.write(b.tree, b.spec, b.selection, b.run, b.secrets(), b.hooks.readme(b.ctx), b.run_naming,
+    readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
                                                "platform": parts["platform"]}, b.spec),
                   f"{image['newName']}:{image['newTag']}")
 
 
-STAGES = (check_selection, plugin_components, training_base, platform_base, sync_entry_points, plugin_files,
+STAGES = (check_selection, plugin_components, training_base, platform_base, secret_delivery, sync_entry_points,
+          plugin_files,
           reader_role, schemas, first_run, answers_file, skeleton)
 
 

@@ -1,11 +1,11 @@
-"""What the README and workflow templates are told: the selection, the first run, the Secrets
-to create and each plugin's own sections."""
+"""What the README and workflow templates are told: the selection, the first run, the secrets
+plugin's section and each plugin's own sections."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from rlgen import __version__
-from rlgen.contributions import SecretRef, Stage
+from rlgen.contributions import Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.plugin_host.install import effective, index_options, pip_arguments, upgrade_arguments
@@ -29,7 +29,8 @@ FOLDERS = {
 
 def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
     """The README's *What syncs where*: what each stage of this selection really holds."""
-    fixed = {"platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
+    fixed = {"secrets": ["the Secrets the later stages read, and their namespaces"],
+             "platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
     rows = []
     for stage in stages:
         where = [f"`{stage.path.removeprefix('./')}/`"] if stage.path else []
@@ -64,7 +65,7 @@ def folder_tree(paths: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
-def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: list[SecretRef],
+def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (), training_image: str = "") -> None:
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
@@ -72,7 +73,6 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: l
         "registry": spec.registry,
         "training_image": training_image or spec.training_image,
         "data_image": spec.data_image,
-        "secret_namespaces": sorted({s.namespace for s in secrets}),
         "stages": list(rows),
         "rlgen_version": __version__,
         "rlgen_install": pip_arguments(effective(spec.rlgen_install)),
@@ -88,7 +88,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets: l
         "network": spec.network,
         "gang": spec.gang_scheduling,
         "plugins": dict(selection.plugins),
-        "secrets": [_secret(s) for s in secrets],
+        "secrets_section": secrets_section,
         "sections": sections,
         "clusters": [{"name": c, "environment": e, "runs": "runs/" if e == spec.environment else f"overlays/{e}/runs/"}
                      for c, e in selection.all_clusters()],
@@ -110,8 +110,3 @@ def _bucket_note(spec: Spec) -> str:
         "uploads only what is missing. `--set rlgen.model_source=modelscope` downloads from ModelScope "
         "(nearer in mainland-China regions)."
     )
-
-
-def _secret(s: SecretRef) -> dict:
-    return {"name": s.name, "namespace": s.namespace, "secret_keys": list(s.keys), "purpose": s.purpose,
-            "used_by": s.used_by, "env": [skeleton.secret_env(s.name, k, len(s.keys) == 1) for k in s.keys]}

@@ -32,7 +32,3 @@ def write(tree: FileTree, context: dict) -> None:
     for path, source in _templates(files("rlgen") / "generate" / "templates" / "repo"):
         tree.add(path, env.from_string(source).render(repo=context))
 
-
-def secret_env(secret: str, key: str, only_key: bool) -> str:
-    """The shell variable the README's ``kubectl create secret`` reads a value from."""
-    return (secret if only_key else f"{secret}_{key}").upper().replace("-", "_")

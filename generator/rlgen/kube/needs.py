@@ -65,6 +65,8 @@ class Needs:
     sync_objects: list[dict] = field(default_factory=list)
     #: (namespace, name, volumeName) of each PersistentVolumeClaim the repository renders.
     claims: list[tuple[str, str, str]] = field(default_factory=list)
+    #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
+    secret_stores: set[str] = field(default_factory=set)
 
     def secret(self, namespace: str, name: str) -> SecretNeed:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
@@ -92,7 +94,7 @@ def read(repo: Path) -> Needs:
 
 
 def declared_secrets(repo: Path):
-    from rlgen.generate.dataset_job import hf_token
+    from rlgen.generate.pipeline import declared_secrets as declared
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import select
     from rlgen.repo import answers
@@ -101,7 +103,7 @@ def declared_secrets(repo: Path):
     selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
     hooks = selection.hooks()
     spec = selection.spec(hooks)
-    return hooks.secrets(selection.context(spec)) + [hf_token(spec)]
+    return declared(hooks, selection.context(spec))
 
 
 def _collect(needs: Needs, obj: dict, source: str) -> None:
@@ -111,6 +113,11 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
     label = f"{kind}/{get(obj, 'metadata', 'name')}"
     if source.startswith("clusters/"):
         needs.sync_objects.append(obj)
+        if kind == "Kustomization" and (key := get(obj, "spec", "decryption", "secretRef", "name")):
+            # kustomize-controller imports the keys named *.agekey; the README names it age.agekey.
+            _use(needs, ns, key, "age.agekey", False, f"{label} (SOPS decryption)")
+    if kind == "ClusterSecretStore":
+        needs.secret_stores.add(get(obj, "metadata", "name"))
     if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
         needs.csi_drivers.add(driver)
         if ref := get(obj, "spec", "csi", "nodePublishSecretRef"):

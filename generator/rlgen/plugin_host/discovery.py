@@ -17,6 +17,7 @@ DEFAULT_PLUGINS = {
     "rollout": "vllm",
     "sync": "flux",
     "tracking": "no-tracking",
+    "secrets": "manual-secrets",
 }
 
 

@@ -99,6 +99,10 @@ class Hooks:
     def dataset_format(self) -> contributions.DatasetFormat:
         return self._first("rlgen_dataset_format")
 
+    def secret_delivery(self, ctx: contributions.Context,
+                        secrets: list[contributions.SecretRef]) -> contributions.SecretDelivery:
+        return self._first("rlgen_secret_delivery", ctx=ctx, secrets=secrets)
+
     # -- the one way hooks are called
     def _answers(self, hook: str, only: str | None = None, **kwargs) -> list[tuple[str, Any]]:
         """``(plugin, result)`` of every plugin implementing ``hook``, in slot order, ``None`` left out."""

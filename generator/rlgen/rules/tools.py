@@ -49,10 +49,12 @@ def tool_rules(objects: list[Rendered]) -> Iterator[Finding]:
 
 
 def secret_value_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    from rlgen.rules.secrets import PLAINTEXT, is_sealed
+
     for item in objects:
-        if item.obj.get("kind") == "Secret" and (item.obj.get("data") or item.obj.get("stringData")):
-            yield Finding(item.source, item.label,
-                          "Secret with values committed to Git: create it on the cluster (README, Secrets) instead")
+        if item.obj.get("kind") == "Secret" and (item.obj.get("data") or item.obj.get("stringData")) \
+                and not is_sealed(item.obj):
+            yield Finding(item.source, item.label, PLAINTEXT)
 
 
 def mcp_warnings(objects: list[Rendered]) -> Iterator[Finding]:

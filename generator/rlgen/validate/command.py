@@ -80,6 +80,7 @@ def command(target: Path | None, locations, offline: bool, output):
         validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
         engine, findings = schema_findings(checked, validator, located, cache, offline)
         findings += [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
+        findings = _with_secret_findings(repo, objects, findings, scope)
         cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for w in cautions:
@@ -88,6 +89,19 @@ def command(target: Path | None, locations, offline: bool, output):
     report(findings, len(checked), engine, sources, resolve_output(output), cautions)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
+
+
+def _with_secret_findings(repo: Path, objects, findings, scope) -> list:
+    """The secrets rules (they read the repository's files too); a plaintext Secret found in a
+    committed file is reported once, at that file, not again as a rendered object."""
+    from rlgen.generate.secret_plan import plan
+    from rlgen.rules.secrets import PLAINTEXT, secret_findings
+
+    found = plan(repo)
+    extra = secret_findings(repo, objects, found.secrets, found.encrypted)
+    in_files = {f.obj for f in extra if f.message == PLAINTEXT}
+    findings = [f for f in findings if not (f.message == PLAINTEXT and f.obj in in_files)]
+    return findings + [f for f in extra if scope is None or f.message == PLAINTEXT or (f.source, f.obj) in scope]
 
 
 def report(findings, checked: int, engine: str, sources: list[dict], fmt: str, cautions=()) -> None:

@@ -1,0 +1,46 @@
+"""The Secrets a generated repository reads and how its secrets plugin delivers them, from its
+``rlgen.yaml``: what ``rlgen secret``, ``rlgen validate`` and ``rlgen doctor`` share."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rlgen.contributions import SecretDelivery, SecretRef
+from rlgen.errors import RlgenError
+
+
+@dataclass(frozen=True)
+class SecretPlan:
+    secrets: list[SecretRef]
+    delivery: SecretDelivery
+    plugin: str
+
+    @property
+    def encrypted(self) -> bool:
+        """Values live in Git, encrypted with sops, under ``secrets/<namespace>/<name>/``."""
+        return bool(self.delivery.decryption)
+
+    def find(self, name: str, namespace: str | None) -> SecretRef:
+        found = [s for s in self.secrets if s.name == name and namespace in (None, s.namespace)]
+        if len(found) > 1:
+            raise RlgenError(f"Secret '{name}' is in several namespaces ({', '.join(s.namespace for s in found)}): "
+                             "pass --namespace")
+        if not found:
+            known = ", ".join(sorted({s.name for s in self.secrets}))
+            where = f" in namespace '{namespace}'" if namespace else ""
+            raise RlgenError(f"the repository reads no Secret '{name}'{where} (its Secrets: {known})")
+        return found[0]
+
+
+def plan(root: Path) -> SecretPlan:
+    from rlgen.generate.pipeline import declared_secrets
+    from rlgen.plugin_host.discovery import discover
+    from rlgen.plugin_host.selection import select
+    from rlgen.repo import answers
+
+    doc = answers.read(root)
+    selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
+    hooks = selection.hooks()
+    ctx = selection.context(selection.spec(hooks))
+    secrets = declared_secrets(hooks, ctx)
+    return SecretPlan(secrets, hooks.secret_delivery(ctx, secrets), selection.plugins["secrets"])

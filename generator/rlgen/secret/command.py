@@ -1,0 +1,106 @@
+"""``rlgen secret``: set a value of a Secret the repository reads, list the Secrets.
+
+A value comes from standard input (hidden prompt on a terminal) or an environment variable,
+never from an argument (a process listing or shell history would show it). With the ``sops``
+plugin it is encrypted in memory by ``sops`` and only the encrypted file is written and
+committed; with the other plugins rlgen says where the value goes and keeps nothing.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from rlgen.errors import RlgenError
+from rlgen.generate.secret_plan import SecretPlan, plan
+from rlgen.output import output_option, resolve_output, to_json
+from rlgen.repo import secret_files
+from rlgen.repo.workspace import find_root
+from rlgen.tools import git, sops
+from rlgen.tools.git_change import GitChange
+
+
+@click.group("secret")
+def command():
+    """Set and list the values of the Secrets the repository reads (its secrets plugin decides where they live)."""
+
+
+@command.command("set")
+@click.argument("name")
+@click.argument("key")
+@click.option("-n", "--namespace", help="Namespace of the Secret, when its name is in several.")
+@click.option("--from-env", "env", metavar="VAR", help="Read the value from environment variable VAR "
+              "instead of standard input.")
+def set_(name: str, key: str, namespace: str | None, env: str | None):
+    """Set KEY of Secret NAME. The value is read from standard input (one trailing newline
+    dropped) or --from-env VAR; sops: encrypted and committed, other plugins: where to put it."""
+    root = find_root(Path.cwd())
+    found = plan(root)
+    secret = found.find(name, namespace)
+    if key not in secret.keys:
+        raise RlgenError(f"Secret {secret.namespace}/{secret.name} has no key '{key}' (keys: {', '.join(secret.keys)})")
+    if not found.encrypted:
+        hint = found.delivery.set_hints.get(f"{secret.namespace}/{secret.name}")
+        click.echo((hint or f"The {found.plugin} plugin keeps Secret values outside Git.").replace("{key}", key))
+        return
+    click.get_current_context().with_resource(git.lock(root))
+    git.require_clean(root)
+    git.require_branch(root)
+    value = _value(env)
+    rel = secret_files.value_path(secret.namespace, secret.name, key)
+    target = root / rel
+    encrypted = sops.encrypt(root, target, value)
+    with GitChange(root, [target.parent, root / secret_files.KUSTOMIZATION]) as change:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(encrypted)
+        secret_files.add(root, secret.namespace, secret.name, key)
+        if not change.changed():
+            click.echo(f"{rel}: unchanged")
+            return
+        change.commit(f"Secret {secret.namespace}/{secret.name}: set {key}\n\n"
+                      f"Encrypted with sops for the age recipients of {sops.CONFIG}.\n")
+    click.echo(f"Set {key} of Secret {secret.namespace}/{secret.name}: {rel}, committed (encrypted).")
+
+
+@command.command("list")
+@output_option()
+def list_(output: str | None):
+    """Each Secret the repository reads: namespace, keys, which are set, and what uses it."""
+    root = find_root(Path.cwd())
+    found = plan(root)
+    rows = [_row(root, found, s) for s in found.secrets]
+    if resolve_output(output) == "json":
+        click.echo(to_json({"plugin": found.plugin, "secrets": rows}))
+        return
+    table = [("SECRET", "NAMESPACE", "KEYS", "USED BY")] + [
+        (r["name"], r["namespace"], ", ".join(f"{k} ({'set' if v is True else 'unset' if v is False else v})"
+                                              for k, v in r["keys"].items()), r["used_by"]) for r in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(3)]
+    for row in table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3])
+
+
+def _row(root: Path, found: SecretPlan, s) -> dict:
+    if found.encrypted:
+        listed = secret_files.generators(root).get((s.namespace, s.name), [])
+        keys = {k: k in listed and (root / secret_files.value_path(s.namespace, s.name, k)).is_file() for k in s.keys}
+    else:
+        keys = {k: "outside Git" for k in s.keys}
+    return {"name": s.name, "namespace": s.namespace, "keys": keys, "purpose": s.purpose, "used_by": s.used_by}
+
+
+def _value(env: str | None) -> bytes:
+    if env:
+        if env not in os.environ:
+            raise RlgenError(f"--from-env {env}: the variable is not set")
+        text = os.environ[env]
+    elif sys.stdin.isatty():
+        text = click.prompt("Value", hide_input=True, confirmation_prompt=True, err=True)
+    else:
+        text = sys.stdin.read()
+        text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+    if not text:
+        raise RlgenError("the value is empty: give it on standard input or with --from-env VAR")
+    return text.encode()

@@ -1,0 +1,156 @@
+"""Secrets plugin: External Secrets Operator syncs every declared Secret from Alibaba Cloud KMS
+Secrets Manager, one ExternalSecret per Secret, in the ``secrets`` stage before every other one.
+
+Each Kubernetes Secret is one KMS secret holding a JSON object, one property per key
+(the alibaba provider reads ``remoteRef.property`` with gjson). The provider exists in External
+Secrets up to v1.3.2 (v2.0.0 removed it); the objects are ``external-secrets.io/v1``.
+"""
+from __future__ import annotations
+
+import re
+
+from rlgen.plugin_api import (
+    SECRETS_FOLDER,
+    Document,
+    Option,
+    PluginInfo,
+    Problem,
+    SecretDelivery,
+    dns1123_label_error,
+    hookimpl,
+)
+from rlgen_plugins._secrets_common import namespaces
+
+NAME = "external-secrets"
+API = "external-secrets.io/v1"
+#: Where External Secrets' documentation projects the RRSA token into its controller pod.
+TOKEN_PATH = "/var/run/secrets/tokens/oidc-token"
+
+
+def _region_error(value: str) -> str | None:
+    return None if re.fullmatch(r"[a-z]{2}(-[a-z0-9]+)+", value) \
+        else f"'{value}' is not an Alibaba Cloud region ID like cn-hangzhou or ap-southeast-1"
+
+
+def _arn_error(value: str) -> str | None:
+    return None if not value or value.startswith("acs:ram::") else f"'{value}' is not a RAM ARN (acs:ram::...)"
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME, slot="secrets",
+        summary="External Secrets Operator (v1.3) syncs the Secrets from Alibaba Cloud KMS Secrets Manager",
+        options=(
+            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=_region_error),
+            Option("auth", "How the operator reaches KMS: rrsa (a RAM role for its ServiceAccount) or accesskey "
+                   "(an AccessKey Secret made by hand)", "rrsa", choices=("rrsa", "accesskey")),
+            Option("role_arn", "auth=rrsa: the RAM role the operator assumes (acs:ram::<account>:role/<name>)", "",
+                   check=_arn_error),
+            Option("oidc_provider_arn", "auth=rrsa: the cluster's RRSA OIDC provider "
+                   "(acs:ram::<account>:oidc-provider/ack-rrsa-<cluster-id>)", "", check=_arn_error),
+            Option("oidc_token_file", "auth=rrsa: the projected token in the operator's pod", TOKEN_PATH),
+            Option("accesskey_secret", "auth=accesskey: Secret with keys accessKeyID and accessKeySecret",
+                   "alibaba-kms-credentials", check=dns1123_label_error),
+            Option("operator_namespace", "Namespace of External Secrets Operator (and of the AccessKey Secret)",
+                   "external-secrets", check=dns1123_label_error),
+            Option("store", "Name of the ClusterSecretStore", "alibaba-kms", check=dns1123_label_error),
+            Option("prefix", "Prefix of the KMS secret names (<prefix><namespace>-<secret>)", "rlgen-"),
+            Option("refresh_interval", "How often each Secret is read again from KMS", "1h"),
+        ),
+    )
+
+
+@hookimpl
+def rlgen_check(ctx):
+    o = ctx.options(NAME)
+    if o["auth"] == "rrsa" and not (o["role_arn"] and o["oidc_provider_arn"]):
+        return [Problem("auth=rrsa needs external-secrets.role_arn and external-secrets.oidc_provider_arn",
+                        (NAME,))]
+    return []
+
+
+def kms_name(ctx, secret) -> str:
+    """The KMS secret holding ``secret``'s keys as one JSON object."""
+    return f"{ctx.options(NAME)['prefix']}{secret.namespace}-{secret.name}"
+
+
+def store(ctx) -> dict:
+    o = ctx.options(NAME)
+    if o["auth"] == "rrsa":
+        auth = {"rrsa": {"oidcProviderArn": o["oidc_provider_arn"], "oidcTokenFilePath": o["oidc_token_file"],
+                         "roleArn": o["role_arn"], "sessionName": "rlgen-external-secrets"}}
+    else:
+        ref = {"name": o["accesskey_secret"], "namespace": o["operator_namespace"]}
+        auth = {"secretRef": {"accessKeyIDSecretRef": {**ref, "key": "accessKeyID"},
+                              "accessKeySecretSecretRef": {**ref, "key": "accessKeySecret"}}}
+    return {"apiVersion": API, "kind": "ClusterSecretStore", "metadata": {"name": o["store"]},
+            "spec": {"provider": {"alibaba": {"regionID": o["region"], "auth": auth}}}}
+
+
+def external_secret(ctx, secret) -> dict:
+    o = ctx.options(NAME)
+    return {
+        "apiVersion": API, "kind": "ExternalSecret",
+        "metadata": {"name": secret.name, "namespace": secret.namespace},
+        "spec": {
+            "refreshInterval": o["refresh_interval"],
+            "secretStoreRef": {"kind": "ClusterSecretStore", "name": o["store"]},
+            "target": {"name": secret.name, "creationPolicy": "Owner"},
+            "data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
+                     for k in secret.keys],
+        },
+    }
+
+
+def _file(secret) -> str:
+    return f"{secret.namespace}.{secret.name}.yaml"
+
+
+@hookimpl
+def rlgen_secret_delivery(ctx, secrets):
+    o = ctx.options(NAME)
+    rows = "".join(
+        f"- `{kms_name(ctx, s)}` → Secret `{s.name}` in `{s.namespace}` ({s.purpose}, used by {s.used_by}): "
+        f"JSON with {', '.join(f'`{k}`' for k in s.keys)}.\n" for s in secrets)
+    if o["auth"] == "rrsa":
+        auth = (f"It authenticates by RRSA as the RAM role `{o['role_arn']}`: enable RRSA on the cluster, let "
+                f"the operator's ServiceAccount in `{o['operator_namespace']}` assume that role (trust policy "
+                "on the OIDC provider), and project its token into the operator's pod at "
+                f"`{o['oidc_token_file']}` (audience `sts.aliyuncs.com`). The role needs "
+                "`kms:GetSecretValue` on these secrets.")
+    else:
+        auth = ("It authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
+                "secrets), the one Secret made by hand:\n\n```sh\n"
+                f"kubectl create secret generic {o['accesskey_secret']} -n {o['operator_namespace']} \\\n"
+                "  --from-literal=accessKeyID=\"$ALIBABA_CLOUD_ACCESS_KEY_ID\" \\\n"
+                "  --from-literal=accessKeySecret=\"$ALIBABA_CLOUD_ACCESS_KEY_SECRET\"\n```")
+    readme = (
+        "## Secrets: External Secrets from Alibaba Cloud KMS\n\n"
+        f"External Secrets Operator v1.3 (the last release with the `alibaba` provider) must run in "
+        f"`{o['operator_namespace']}`. The `{SECRETS_FOLDER}` stage, synced before every other one, holds the "
+        f"ClusterSecretStore `{o['store']}` (KMS Secrets Manager in `{o['region']}`) and one ExternalSecret per "
+        "Secret; the stage is ready once every Secret is synced. " + auth + "\n\n"
+        "Create each KMS secret (generic secret, its value a JSON object with one property per key); "
+        "`rlgen secret set NAME KEY` prints the name, `rlgen secret list` lists them:\n\n" + rows
+    )
+    if not secrets:
+        return SecretDelivery(readme)
+    files = {
+        f"{SECRETS_FOLDER}/kustomization.yaml": [Document({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": ["namespaces.yaml", "store.yaml", *sorted(_file(s) for s in secrets)],
+        }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per Secret.")],
+        f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets),
+        f"{SECRETS_FOLDER}/store.yaml": [Document(store(ctx), f"KMS Secrets Manager in {o['region']}; "
+                                                  "one store for every namespace.")],
+    }
+    for s in secrets:
+        files[f"{SECRETS_FOLDER}/{_file(s)}"] = [Document(
+            external_secret(ctx, s), f"Used by {s.used_by}.\nKMS secret {kms_name(ctx, s)}: a JSON object, "
+            "one property per key.")]
+    hints = {f"{s.namespace}/{s.name}": (
+        f"Set property '{{key}}' of KMS secret {kms_name(ctx, s)} in {o['region']} (a JSON object with "
+        f"{', '.join(s.keys)}); External Secrets syncs it into Secret {s.namespace}/{s.name} within "
+        f"{o['refresh_interval']}.") for s in secrets}
+    return SecretDelivery(readme, files, set_hints=hints)
