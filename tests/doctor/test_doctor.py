@@ -176,3 +176,15 @@ def test_a_claim_that_is_not_bound_names_its_missing_volume(generate):
     assert row["detail"] == "Pending: pods that mount it stay Pending; its PersistentVolume rl-models does not exist"
     assert row["fix"].startswith("create the PersistentVolume rl-models")
     assert found[f"PersistentVolumeClaim {NS}/rl-datasets"]["detail"] == "not created yet: the sync creates it"
+
+
+@pytest.mark.parametrize("args, state", [((), "problem"), (("--batch-scheduler=yunikorn",), "problem"),
+                                         (("--batch-scheduler", "volcano"), "ok")])
+def test_a_volcano_repository_needs_kuberay_started_with_its_batch_scheduler(generate, args, state):
+    operator = co.deployment("kuberay-operator", "kuberay-system", "quay.io/kuberay/operator:v1.7.0", args=args)
+    objects = without(co.healthy({"namespace": NS}), "Deployment", "kuberay-operator") + [operator]
+    result, _ = against(generate("--set", "rlgen.gang_scheduling=volcano"), objects, "doctor")
+    row = rows(result)["gang scheduling"]
+    assert row["state"] == state, row
+    if state == "problem":
+        assert row["fix"] == "start the KubeRay operator with --batch-scheduler=volcano (Helm value batchScheduler.name)"
