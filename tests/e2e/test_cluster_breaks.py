@@ -77,7 +77,7 @@ def test_a_gpu_taint_the_run_does_not_tolerate(control_plane, synced):
         code, rows = doctor_rows(cp, repo)
         row = problem(rows, "GPU nodes for ")
         assert code == 1
-        assert row["detail"].startswith("room for 0 of ") and "do not tolerate: maintenance (on lingjun-gpu-0" in row["detail"]
+        assert row["detail"].startswith("room for 0 of ") and "does not tolerate: maintenance (on lingjun-gpu-0" in row["detail"]
         assert "kubectl taint nodes lingjun-gpu-0 maintenance-" in row["fix"]
         assert "toleration of maintenance=true:NoSchedule" in row["fix"]
     finally:

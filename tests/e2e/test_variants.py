@@ -4,7 +4,10 @@ Gang scheduling with Volcano: the KubeRay operator started with the flag the gen
 names (``--batch-scheduler=volcano``, ray-operator v1.6.2 ``main.go``) and Volcano's PodGroup CRD
 (volcano-sh/volcano v1.13.0, the API version KubeRay v1.6.2 builds against, vendored in
 upstream/crds). No Volcano scheduler runs here: the test reads the PodGroup KubeRay creates, the
-part of gang scheduling rlgen's repository decides; Volcano's own scheduling is Volcano's."""
+part of gang scheduling rlgen's repository decides; Volcano's own scheduling is Volcano's.
+
+rlgen update in the synced repository (the cluster follows), and the RDMA networks against
+nodes that advertise the device and nodes that do not."""
 from __future__ import annotations
 
 import json
@@ -14,7 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 from support.controlplane import wait_until
 from support.flux import NAMESPACE, REGISTRY, reconcile
-from support.kuberay import OPERATOR, ray_cluster, restart_operator
+from support.kuberay import OPERATOR, ray_cluster, ray_pods, restart_operator
 from support.repos import INSTALL, ok, run_rlgen
 from support.toolchain import PROJECT
 
@@ -108,3 +111,40 @@ def test_an_update_swapping_plugins_is_followed_by_the_cluster(control_plane, sy
     assert tracking["data"]["MLFLOW_TRACKING_URI"] == f"http://mlflow.{NAMESPACE}.svc:5000"
     job = cp.objects("rayjobs", "-n", NAMESPACE)[0]
     assert "sglang" in json.dumps(job["spec"]).lower()
+
+
+def applied_run(cp, synced, tmp_path, namespace: str, *answers: str) -> str:
+    """The run of a repository generated with ``answers``, applied into ``namespace`` as the sync
+    would apply it: the RayJob KubeRay turns into pods. Its name."""
+    repo = tmp_path / namespace
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+                 "--set", f"rlgen.git_url={synced['url']}", "--set", f"rlgen.install={INSTALL}", *answers))
+    rendered = ok(run_rlgen("render", "runs/baseline", cwd=repo))
+    job = next(d for d in YAML(typ="safe").load_all(rendered) if d and d["kind"] == "RayJob")
+    job["metadata"]["namespace"] = namespace
+    cp.kubectl("create", "namespace", namespace)
+    cp.kubectl("apply", "-f", "-", input=json.dumps(job))
+    return job["metadata"]["name"]
+
+
+def test_rdma_runs_land_on_nodes_advertising_the_device_and_wait_elsewhere(control_plane, synced, tmp_path):
+    """The Lingjun nodes advertise ``rdma/hca`` (ACK's RDMA device plugin); no node advertises
+    ``aliyun/erdma`` (the eRDMA controller is not installed)."""
+    cp = control_plane
+    try:
+        rdma = applied_run(cp, synced, tmp_path, "rdma-e2e", "--set", "rlgen.network=rdma")
+        erdma = applied_run(cp, synced, tmp_path, "erdma-e2e", "--set", "rlgen.network=erdma")
+        placed = wait_until("the RDMA worker scheduled", lambda: (ps := ray_pods(cp, "rdma-e2e", rdma, "worker"))
+                            and all(p["spec"].get("nodeName") for p in ps) and ps, timeout=120)
+        advertising = {n["metadata"]["name"] for n in cp.objects("nodes")
+                       if "rdma/hca" in n["status"].get("allocatable", {})}
+        assert {p["spec"]["nodeName"] for p in placed} <= advertising
+        assert all(p["spec"].get("hostNetwork") for p in placed)
+        waiting = wait_until("the eRDMA worker refused by the scheduler", lambda: (
+            ps := ray_pods(cp, "erdma-e2e", erdma, "worker")) and all(
+            c.get("reason") == "Unschedulable" for p in ps for c in p["status"].get("conditions", [])
+            if c["type"] == "PodScheduled") and ps, timeout=120)
+        message = next(c["message"] for c in waiting[0]["status"]["conditions"] if c["type"] == "PodScheduled")
+        assert "Insufficient aliyun/erdma" in message
+    finally:
+        cp.kubectl("delete", "namespace", "rdma-e2e", "erdma-e2e", "--timeout=180s", check=False)
