@@ -126,7 +126,10 @@ def test_kuberay_crd_absent(control_plane, synced):
         assert row["fix"].startswith("install KubeRay >= v1.5.0")
     finally:
         cp.kubectl("apply", "--server-side", "-f", str(crd))
-        cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/rayjobs.ray.io")
+        wait_until("the RayJob CRD Established", lambda: any(
+            c["type"] == "Established" and c["status"] == "True" for c in json.loads(cp.kubectl(
+                "get", "crd", "rayjobs.ray.io", "-o", "json").stdout).get("status", {}).get("conditions") or []),
+            timeout=120)
         # The sync puts the run's RayJob back; KubeRay's watch picks the kind up again.
         reconcile(cp)
     healthy(cp, repo)

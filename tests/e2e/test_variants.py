@@ -44,7 +44,10 @@ def test_volcano_gang_scheduling_gets_a_podgroup_of_the_run_size(control_plane, 
     assert before["state"] == "problem" and "without --batch-scheduler" in before["detail"], before
 
     cp.kubectl("apply", "--server-side", "-f", str(PODGROUP_CRD))
-    cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/podgroups.scheduling.volcano.sh")
+    wait_until("the PodGroup CRD Established", lambda: any(
+        c["type"] == "Established" and c["status"] == "True" for c in json.loads(cp.kubectl(
+            "get", "crd", "podgroups.scheduling.volcano.sh", "-o", "json").stdout).get("status", {}).get("conditions")
+        or []), timeout=120)
     cp.kubectl("create", "namespace", GANG_NAMESPACE)
     restart_operator(cp, "--batch-scheduler=volcano")
     try:
