@@ -189,3 +189,15 @@ def test_a_sops_repository_needs_the_age_key_secret_of_flux(generate):
     result, _ = against(repo, objects, "doctor")
     assert rows(result)["Secret flux-system/sops-age"]["detail"] == "keys present: age.agekey"
     assert "AGE-SECRET-KEY-1X" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args, state", [((), "problem"), (("--batch-scheduler=yunikorn",), "problem"),
+                                         (("--batch-scheduler", "volcano"), "ok")])
+def test_a_volcano_repository_needs_kuberay_started_with_its_batch_scheduler(generate, args, state):
+    operator = co.deployment("kuberay-operator", "kuberay-system", "quay.io/kuberay/operator:v1.7.0", args=args)
+    objects = without(co.healthy({"namespace": NS}), "Deployment", "kuberay-operator") + [operator]
+    result, _ = against(generate("--set", "rlgen.gang_scheduling=volcano"), objects, "doctor")
+    row = rows(result)["gang scheduling"]
+    assert row["state"] == state, row
+    if state == "problem":
+        assert row["fix"] == "start the KubeRay operator with --batch-scheduler=volcano (Helm value batchScheduler.name)"

@@ -14,6 +14,7 @@ import pytest
 from support.controlplane import ControlPlane, free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
 from support.git_server import GitServer
+from support.kuberay import OPERATOR, OPERATOR_NAMESPACE, spawn_operator
 from support.repos import INSTALL, ok, run_rlgen
 from support.toolchain import PROJECT, module_dir, pinned, tool
 
@@ -36,11 +37,8 @@ def _install_crds(cp: ControlPlane, folder: Path) -> None:
 
 def start_kuberay(cp: ControlPlane) -> None:
     _install_crds(cp, module_dir("kuberay", KUBERAY) / "config" / "crd" / "bases")
-    cp.add_deployment("kuberay-system", "kuberay-operator", f"quay.io/kuberay/operator:{KUBERAY_VERSION}")
-    cp.spawn("kuberay-operator", [
-        tool("ray-operator"), "--enable-leader-election=false",
-        "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-    ], env=cp.env())
+    cp.add_deployment(OPERATOR_NAMESPACE, OPERATOR, f"quay.io/kuberay/operator:{KUBERAY_VERSION}")
+    spawn_operator(cp)
 
 
 def addresses() -> list[str]:

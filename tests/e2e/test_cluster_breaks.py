@@ -77,7 +77,7 @@ def test_a_gpu_taint_the_run_does_not_tolerate(control_plane, synced):
         code, rows = doctor_rows(cp, repo)
         row = problem(rows, "GPU nodes for ")
         assert code == 1
-        assert row["detail"].startswith("room for 0 of ") and "do not tolerate: maintenance (on lingjun-gpu-0" in row["detail"]
+        assert row["detail"].startswith("room for 0 of ") and "does not tolerate: maintenance (on lingjun-gpu-0" in row["detail"]
         assert "kubectl taint nodes lingjun-gpu-0 maintenance-" in row["fix"]
         assert "toleration of maintenance=true:NoSchedule" in row["fix"]
     finally:
@@ -126,7 +126,10 @@ def test_kuberay_crd_absent(control_plane, synced):
         assert row["fix"].startswith("install KubeRay >= v1.5.0")
     finally:
         cp.kubectl("apply", "--server-side", "-f", str(crd))
-        cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd/rayjobs.ray.io")
+        wait_until("the RayJob CRD Established", lambda: any(
+            c["type"] == "Established" and c["status"] == "True" for c in json.loads(cp.kubectl(
+                "get", "crd", "rayjobs.ray.io", "-o", "json").stdout).get("status", {}).get("conditions") or []),
+            timeout=120)
         # The sync puts the run's RayJob back; KubeRay's watch picks the kind up again.
         reconcile(cp)
     healthy(cp, repo)

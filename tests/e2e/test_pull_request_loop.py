@@ -138,9 +138,20 @@ def a_run_larger_than_the_gpu_pool_stays_pending(cp, repo):
     assert gpu["detail"].startswith("room for 4 of 8 pod(s) of 8 nvidia.com/gpu"), gpu
 
 
+def a_run_shrunk_back_fits_again(cp, repo):
+    """The cluster as the next tests expect it: every run scheduled."""
+    git(repo, "checkout", "--quiet", "-b", "shrink", "main")
+    ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=2", cwd=repo))
+    ci(repo, "lr-3e-6")
+    merge_and_push(repo, "shrink")
+    reconcile(cp)
+    waited = status_wait(cp, repo)
+    assert waited.returncode == 0, waited.stderr
+
+
 def test_runs_changed_by_pull_request_reach_the_cluster(control_plane, synced):
     """One story, in the order a team lives it: each step starts from the cluster the last left."""
     for step in (a_new_run_merged_by_pull_request_is_synced_with_its_config, a_removed_run_is_pruned,
                  a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers,
-                 a_run_larger_than_the_gpu_pool_stays_pending):
+                 a_run_larger_than_the_gpu_pool_stays_pending, a_run_shrunk_back_fits_again):
         step(control_plane, synced["repo"])

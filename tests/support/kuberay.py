@@ -1,7 +1,37 @@
 """What KubeRay makes of a RayJob, read from the API server: its RayCluster and that cluster's pods."""
 from __future__ import annotations
 
-from support.controlplane import ControlPlane
+import json
+import os
+import signal
+
+from support.controlplane import ControlPlane, free_port
+from support.toolchain import tool
+
+OPERATOR = "kuberay-operator"
+OPERATOR_NAMESPACE = "kuberay-system"
+
+
+def spawn_operator(cp: ControlPlane, *flags: str) -> None:
+    """KubeRay's operator as a process beside the API server, with ``flags`` added, and its
+    installed Deployment saying the same (doctor reads the flags from there)."""
+    cp.spawn(OPERATOR, [
+        tool("ray-operator"), "--enable-leader-election=false",
+        "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
+        *flags,
+    ], env=cp.env())
+    cp.kubectl("patch", "deployment", OPERATOR, "-n", OPERATOR_NAMESPACE, "--type=json", "-p", json.dumps(
+        [{"op": "add", "path": "/spec/template/spec/containers/0/args", "value": list(flags)}]))
+    cp.kubectl("rollout", "status", "-n", OPERATOR_NAMESPACE, f"deployment/{OPERATOR}", "--timeout=90s")
+
+
+def restart_operator(cp: ControlPlane, *flags: str) -> None:
+    """Stop the operator this control plane started and start it again with ``flags``."""
+    proc = cp.processes[OPERATOR]
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    spawn_operator(cp, *flags)
 
 
 def ray_cluster(cp: ControlPlane, namespace: str, rayjob: str) -> str | None:

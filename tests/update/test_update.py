@@ -120,6 +120,21 @@ def test_refuses_a_dirty_tree_and_unknown_options(repo):
     assert "uncommitted changes" in one_error_line(rlgen_in(repo, "update", "--set", "flux.interval=1m"))
 
 
+def test_a_renamed_run_keeps_its_own_size(repo):
+    """A run resized with ``rlgen run set`` keeps its worker count and GPUs through an update that
+    renames it (found on the control plane: the renamed run asked for the base's size)."""
+    ok(rlgen_in(repo, "run", "set", "baseline", "trainer.nnodes=2"))
+    kustomization = (repo / "runs/baseline/kustomization.yaml").read_text()
+    old = pinned(repo, "baseline")
+    ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6", "--no-branch"))
+    assert pinned(repo, "baseline") != old
+    after = (repo / "runs/baseline/kustomization.yaml").read_text()
+    assert after == kustomization.replace(old, pinned(repo, "baseline"))
+    result = validate(repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", "trainer.nnodes=2"))
+
+
 def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(repo):
     ok(rlgen_in(repo, "run", "new", "lr-3e-6", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
     ok(rlgen_in(repo, "run", "rm", "baseline"))

@@ -96,12 +96,26 @@ def kuberay(cluster, needs: Needs) -> list[Row]:
                         f"upgrade KubeRay to {need} or later"))
     else:
         rows.append(Row("KubeRay operator", OK, f"{where}" + (f" supports {feature}" if feature else "")))
-    if any(r.gang or r.scheduler for r in needs.rayjobs):
-        args = " ".join(_container(operator).get("args") or [])
-        rows.append(Row("gang scheduling", OK, f"KubeRay runs with {args}") if "batch-scheduler" in args else
-                    Row("gang scheduling", PROBLEM, "a RayJob asks for gang scheduling; KubeRay runs without "
-                        "--batch-scheduler", "set the KubeRay operator's --batch-scheduler (e.g. volcano)"))
+    if any(r.gang or r.scheduler or r.batch_scheduler for r in needs.rayjobs):
+        rows.append(_batch_scheduler(operator, next((r.batch_scheduler for r in needs.rayjobs if r.batch_scheduler), "")))
     return rows
+
+
+def _batch_scheduler(operator: dict, wanted: str) -> Row:
+    """KubeRay gangs a RayJob's pods only when started with --batch-scheduler (ray-operator main.go);
+    a RayJob labelled for Volcano needs --batch-scheduler=volcano."""
+    args = _container(operator).get("args") or []
+    given = next((a.split("=", 1)[1] for a in args if a.startswith("--batch-scheduler=")), None)
+    if given is None and "--batch-scheduler" in args[:-1]:
+        given = args[args.index("--batch-scheduler") + 1]
+    if given is None and "--enable-batch-scheduler" in args:
+        given = "volcano"  # the deprecated flag turns on Volcano
+    flag = f"--batch-scheduler={wanted or 'volcano'}"
+    if given and (not wanted or given == wanted):
+        return Row("gang scheduling", OK, f"KubeRay runs with --batch-scheduler={given}")
+    what = f"runs with --batch-scheduler={given}" if given else "runs without --batch-scheduler"
+    return Row("gang scheduling", PROBLEM, f"a RayJob asks for gang scheduling{' by ' + wanted if wanted else ''}; "
+               f"KubeRay {what}", f"start the KubeRay operator with {flag} (Helm value batchScheduler.name)")
 
 
 def _is_kuberay(deployment: dict) -> bool:

@@ -15,6 +15,9 @@ from rlgen.repo.objects import get, pod_specs
 RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
 #: KubeRay's label that turns on gang scheduling through its batch scheduler.
 GANG_LABEL = "ray.io/gang-scheduling-enabled"
+#: The label KubeRay's Volcano integration reads a PodGroup's queue from (batchscheduler/volcano
+#: QueueNameLabelKey): a RayJob carrying it is gang scheduled by Volcano.
+VOLCANO_QUEUE = "volcano.sh/queue-name"
 RRSA_LABEL = "pod-identity.alibabacloud.com/injection"
 
 
@@ -48,6 +51,8 @@ class RayJobNeed:
     gang: bool = False
     #: The RayJob sets spec.submitterConfig (its submitter Job's retries).
     submitter_config: bool = False
+    #: The batch scheduler the RayJob's labels are meant for ("volcano"), "" for none.
+    batch_scheduler: str = ""
 
     @property
     def gpus(self) -> int:
@@ -175,7 +180,8 @@ def _rayjob(obj: dict) -> RayJobNeed:
     return RayJobNeed(get(obj, "metadata", "name"), get(obj, "metadata", "namespace", default=""),
                       spec.get("submissionMode", "K8sJobMode"), pods,
                       scheduler=head.get("schedulerName", "") if head.get("schedulerName") != "default-scheduler" else "",
-                      gang=labels.get(GANG_LABEL) == "true", submitter_config="submitterConfig" in spec)
+                      gang=labels.get(GANG_LABEL) == "true", submitter_config="submitterConfig" in spec,
+                      batch_scheduler="volcano" if VOLCANO_QUEUE in labels else "")
 
 
 def _gpus(pod: dict) -> int:

@@ -41,29 +41,38 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     scheme = answers.read(root)["run_naming"]
     old = {run: run_folders.pinned_name(root, run) for run in runs}
     texts = {run: (run_folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
+    # What `rlgen run` wrote besides the name (the run's own size and queue) stays with the run.
+    own = {run: _own(root, spec, run) for run in runs}
     if scheme == naming_scheme.INPUTS:
-        new = _input_names(root, spec, runs)
+        new = _input_names(root, spec, runs, own)
     else:
         for run in runs:
-            (run_folders.folder(root, run) / "kustomization.yaml").write_text(run_kustomization(spec, run, None, scheme))
+            (run_folders.folder(root, run) / "kustomization.yaml").write_text(
+                run_kustomization(spec, run, None, scheme, *own[run]))
         new = _names(root, spec, runs)
     for run in runs:
         path = run_folders.folder(root, run) / "kustomization.yaml"
         if new[run] == old[run]:
             path.write_bytes(texts[run])  # the same name: the file stays as the user left it
         else:
-            path.write_text(run_kustomization(spec, run, new[run], scheme))
+            path.write_text(run_kustomization(spec, run, new[run], scheme, *own[run]))
     if scheme == naming_scheme.INPUTS:
         _render_all(root, runs)  # a run that does not render must not be committed
     return [(run, old[run] or "(none)", new[run]) for run in runs if old[run] != new[run]]
 
 
-def _input_names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
+def _own(root: Path, spec: Spec, run: str) -> tuple:
+    """(size, labels) the run's kustomization carries from its run.yaml and ``rlgen run``."""
+    config = yamlio.load((run_folders.folder(root, run) / spec.run_config_key).read_text()) or {}
+    return run_folders.run_size(root, spec, config), run_folders.run_labels(root, run)
+
+
+def _input_names(root: Path, spec: Spec, runs: list[str], own: dict) -> dict[str, str]:
     shared = naming_scheme.training_inputs(root)
     names = {}
     for run in runs:
         config = (run_folders.folder(root, run) / spec.run_config_key).read_bytes()
-        names[run] = naming_scheme.inputs_name(run, run_kustomization(spec, run, None, naming_scheme.INPUTS),
+        names[run] = naming_scheme.inputs_name(run, run_kustomization(spec, run, None, naming_scheme.INPUTS, *own[run]),
                                                spec.run_config_key, config, shared)
     return names
 
