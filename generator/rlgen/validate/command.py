@@ -69,7 +69,7 @@ def command(target: Path | None, locations, offline: bool, output):
         raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
     ws = open_workspace(target or Path.cwd())
     repo = ws.root
-    runs = run_files.check_repository(repo, ws.spec)
+    runs = run_files.check_repository(repo, ws.spec, plain=True)
     external = answers.read(repo)["external_secrets"]
     with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
         objects = collect(repo)

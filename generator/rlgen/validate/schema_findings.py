@@ -55,7 +55,7 @@ def schema_sources(objects: list[Rendered], validator: SchemaValidator,
                    key=lambda t: (t[1], t[0]))
     sources = []
     for api_version, kind in types:
-        validator.lookup(api_version, kind)
+        validator.locate(api_version, kind)
         index, where = validator.found.get((api_version, kind), (None, ""))
         sources.append({"apiVersion": api_version, "kind": kind,
                         "source": located[index][0] if index is not None else "none",
