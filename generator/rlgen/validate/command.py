@@ -57,7 +57,7 @@ def command(target: Path | None, locations, offline: bool, output):
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root, open_workspace
     from rlgen.repo import run_files
-    from rlgen.validate.schema_findings import schema_findings, schema_sources
+    from rlgen.validate.schema_findings import schema_sources, start_schema_findings
     from rlgen.validate.conflicts import conflict_findings
     from rlgen.validate.locations import default_locations
     from rlgen.rules import check, warnings
@@ -78,9 +78,14 @@ def command(target: Path | None, locations, offline: bool, output):
         located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
         cache = repo / ".rlgen-cache"
         validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
-        engine, findings = schema_findings(checked, validator, located, cache, offline)
-        findings += [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
-        cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+        # kubeconform checks the schemas while the rules run.
+        pending = start_schema_findings(checked, validator, located, cache, offline)
+        try:
+            rule_findings = [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
+            cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+        finally:  # its scratch folder is removed however the rules end
+            engine, findings = pending()
+        findings += rule_findings
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for w in cautions:
         click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)
