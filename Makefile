@@ -48,10 +48,11 @@ test: setup toolchain
 	$(WITH_TOOLS) $(PY) -m pytest --ignore=tests/e2e
 	$(WITH_TOOLS) $(PY) -m pytest -n 0 tests/e2e
 
-# One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py).
-bench: setup
-	$(PY) benchmarks/bench.py
-	$(PY) benchmarks/bench_scale.py
+# One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py),
+# rlgen installed from a local wheel into a fresh environment, as a generated repository's CI has it.
+bench: setup validation-tools
+	$(WITH_TOOLS) $(PY) benchmarks/bench.py
+	$(WITH_TOOLS) $(PY) benchmarks/bench_scale.py
 
 # Regenerate the CRD-derived schemas of rlgen's catalog from the pinned CRDs in upstream/crds.
 schemas: setup

@@ -40,8 +40,10 @@ def rows() -> list[timing.Row]:
             shutil.rmtree(out, ignore_errors=True)
             shutil.copytree(source, copy)
 
+        # The data stack is the extra rlgen[data]: this environment's rlgen, which has it.
         rlgen = Cmd("prepare", timing.rlgen("data", "prepare", "--dataset", "gsm8k", "--source", str(copy),
-                                            "--out", str(out)), env=env, setup=fresh)
+                                            "--out", str(out), python=sys.executable),
+                    env=env, setup=fresh)
         out_rows = []
         cores = str(os.cpu_count() or 1)
         for procs, label in (("8", "the original document's script (`num_proc=8`)"),

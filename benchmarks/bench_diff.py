@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import bench_validate
 import repos
 import timing
 from timing import Cmd, measure
@@ -34,8 +35,8 @@ def rows() -> list[timing.Row]:
             floor = Cmd("build only the changed run at both revisions + diff",
                         ["sh", str(HERE / "changed_floor.sh"), "main", f"runs/{CHANGED}", " ".join(timing.kustomize())],
                         cwd=repo, ok_codes=(1,))
-            out.append(measure(f"`rlgen diff`, {runs} runs, one run changed", rlgen, floor, 2.0))
-        return out
+            out.append(measure(f"`rlgen diff`, {runs} runs, one run changed, cold cache", rlgen, floor, 2.0))
+        return [*out, bench_validate.scaling("`rlgen diff` cold, 200 runs against 50: ratio of ratios", *out)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

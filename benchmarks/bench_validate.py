@@ -37,20 +37,25 @@ def validate(repo: Path, cold: bool) -> Cmd:
                setup=setup)
 
 
+def scaling(measure_name: str, small: timing.Row, large: timing.Row) -> timing.Row:
+    """How much more than its floor a command costs at 200 runs than at 50: 1 when it grows
+    exactly as the floor does."""
+    return timing.Row(measure_name, large.ratio, "the same ratio at 50 runs", small.ratio, 1.1, unit="x")
+
+
 def rows() -> list[timing.Row]:
     work = Path(tempfile.mkdtemp(prefix="bench-validate-"))
-    out = []
     try:
-        for runs in (50, 200):
-            repo = repos.make_repo(work, runs)
-            out.append(measure(f"`rlgen validate`, {runs} runs, cold cache", validate(repo, True), floor(repo), 1.2))
-            out.append(measure(f"`rlgen validate`, {runs} runs, warm cache", validate(repo, False), floor(repo), 1.2))
-            if runs == 50:
-                script = Cmd("a 40-line script: build the top roots + jsonschema",
-                             [sys.executable, str(HERE / "validate_script.py"), SCHEMAS,
-                              *map(str, repos.top_roots(repo))])
-                out.append(measure(f"`rlgen validate`, {runs} runs, cold cache", validate(repo, True), script, 0.8))
-                out.append(measure(f"`rlgen validate`, {runs} runs, warm cache", validate(repo, False), script, 0.8))
+        made = {runs: repos.make_repo(work, runs) for runs in (50, 200)}
+        cold = {runs: measure(f"`rlgen validate`, {runs} runs, cold cache", validate(repo, True), floor(repo), 1.2)
+                for runs, repo in made.items()}
+        out = [*cold.values(), scaling("`rlgen validate` cold, 200 runs against 50: ratio of ratios", cold[50], cold[200])]
+        out += [measure(f"`rlgen validate`, {runs} runs, warm cache", validate(repo, False), floor(repo), 1.2)
+                for runs, repo in made.items()]
+        script = Cmd("a 40-line script: build the top roots + jsonschema",
+                     [sys.executable, str(HERE / "validate_script.py"), SCHEMAS, *map(str, repos.top_roots(made[50]))])
+        out.append(measure("`rlgen validate`, 50 runs, cold cache", validate(made[50], True), script, 0.8))
+        out.append(measure("`rlgen validate`, 50 runs, warm cache", validate(made[50], False), script, 0.8))
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)

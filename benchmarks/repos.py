@@ -35,5 +35,6 @@ def make_repo(work: Path, runs: int) -> Path:
 def top_roots(repo: Path) -> list[Path]:
     """The roots no other root lists: what a render of the whole repository builds."""
     from rlgen.render import manifests
+    from rlgen.render.checkouts import WorkingTree
 
-    return manifests.top_roots(repo, manifests.committable(repo))
+    return [repo / root for root in manifests.top_roots(WorkingTree("", repo))]

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 RUNS = int(os.environ.get("BENCH_RUNS", "7"))
+#: The interpreter that runs rlgen: bench.py points it at a fresh environment where rlgen was
+#: installed from a wheel, without extras, as a generated repository's CI installs it.
+RLGEN_PYTHON = sys.executable
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Row:
     baseline_label: str
     baseline: float
     goal: float  # the ratio rlgen / baseline must be at most this
+    unit: str = "s"  # of rlgen and baseline: seconds, MB, or "x" (each already a ratio)
 
     @property
     def ratio(self) -> float:
@@ -78,28 +82,34 @@ def measure(measure_name: str, rlgen: Cmd, baseline: Cmd, goal: float, runs: int
 def table(rows: list[Row]) -> str:
     lines = ["| measure | rlgen | baseline in the same run | ratio | goal | met |", "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r.measure} | {_ms(r.rlgen)} | {r.baseline_label}, {_ms(r.baseline)} | "
+        lines.append(f"| {r.measure} | {_value(r.rlgen, r.unit)} | {r.baseline_label}, {_value(r.baseline, r.unit)} | "
                      f"{r.ratio:.2f}x | <= {r.goal:g}x | {'yes' if r.met else 'NO'} |")
     return "\n".join(lines)
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+def _value(value: float, unit: str) -> str:
+    if unit == "MB":
+        return f"{value:.0f} MB"
+    if unit == "x":
+        return f"{value:.2f}x"
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
 def python() -> str:
-    return sys.executable
+    return RLGEN_PYTHON
 
 
 #: The answers every ``rlgen new`` needs (the team's registry and this repository's URL).
 NEW_ANSWERS = ("--set", "rlgen.registry=registry.cn-hangzhou.aliyuncs.com/rl-bench",
-               "--set", "rlgen.git_url=https://github.com/rl-bench/rl-repo.git")
+               "--set", "rlgen.git_url=https://github.com/rl-bench/rl-repo.git",
+               # An editable checkout is no source an image build can reach: say where from.
+               "--set", "rlgen.install=rlgen==0.1.0")
 
 
-def rlgen(*args: str) -> list[str]:
+def rlgen(*args: str, python: str | None = None) -> list[str]:
     if args[:1] == ("new",):
         args = (*args, *NEW_ANSWERS)
-    return [sys.executable, "-m", "rlgen", *args]
+    return [python or RLGEN_PYTHON, "-m", "rlgen", *args]
 
 
 def kustomize() -> list[str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 from support.counting import builds, counting_kustomize
 from support.repos import git, ok, pinned, rlgen_in
@@ -27,6 +28,15 @@ def test_a_one_run_change_builds_that_run_once_per_revision(repo, tmp_path):
     # The renders are cached by content: asking again builds nothing and says the same.
     assert ok(rlgen_in(repo, "diff", "-o", "table", env=env)) == out
     assert builds(log) == []
+
+    # Two commits (rlgen run set committed), as the generated CI compares them: read from git,
+    # the same two builds.
+    shutil.rmtree(repo / ".rlgen-cache")
+    committed = ok(rlgen_in(repo, "diff", "--base", "main", "--head", "HEAD", "-o", "table", env=env))
+    built = builds(log)
+    assert len(built) == 2 and all(b.endswith("/runs/b") for b in built), built
+    runs = [text.split("\n", 1)[1].split("Objects:")[0] for text in (committed, out)]
+    assert runs[0] == runs[1] and "~ b: RayJob" in runs[0]
 
 
 def test_an_edit_of_the_training_base_shows_in_every_run(repo, tmp_path):

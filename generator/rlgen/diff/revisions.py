@@ -24,7 +24,7 @@ from rlgen.tools.signals import terminate_as_interrupt
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     ws = open_workspace(Path.cwd())
-    run_files.check_repository(ws.root, ws.spec)
+    run_files.check_repository(ws.root, ws.spec, plain=True)
     kustomize.command()
     head_sha = _commit(ws.root, head) if head else None
     base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
@@ -60,7 +60,7 @@ def _check_hand_edited(head: Commit, working: WorkingTree, ws: Workspace) -> Non
         return
     folder = head.on_disk([rel for rel in head.files if hand_edited(rel)])
     try:
-        run_files.check_repository(folder, ws.spec)
+        run_files.check_repository(folder, ws.spec, plain=True)
     except RlgenError as exc:
         raise RlgenError(f"{head.label}: {str(exc).replace(str(folder) + '/', '')}") from None
 

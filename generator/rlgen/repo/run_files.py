@@ -41,9 +41,14 @@ class RunFiles:
     pinned: str | None
 
 
-def read_mapping(path: Path) -> Any:
-    """A YAML file that must hold a mapping with string keys (an empty file is an empty one)."""
-    doc = yamlio.read_file(path)
+def read_mapping(path: Path, plain: bool = False) -> Any:
+    """A YAML file that must hold a mapping with string keys (an empty file is an empty one).
+    ``plain``: as plain data, read at libyaml speed (the round-trip reader, which keeps
+    comments for writing back, is many times slower); a file the fast reader refuses is read
+    again by the round-trip one, which names the place."""
+    doc = _read_plain(path) if plain else None
+    if doc is None:
+        doc = yamlio.read_file(path)
     if doc is None:
         return CommentedMap()
     if not isinstance(doc, dict):
@@ -52,11 +57,18 @@ def read_mapping(path: Path) -> Any:
     return doc
 
 
-def read_index(repo: Path) -> list[str]:
+def _read_plain(path: Path) -> Any:
+    try:
+        return yamlio.read_checked12(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def read_index(repo: Path, plain: bool = False) -> list[str]:
     """The runs ``runs/kustomization.yaml`` lists: each a run folder name that exists."""
     path = repo / RUNS_INDEX
     require_inside(repo, path)
-    doc = read_mapping(path)
+    doc = read_mapping(path, plain)
     resources = _list_of_str(path, doc, "resources")
     for i, entry in enumerate(resources):
         if problem := dns1035_label_error(entry):
@@ -68,9 +80,9 @@ def read_index(repo: Path) -> list[str]:
     return resources
 
 
-def read_run_config(path: Path, spec: Spec) -> Any:
+def read_run_config(path: Path, spec: Spec, plain: bool = False) -> Any:
     """``runs/<run>/run.yaml``: the Hydra entry point plus verl keys of the right types."""
-    doc = read_mapping(path)
+    doc = read_mapping(path, plain)
     defaults = doc.get("defaults")
     base = spec.trainer_config_key.removesuffix(".yaml")
     if not isinstance(defaults, list) or base not in defaults or "_self_" not in defaults:
@@ -88,11 +100,11 @@ def read_run_config(path: Path, spec: Spec) -> Any:
     return doc
 
 
-def read_trainer_config(repo: Path) -> Any:
+def read_trainer_config(repo: Path, plain: bool = False) -> Any:
     """``base/training/trainer.yaml``: verl keys of the right types."""
     path = repo / TRAINING_BASE / Spec.trainer_config_key
     require_inside(repo, path)
-    doc = read_mapping(path)
+    doc = read_mapping(path, plain)
     check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
     return doc
 
@@ -119,9 +131,9 @@ def value_error(value: Any, default: Any) -> str | None:
     return keys.type_error(value, default)
 
 
-def read_run_kustomization(path: Path, run: str) -> str | None:
+def read_run_kustomization(path: Path, run: str, plain: bool = False) -> str | None:
     """``runs/<run>/kustomization.yaml`` as ``rlgen run`` writes it; the pinned RayJob name."""
-    doc = read_mapping(path)
+    doc = read_mapping(path, plain)
     resources = _list_of_str(path, doc, "resources")
     if f"../../{TRAINING_BASE}" not in resources:
         raise Defect(path, "resources", f"expected ../../{TRAINING_BASE} (the training base)")
@@ -143,9 +155,12 @@ def read_run_kustomization(path: Path, run: str) -> str | None:
 def _pinned(path: Path, place: str, item: Any) -> str | None:
     if isinstance(item, str):
         try:
-            item = yamlio.parse_value(item)
-        except ValueError as exc:
-            raise Defect(path, place, f"not YAML ({exc})") from None
+            item = yamlio.read_checked12(str(item))
+        except ValueError:
+            try:  # the reader of typed values says what is wrong
+                item = yamlio.parse_value(item)
+            except ValueError as exc:
+                raise Defect(path, place, f"not YAML ({exc})") from None
     if not isinstance(item, dict) or (item.get("metadata") or {}).get("name") != RENAME_TRANSFORMER:
         return None
     try:
@@ -159,30 +174,19 @@ def _pinned(path: Path, place: str, item: Any) -> str | None:
     return value
 
 
-def require_inside(repo: Path, path: Path) -> None:
-    """Refuse a file or folder that is a symbolic link or resolves outside ``repo``: rlgen reads
-    and rewrites these files, and a committed link would make it write anywhere on the machine."""
-    relative = path.relative_to(repo)
-    for depth in range(1, len(relative.parts) + 1):
-        part = repo.joinpath(*relative.parts[:depth])
-        if part.is_symlink():
-            raise Defect(part, "", "is a symbolic link: rlgen reads and writes only files inside the repository")
-    if not path.resolve().is_relative_to(repo.resolve()):
-        raise Defect(path, "", "is outside the repository")
-
-
-def read_run(repo: Path, spec: Spec, run: str) -> RunFiles:
+    require_inside(repo, path)
+def read_run(repo: Path, spec: Spec, run: str, plain: bool = False) -> RunFiles:
     folder = repo / "runs" / run
-    for path in (folder / spec.run_config_key, folder / "kustomization.yaml"):
-        require_inside(repo, path)
-    doc = read_run_config(folder / spec.run_config_key, spec)
-    return RunFiles(run, doc, read_run_kustomization(folder / "kustomization.yaml", run))
+    doc = read_run_config(folder / spec.run_config_key, spec, plain)
+    return RunFiles(run, doc, read_run_kustomization(folder / "kustomization.yaml", run, plain))
 
 
-def check_repository(repo: Path, spec: Spec) -> dict[str, RunFiles]:
-    """Load every hand-editable file of the repository; the active runs by name."""
-    read_trainer_config(repo)
-    return {run: read_run(repo, spec, run) for run in read_index(repo)}
+def check_repository(repo: Path, spec: Spec, plain: bool = False) -> dict[str, RunFiles]:
+    """Load every hand-editable file of the repository; the active runs by name. ``plain``:
+    their documents as plain data, for a command that only checks them and writes none back
+    (``diff``, ``validate``): the same verdicts, at libyaml speed."""
+    read_trainer_config(repo, plain)
+    return {run: read_run(repo, spec, run, plain) for run in read_index(repo, plain)}
 
 
 def _list_of_str(path: Path, doc: dict, key: str) -> list[str]:

@@ -2,6 +2,7 @@
 semantic rules, print the findings grouped by file and object."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -57,31 +58,42 @@ def command(target: Path | None, locations, offline: bool, output):
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root, open_workspace
     from rlgen.repo import run_files
-    from rlgen.validate.schema_findings import schema_findings, schema_sources
     from rlgen.validate.conflicts import conflict_findings
-    from rlgen.validate.locations import default_locations
-    from rlgen.rules import check, warnings
-    from rlgen.validate.schema import SchemaValidator
 
-    if conflicts := conflict_findings(find_root(target or Path.cwd())):
+    root = find_root(target or Path.cwd())
+    if conflicts := conflict_findings(root):
         # Files with markers do not load or render: report them alone.
         report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
         raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
-    ws = open_workspace(target or Path.cwd())
-    repo = ws.root
-    runs = run_files.check_repository(repo, ws.spec)
-    external = answers.read(repo)["external_secrets"]
-    with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
-        objects = collect(repo)
-        scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
-        checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
-        located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
-        cache = repo / ".rlgen-cache"
-        validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
-        engine, findings = schema_findings(checked, validator, located, cache, offline)
-        findings += [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
-        findings = _with_secret_findings(repo, objects, findings, scope)
-        cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+    # The kustomize builds start now and the hand-editable files are checked while they run:
+    # the builds are most of the time, and a build of runs/ leaves the other cores idle.
+    with ThreadPoolExecutor(max_workers=1) as background:
+        rendering = background.submit(collect, root)
+        from rlgen.rules import check, warnings
+        from rlgen.validate.locations import default_locations
+        from rlgen.validate.schema import SchemaValidator
+        from rlgen.validate.schema_findings import schema_sources, start_schema_findings
+
+        ws = open_workspace(target or Path.cwd())
+        repo = ws.root
+        runs = run_files.check_repository(repo, ws.spec, plain=True)
+        external = answers.read(repo)["external_secrets"]
+        with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
+            objects = rendering.result()
+            scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+            checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
+            located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
+            cache = repo / ".rlgen-cache"
+            validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
+            # kubeconform checks the schemas while the rules run.
+            pending = start_schema_findings(checked, validator, located, cache, offline)
+            try:
+                rule_findings = [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
+                cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+            finally:  # its scratch folder is removed however the rules end
+                engine, findings = pending()
+            findings += rule_findings
+            findings = _with_secret_findings(repo, objects, findings, scope)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for w in cautions:
         click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)

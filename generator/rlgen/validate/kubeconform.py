@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -28,6 +28,24 @@ def validate_with_kubeconform(
     """Run ``kubeconform -strict`` on files or folders, or on YAML text (a ``str``, sent on
     stdin). One :class:`Problem` per problem; empty when everything is valid.
     ``cache_dir`` is kubeconform's ``-cache``: its files are named like rlgen's."""
+    return start_kubeconform(paths_or_yaml, locations, cache_dir)()
+
+
+# kubeconform v0.8.0 caches a compiled schema only after compiling it (pkg/validator/validator.go
+# ValidateResource: Get, then schemaDownload, then Set), so parallel workers that meet objects of
+# one kind at once each compile its schema: on rlgen's repositories, where most objects are
+# RayJobs and ConfigMaps, every added worker costs a compile of RayJob's large schema and
+# checks nothing sooner (docs/upstream.md). One worker; rlgen's own work runs beside it.
+WORKERS = "1"
+
+
+def start_kubeconform(
+    paths_or_yaml: str | os.PathLike | Iterable[str | os.PathLike],
+    locations: list[str],
+    cache_dir: Path | None = None,
+) -> Callable[[], list[Problem]]:
+    """:func:`validate_with_kubeconform` started in the background: call the result for the
+    problems, once the caller's own work is done."""
     binary = kubeconform_binary()
     if binary is None:
         raise RlgenError("kubeconform is not on PATH")
@@ -36,19 +54,28 @@ def validate_with_kubeconform(
     else:
         paths = [paths_or_yaml] if isinstance(paths_or_yaml, os.PathLike) else paths_or_yaml
         targets, stdin = [os.fspath(path) for path in paths], ""
-    command = [binary, "-strict", "-output", "json"]
+    command = [binary, "-strict", "-output", "json", "-n", WORKERS]
     if cache_dir is not None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         command += ["-cache", os.fspath(cache_dir)]
     for template in resolve(locations):
         command += ["-schema-location", template]
-    proc = subprocess.run([*command, *targets], input=stdin, capture_output=True, text=True)
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError:
-        detail = next(iter(proc.stderr.strip().splitlines()), "no JSON on stdout")
-        raise RlgenError(f"kubeconform failed (exit {proc.returncode}): {detail}") from None
-    return _problems(report)
+    proc = subprocess.Popen([*command, *targets], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if stdin:  # small (a test's objects): written whole before the caller goes on
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+
+    def finish() -> list[Problem]:
+        stdout, stderr = proc.communicate()
+        try:
+            report = json.loads(stdout)
+        except ValueError:
+            detail = next(iter(stderr.strip().splitlines()), "no JSON on stdout")
+            raise RlgenError(f"kubeconform failed (exit {proc.returncode}): {detail}") from None
+        return _problems(report)
+
+    return finish
 
 
 class Problem(NamedTuple):

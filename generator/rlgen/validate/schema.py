@@ -16,17 +16,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from jsonschema import (
-    Draft4Validator,
-    Draft6Validator,
-    Draft7Validator,
-    Draft202012Validator,
-    validators,
-)
-from jsonschema.exceptions import ValidationError
-from jsonschema.protocols import Validator
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from rlgen.validate.formats import kubeconform_format_checker
 from rlgen.validate.kubeconform import kubeconform_binary, validate_with_kubeconform
 from rlgen.validate.locations import (
     DEFAULT_LOCATION,
@@ -38,20 +30,16 @@ from rlgen.validate.locations import (
 )
 from rlgen.validate.paths import MISSING, UNKNOWN, json_path
 
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
 __all__ = ["DEFAULT_LOCATION", "SCHEMA_DIR_ENV", "SchemaValidator", "env_locations", "kubeconform_binary",
            "schema_dir_locations", "validate_with_kubeconform"]
 
 # santhosh-tekuri/jsonschema, kubeconform's validator, reads this $schema (used by the
 # yannh/kubernetes-json-schema files) as the latest draft; python-jsonschema does not know it.
 _LATEST_ALIAS = re.compile(r"https?://json-schema\.org/schema#?")
-# Before draft 2019-09 "format" is an assertion, later only an annotation (santhosh-tekuri
-# agrees). Unknown formats such as int-or-string or int64 pass either way.
-_FORMAT_ASSERTING = (Draft4Validator, Draft6Validator, Draft7Validator)
-_FORMATS = kubeconform_format_checker()
-# kubeconform reads YAML into JSON, where every number is a float64, and santhosh-tekuri takes a
-# whole number as an integer in every draft; python-jsonschema's draft 4 refuses 1.0.
-_Draft4 = validators.extend(Draft4Validator, type_checker=Draft4Validator.TYPE_CHECKER.redefine(
-    "integer", lambda checker, value: Draft6Validator.TYPE_CHECKER.is_type(value, "integer")))
 # santhosh-tekuri v6 (validator.go) checks these in this order at each schema node and stops at
 # the first that fails: nothing else of that node is reported.
 _FIRST_FAILURE = ("type", "const", "enum", "format")
@@ -78,6 +66,7 @@ class SchemaValidator:
         self._cache_dir = cache_dir
         self._offline = offline
         self._by_type: dict[tuple[str, str], Validator | str] = {}
+        self._docs: dict[tuple[str, str], dict | str] = {}
         #: (apiVersion, kind) -> (index of the location, rendered location) of each schema found.
         self.found: dict[tuple[str, str], tuple[int, str]] = {}
 
@@ -96,10 +85,19 @@ class SchemaValidator:
         """The compiled schema for a type, or the one-line reason there is none (once per type)."""
         key = (api_version, kind)
         if key not in self._by_type:
-            self._by_type[key] = self._find(api_version, kind)
+            found = self.locate(api_version, kind)
+            self._by_type[key] = found if isinstance(found, str) else _compile(found)
         return self._by_type[key]
 
-    def _find(self, api_version: str, kind: str) -> Validator | str:
+    def locate(self, api_version: str, kind: str) -> dict | str:
+        """The schema document for a type, or the one-line reason there is none (once per
+        type); :attr:`found` says where it is. Nothing is compiled."""
+        key = (api_version, kind)
+        if key not in self._docs:
+            self._docs[key] = self._find(api_version, kind)
+        return self._docs[key]
+
+    def _find(self, api_version: str, kind: str) -> dict | str:
         tried = []
         for index, template in enumerate(self._templates):
             where = render(template, kind, api_version)
@@ -111,15 +109,15 @@ class SchemaValidator:
                 offline = self._offline and where.startswith("http")
                 tried.append(f"{where} (not cached, offline)" if offline else where)
                 continue
-            validator = _compile(raw)
-            if validator is None:
+            schema = _schema(raw)
+            if schema is None:
                 tried.append(f"{where} (not a JSON schema)")
             else:
                 # Whatever kind it describes: kubeconform v0.8.0 (pkg/validator/validator.go
                 # downloadSchema) takes the first schema found, so a template that ignores the
                 # kind validates every kind against one schema.
                 self.found[(api_version, kind)] = (index, where)
-                return validator
+                return schema
         return f"no schema for kind {kind} (apiVersion {api_version}); tried: {', '.join(tried)}"
 
     def _read(self, where: str) -> bytes | None:
@@ -165,25 +163,48 @@ def _write_atomically(path: Path, data: bytes) -> None:
     os.replace(tmp.name, path)
 
 
-def _compile(raw: bytes) -> Validator | None:
-    """A validator for a schema document, or None when it is not one (kubeconform then
-    tries the next location, as for a missing file)."""
+def _schema(raw: bytes) -> dict | None:
+    """The schema document, or None when it is not one (kubeconform then tries the next
+    location, as for a missing file)."""
     try:
         schema = json.loads(raw)
     except ValueError:
         return None
     if not isinstance(schema, dict) or not isinstance(schema.get("$schema", ""), str):
         return None
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _engine() -> tuple[Any, ...]:
+    """python-jsonschema, set up as kubeconform's validator reads schemas; imported only when
+    rlgen checks schemas itself (kubeconform, when on PATH, needs none of it)."""
+    from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft202012Validator, validators
+
+    from rlgen.validate.formats import kubeconform_format_checker
+
+    # kubeconform reads YAML into JSON, where every number is a float64, and santhosh-tekuri takes a
+    # whole number as an integer in every draft; python-jsonschema's draft 4 refuses 1.0.
+    draft4 = validators.extend(Draft4Validator, type_checker=Draft4Validator.TYPE_CHECKER.redefine(
+        "integer", lambda checker, value: Draft6Validator.TYPE_CHECKER.is_type(value, "integer")))
+    # Before draft 2019-09 "format" is an assertion, later only an annotation (santhosh-tekuri
+    # agrees). Unknown formats such as int-or-string or int64 pass either way.
+    asserting = (Draft4Validator, Draft6Validator, Draft7Validator)
+    return validators, Draft4Validator, Draft202012Validator, draft4, asserting, kubeconform_format_checker()
+
+
+def _compile(schema: dict) -> Validator:
+    validators, draft4, latest, draft4_integers, asserting, formats = _engine()
     if _LATEST_ALIAS.fullmatch(schema.get("$schema", "")):
-        cls = Draft202012Validator
+        cls = latest
     else:
-        cls = validators.validator_for(schema, default=Draft4Validator)  # kubeconform's default draft
-    asserting = cls in _FORMAT_ASSERTING
-    if cls is Draft4Validator:
-        cls = _Draft4
+        cls = validators.validator_for(schema, default=draft4)  # kubeconform's default draft
+    checker = formats if cls in asserting else None
+    if cls is draft4:
+        cls = draft4_integers
     # No meta-validation (check_schema): it costs seconds on RayJob's schema at every run,
     # and the files come from the same converters kubeconform's catalogs use.
-    return cls(schema, format_checker=_FORMATS if asserting else None)
+    return cls(schema, format_checker=checker)
 
 
 def _as_kubeconform(errors) -> list[ValidationError]:
