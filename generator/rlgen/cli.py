@@ -1,8 +1,10 @@
 """The ``rlgen`` command line. Every command lives in ``rlgen/<package>/command.py`` as
 ``command`` and is imported only when it runs, so ``rlgen --help`` loads nothing heavy.
 
-Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 70 internal error (one line
-and the path of a file with the traceback for a bug report), 130 interrupted.
+Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 3 a plugin failed (one line
+naming the plugin and its hook, and the path of a file with the traceback for its author),
+70 internal error (one line and the path of a file with the traceback for a bug report),
+130 interrupted.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import sys
 import click
 
 from rlgen import __version__
-from rlgen.errors import INTERNAL_ERROR, RlgenError
+from rlgen.errors import INTERNAL_ERROR, PluginFailed, RlgenError
 
 #: name -> (module, one-line help). The help is here so that listing commands imports nothing.
 COMMANDS = {
@@ -54,6 +56,9 @@ def cli():
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
+    except PluginFailed as exc:
+        click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
+        sys.exit(exc.exit_code)
     except RlgenError as exc:
         click.echo(f"rlgen: error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -78,10 +83,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(INTERNAL_ERROR)
 
 
-def _save_traceback() -> str:
+def _save_traceback(details: str | None = None) -> str:
     import tempfile
     import traceback
 
     with tempfile.NamedTemporaryFile("w", prefix="rlgen-crash-", suffix=".txt", delete=False) as f:
-        f.write(f"rlgen {__version__}\nargv: {sys.argv}\n\n{traceback.format_exc()}")
+        f.write(f"rlgen {__version__}\nargv: {sys.argv}\n\n{details or traceback.format_exc()}")
     return f.name

@@ -7,7 +7,8 @@ What is not here is rlgen's inside and may change in any release; the built-in p
 from __future__ import annotations
 
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
-from rlgen.contributions import DatasetFormat, Document, Layer, Option, Patch, PluginInfo, Problem, Resource
+from rlgen.contributions import DatasetFormat, Document, Finding, Layer, Option, Patch, PluginInfo, Problem
+from rlgen.contributions import Rendered, Resource
 from rlgen.contributions import SecretRef, Stage, TrainingImage, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
@@ -20,6 +21,8 @@ __all__ = [
     # What hooks receive and return (rlgen.contributions).
     "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
     "Problem", "Resource", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
+    # What rlgen_validate_rules reads and returns.
+    "Finding", "Rendered",
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",

@@ -11,15 +11,19 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 
 
-def refuse_failing(tree: Path, external_secrets: list[str]) -> None:
-    """Raise one line naming the first problem when the rules find any in ``tree``."""
+def refuse_failing(tree: Path, external_secrets: list[str], plugins=None) -> None:
+    """Raise one line naming the first problem when the rules (and the plugins' rules of
+    ``plugins``, a ``(Hooks, Context)`` pair) find any in ``tree``."""
     from rlgen.render import manifests
     from rlgen.tools.yamlio import read_plain_all
-    from rlgen.rules import Rendered, check
+    from rlgen.repo.run_files import read_index
+    from rlgen.rules import Rendered, by_run_file, check
+    from rlgen.spec import Spec
 
     sources = manifests.render({"repo": tree})["repo"]
     objects = [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
-    findings = check(objects, external_secrets)
+    objects = by_run_file(objects, read_index(tree), Spec.run_config_key)
+    findings = check(objects, external_secrets, plugins)
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""

@@ -77,12 +77,13 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
 
 @command.command("set")
 @click.argument("name")
-@click.argument("assignments", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 def set_(name: str, assignments: tuple[str, ...]):
     """Change verl keys of run NAME and give it a new RayJob name; commits on the current branch.
 
-    Setting a key to its current value still re-pins the RayJob name, which starts the run
-    again after run.yaml or the training base was edited by hand.
+    Without KEY=VALUE it only names the RayJob for the run's files as they are: what
+    `rlgen validate` asks for after run.yaml or the training base was edited by hand (the
+    new name starts the run again once synced).
     """
     ws, runs = _open(committing=True)
     _require_run(ws, name)
@@ -101,8 +102,12 @@ def set_(name: str, assignments: tuple[str, ...]):
             return
         lines = "".join(f"  {k}: {run_folders.show(before[k]) if k in before else '(base)'} -> {run_folders.show(v)}\n"
                         for k, v in values.items())
-        subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
-        change.commit(f"Run {name}: {subject}\n\nChanged keys:\n{lines}\nRayJob: {old_name} -> {rayjob}\n")
+        if not values:
+            subject, body = "name its RayJob for its files as edited", ""
+        else:
+            subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
+            body = f"Changed keys:\n{lines}\n"
+        change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
     click.echo(f"Run '{name}': RayJob {old_name} -> {rayjob}.")
 
 

@@ -41,31 +41,30 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     scheme = answers.read(root)["run_naming"]
     old = {run: run_folders.pinned_name(root, run) for run in runs}
     texts = {run: (run_folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
+    # Each run keeps its own size and Volcano labels: the kustomization is written anew.
+    own = {run: (_size(root, spec, run), run_folders.run_labels(root, run)) for run in runs}
     if scheme == naming_scheme.INPUTS:
-        new = _input_names(root, spec, runs)
+        shared = naming_scheme.training_inputs(root)
+        new = {run: run_folders.inputs_name(root, spec, run, own[run][1], shared) for run in runs}
     else:
         for run in runs:
-            (run_folders.folder(root, run) / "kustomization.yaml").write_text(run_kustomization(spec, run, None, scheme))
+            (run_folders.folder(root, run) / "kustomization.yaml").write_text(
+                run_kustomization(spec, run, None, scheme, *own[run]))
         new = _names(root, spec, runs)
     for run in runs:
         path = run_folders.folder(root, run) / "kustomization.yaml"
         if new[run] == old[run]:
             path.write_bytes(texts[run])  # the same name: the file stays as the user left it
         else:
-            path.write_text(run_kustomization(spec, run, new[run], scheme))
+            path.write_text(run_kustomization(spec, run, new[run], scheme, *own[run]))
     if scheme == naming_scheme.INPUTS:
         _render_all(root, runs)  # a run that does not render must not be committed
     return [(run, old[run] or "(none)", new[run]) for run in runs if old[run] != new[run]]
 
 
-def _input_names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
-    shared = naming_scheme.training_inputs(root)
-    names = {}
-    for run in runs:
-        config = (run_folders.folder(root, run) / spec.run_config_key).read_bytes()
-        names[run] = naming_scheme.inputs_name(run, run_kustomization(spec, run, None, naming_scheme.INPUTS),
-                                               spec.run_config_key, config, shared)
-    return names
+def _size(root: Path, spec: Spec, run: str):
+    config = run_folders.folder(root, run) / spec.run_config_key
+    return run_folders.run_size(root, spec, yamlio.load(config.read_text()) or {})
 
 
 def _render_all(root: Path, runs: list[str]) -> str:
