@@ -17,13 +17,11 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None) -> Non
     from rlgen.render import manifests
     from rlgen.tools.yamlio import read_plain_all
     from rlgen.repo.run_files import read_index
-    from rlgen.rules import Rendered, by_run_file, check
-    from rlgen.spec import Spec
+    from rlgen.rules import Rendered, check
 
     sources = manifests.render({"repo": tree})["repo"]
     objects = [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
-    objects = by_run_file(objects, read_index(tree), Spec.run_config_key)
-    findings = check(objects, external_secrets, plugins)
+    findings = check(objects, external_secrets, plugins, read_index(tree))
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""

@@ -81,7 +81,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
     from rlgen.validate.schema_findings import schema_findings, schema_sources
     from rlgen.validate.conflicts import conflict_findings
     from rlgen.validate.locations import default_locations
-    from rlgen.rules import by_run_file, check, warnings
+    from rlgen.rules import check, run_file, warnings
     from rlgen.validate.schema import SchemaValidator
 
     if conflicts := conflict_findings(find_root(target or Path.cwd())):
@@ -94,8 +94,10 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
     stale = stale_findings(repo, ws.spec, runs, target)
     external = answers.read(repo)["external_secrets"]
     with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
-        objects = by_run_file(collect(repo), runs, ws.spec.run_config_key)
+        objects = collect(repo)
         scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+        if scope is not None:  # findings name a run's objects by its run.yaml
+            scope |= {(run_file(source, label, runs, ws.spec.run_config_key), label) for source, label in scope}
         checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
         located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
         cache = repo / ".rlgen-cache"
@@ -103,9 +105,9 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         engine, findings = schema_findings(checked, validator, located, cache, offline)
         selection = load_selection(repo)
         plugins = (selection.hooks(), selection.context(ws.spec))
-        findings += [f for f in check(objects, external, plugins) if scope is None or (f.source, f.obj) in scope]
+        findings += [f for f in check(objects, external, plugins, runs) if scope is None or (f.source, f.obj) in scope]
         findings += stale
-        cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+        cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for line in warning_lines(cautions):
         click.echo(line, err=True)
