@@ -191,8 +191,8 @@ def rlgen_patches(ctx: Context) -> list[Patch]:
 
     A dict is a strategic merge patch: fine on core kinds, whose lists merge by key. On a custom
     resource (a RayJob) kustomize knows no merge keys and a list in the patch replaces the whole
-    list: patch a CRD with JSON 6902 operations (a list) instead. A patch whose target matches
-    no object is an error naming the plugin (``rlgen new`` checks every patch).
+    list: patch a CRD with JSON 6902 operations (a list) instead. kustomize applies a patch
+    whose target matches no object to nothing, silently: render the repository to check.
 
     :param ctx: the selection and its shared names.
 
