@@ -31,26 +31,40 @@ COMMANDS = {
     "update": ("rlgen.update.command", "Render new answers (or a newer rlgen) and merge them, keeping edits."),
     "cluster": ("rlgen.update.cluster_command", "Add or remove clusters that sync the repository."),
 }
+#: Commands defined here (they need the group itself).
+OWN_COMMANDS = {"completion": "Print the completion script of a shell (bash, zsh or fish)."}
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(COMMANDS)
+        return sorted([*COMMANDS, *OWN_COMMANDS])
 
     def get_command(self, ctx, name):
         if name not in COMMANDS:
-            return None
+            return super().get_command(ctx, name)
         return importlib.import_module(COMMANDS[name][0]).command
 
     def format_commands(self, ctx, formatter):
         with formatter.section("Commands"):
-            formatter.write_dl(sorted((name, help_) for name, (_, help_) in COMMANDS.items()))
+            formatter.write_dl(sorted([*((name, help_) for name, (_, help_) in COMMANDS.items()), *OWN_COMMANDS.items()]))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rlgen")
 def cli():
     """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
+
+
+@cli.command("completion", help=OWN_COMMANDS["completion"])
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the completion script of SHELL: commands, options and their choices.
+
+    eval "$(rlgen completion bash)" in ~/.bashrc (zsh: ~/.zshrc; fish:
+    rlgen completion fish > ~/.config/fish/completions/rlgen.fish)."""
+    from click.shell_completion import get_completion_class
+
+    click.echo(get_completion_class(shell)(cli, {}, "rlgen", "_RLGEN_COMPLETE").source())
 
 
 def main(argv: list[str] | None = None) -> None:
