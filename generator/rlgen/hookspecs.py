@@ -192,7 +192,8 @@ def rlgen_patches(ctx: Context) -> list[Patch]:
     A dict is a strategic merge patch: fine on core kinds, whose lists merge by key. On a custom
     resource (a RayJob) kustomize knows no merge keys and a list in the patch replaces the whole
     list: patch a CRD with JSON 6902 operations (a list) instead. kustomize applies a patch
-    whose target matches no object to nothing, silently: render the repository to check.
+    whose target matches no object to nothing, silently, so ``rlgen new`` refuses such a patch
+    with an error naming the plugin and the patch.
 
     :param ctx: the selection and its shared names.
 

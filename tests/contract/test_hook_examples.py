@@ -219,3 +219,33 @@ def test_migrate_example_moves_the_page_of_an_older_version():
     old = {"docs/math.md": "# MATH\nour notes\n", "README.md": "x"}
     assert migrate(None, "0.2.4", "0.3.1", old) == {"docs/math.md": None, "docs/example-math.md": "# MATH\nour notes\n"}
     assert migrate(None, "0.3.0", "0.3.1", old) == {}
+
+
+def _staged(tmp_path, b):
+    import subprocess
+
+    repo = written(tmp_path, b)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def test_every_patch_of_the_example_reaches_an_object_and_the_check_leaves_no_trace(tmp_path):
+    from rlgen.generate.staged_rules import refuse_failing
+    from support.repos import repo_files
+
+    b = generate("rlgen_patches", "flux")
+    repo = _staged(tmp_path, b)
+    before = repo_files(repo)
+    refuse_failing(repo, [s.name for s in b.secrets()], (b.hooks, b.ctx), b.hooks.patches(b.ctx))
+    assert repo_files(repo) == before
+
+
+def test_a_patch_whose_target_matches_nothing_is_an_error_naming_the_plugin(tmp_path):
+    from rlgen.generate.staged_rules import refuse_failing
+
+    b = generate("rlgen_patches", "flux")
+    repo = _staged(tmp_path, b)
+    stray = contributions.Patch(contributions.Layer.PLATFORM, {"kind": "Job", "labelSelector": "app=no-such-job"},
+                                {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}}, "stray-job")
+    with pytest.raises(RlgenError, match=r"plugin 'flux': patch 'stray-job' \(platform layer\) matches no object"):
+        refuse_failing(repo, [s.name for s in b.secrets()], (b.hooks, b.ctx), [("flux", [stray])])
