@@ -81,7 +81,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
     from rlgen.validate.schema_findings import schema_findings, schema_sources
     from rlgen.validate.conflicts import conflict_findings
     from rlgen.validate.locations import default_locations
-    from rlgen.rules import check, run_file, warnings
+    from rlgen.rules import check, findings_by_run_file, run_file, warnings
     from rlgen.validate.schema import SchemaValidator
 
     if conflicts := conflict_findings(find_root(target or Path.cwd())):
@@ -103,6 +103,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         cache = repo / ".rlgen-cache"
         validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
         engine, findings = schema_findings(checked, validator, located, cache, offline)
+        findings = findings_by_run_file(findings, runs, ws.spec.run_config_key)
         selection = load_selection(repo)
         plugins = (selection.hooks(), selection.context(ws.spec))
         findings += [f for f in check(objects, external, plugins, runs) if scope is None or (f.source, f.obj) in scope]
