@@ -35,12 +35,22 @@ DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
 # demo's data image and CI install rlgen from.
 DEMO_INSTALL ?= rlgen==0.1.0
 
-demo: setup validation-tools
+# The demo needs rlgen alone: no test extras, no verl, pip's progress shown.
+$(VENV)/.core: pyproject.toml
+	python3 -m venv $(VENV)
+	@echo "Installing rlgen and its dependencies into $(VENV) (the first run only)..."
+	$(PY) -m pip install --progress-bar on -e .
+	touch $@
+
+demo: $(VENV)/.core validation-tools
 	rm -rf demo
 	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
 		--set 'rlgen.install=$(DEMO_INSTALL)'
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
-	$(WITH_TOOLS) $(RLGEN) validate demo
+	$(WITH_TOOLS) $(RLGEN) validate demo -o table
+	@echo
+	@echo "Next: read demo/README.md, then inside demo/ (with $(TOOLS) and $(VENV)/bin on PATH):"
+	@echo "  rlgen run new lr-3e-6 --set actor_rollout_ref.actor.optim.lr=3e-6 && rlgen diff"
 
 # The end-to-end tests share one control plane and run in order, in one process: each starts
 # from the cluster the one before left (the pull-request loop last).

@@ -17,7 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from rlgen.generate import run_folders
 from rlgen.generate.kustomizations import run_kustomization, runs_index
+from rlgen.repo import naming_scheme
 from rlgen.repo.workspace import open_workspace
 from rlgen.tools.yamlio import dump
 from rlgen.verl import trainer_config
@@ -52,8 +54,8 @@ def sized_repo(parent: Path, nodes: int) -> Path:
 
 
 def many_runs(parent: Path, name: str, sizes: tuple[int, ...], count: int = 200) -> Path:
-    """``count`` runs cycling through ``sizes``, written as ``rlgen run`` writes them (the
-    RayJob names are placeholders: hashing 200 renders would only slow the set-up)."""
+    """``count`` runs cycling through ``sizes``, written as ``rlgen run`` writes them, named by
+    the repository's scheme (a hash of their files, no render), so validate finds no stale name."""
     repo = parent / name
     rlgen("new", str(repo), "--no-input", *REQUIRED)
     spec = open_workspace(repo).spec
@@ -64,8 +66,8 @@ def many_runs(parent: Path, name: str, sizes: tuple[int, ...], count: int = 200)
         folder.mkdir()
         doc = trainer_config.deep_merge(trainer_config.run_config(spec, run), {"trainer": {"nnodes": nodes}})
         (folder / "run.yaml").write_text(dump(doc))
-        (folder / "kustomization.yaml").write_text(
-            run_kustomization(spec, run, f"{run}-{i:07x}", Size(nodes, spec.gpus_per_node)))
+        (folder / "kustomization.yaml").write_text(run_kustomization(
+            spec, run, run_folders.inputs_name(repo, spec, run), naming_scheme.INPUTS, Size(nodes, spec.gpus_per_node)))
         names.append(run)
     (repo / "runs" / "kustomization.yaml").write_text(runs_index(names))
     return repo

@@ -27,6 +27,16 @@ def make_repo(work: Path, runs: int) -> Path:
     index = repo / "runs" / "kustomization.yaml"
     head, _, _ = index.read_text().partition("resources:")
     index.write_text(head + "resources:\n" + "".join(f"  - {n}\n" for n in sorted(names)))
+    # Each copy named as rlgen run names it (a hash of its files): validate finds no stale name.
+    from rlgen.generate import run_folders
+    from rlgen.generate.kustomizations import run_kustomization
+    from rlgen.repo import naming_scheme
+    from rlgen.repo.workspace import open_workspace
+
+    spec = open_workspace(repo).spec
+    for name in names[1:]:
+        (repo / "runs" / name / "kustomization.yaml").write_text(
+            run_kustomization(spec, name, run_folders.inputs_name(repo, spec, name), naming_scheme.INPUTS))
     timing.run(["git", "add", "-A"], cwd=repo)
     timing.run(["git", "commit", "-q", "-m", f"{runs} runs"], cwd=repo)
     return repo

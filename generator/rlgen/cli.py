@@ -1,8 +1,10 @@
 """The ``rlgen`` command line. Every command lives in ``rlgen/<package>/command.py`` as
 ``command`` and is imported only when it runs, so ``rlgen --help`` loads nothing heavy.
 
-Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 70 internal error (one line
-and the path of a file with the traceback for a bug report), 130 interrupted.
+Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 3 a plugin failed (one line
+naming the plugin and its hook, and the path of a file with the traceback for its author),
+70 internal error (one line and the path of a file with the traceback for a bug report),
+130 interrupted.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import sys
 import click
 
 from rlgen import __version__
-from rlgen.errors import INTERNAL_ERROR, RlgenError
+from rlgen.errors import INTERNAL_ERROR, PluginFailed, RlgenError
 from rlgen.redaction import masked_argv, redact
 
 #: name -> (module, one-line help). The help is here so that listing commands imports nothing.
@@ -31,20 +33,22 @@ COMMANDS = {
     "cluster": ("rlgen.update.cluster_command", "Add or remove clusters that sync the repository."),
     "secret": ("rlgen.secret.command", "Set and list the values of the Secrets the repository reads."),
 }
+#: Commands defined here (they need the group itself).
+OWN_COMMANDS = {"completion": "Print the completion script of a shell (bash, zsh or fish)."}
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(COMMANDS)
+        return sorted([*COMMANDS, *OWN_COMMANDS])
 
     def get_command(self, ctx, name):
         if name not in COMMANDS:
-            return None
+            return super().get_command(ctx, name)
         return importlib.import_module(COMMANDS[name][0]).command
 
     def format_commands(self, ctx, formatter):
         with formatter.section("Commands"):
-            formatter.write_dl(sorted((name, help_) for name, (_, help_) in COMMANDS.items()))
+            formatter.write_dl(sorted([*((name, help_) for name, (_, help_) in COMMANDS.items()), *OWN_COMMANDS.items()]))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,9 +57,24 @@ def cli():
     """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
 
 
+@cli.command("completion", help=OWN_COMMANDS["completion"])
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the completion script of SHELL: commands, options and their choices.
+
+    eval "$(rlgen completion bash)" in ~/.bashrc (zsh: ~/.zshrc; fish:
+    rlgen completion fish > ~/.config/fish/completions/rlgen.fish)."""
+    from click.shell_completion import get_completion_class
+
+    click.echo(get_completion_class(shell)(cli, {}, "rlgen", "_RLGEN_COMPLETE").source())
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
+    except PluginFailed as exc:
+        click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
+        sys.exit(exc.exit_code)
     except RlgenError as exc:
         click.echo(redact(f"rlgen: error: {_one_line(str(exc))}"), err=True)
         sys.exit(exc.exit_code)
@@ -84,13 +103,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(INTERNAL_ERROR)
 
 
-def _save_traceback() -> str:
+def _save_traceback(details: str | None = None) -> str:
     import tempfile
     import traceback
 
     with tempfile.NamedTemporaryFile("w", prefix="rlgen-crash-", suffix=".txt", delete=False) as f:
         # argv with its values masked, the traceback with URL user info and tokens masked.
-        f.write(redact(f"rlgen {__version__}\nargv: {masked_argv(sys.argv)}\n\n{traceback.format_exc()}"))
+        f.write(redact(f"rlgen {__version__}\nargv: {masked_argv(sys.argv)}\n\n{details or traceback.format_exc()}"))
     return f.name
 
 

@@ -109,6 +109,39 @@ class Patch:
 
 
 @dataclass(frozen=True)
+class Rendered:
+    """One object the repository renders (a plain dict), with the kustomization root or file it
+    comes from. On a RayJob, ``trainer_config`` is the verl config its pods mount (the training
+    base with its run's ``run.yaml`` merged, nested dicts); ``None`` on any other object."""
+
+    source: str
+    obj: dict
+    trainer_config: dict | None = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> str | None:
+        return self.obj.get("kind")
+
+    @property
+    def label(self) -> str:
+        """``Kind/namespace/name``, how findings name the object."""
+        meta = self.obj.get("metadata", {})
+        ns = f"{meta['namespace']}/" if meta.get("namespace") else ""
+        return f"{self.obj.get('kind')}/{ns}{meta.get('name')}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A problem ``rlgen validate`` reports: the ``source`` root or file, the object's label,
+    what is wrong and, when there is one, the command or edit that fixes it."""
+
+    source: str
+    obj: str
+    message: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
 class Document:
     """One object of a plain manifest file (a sync entry point), with a comment above it."""
 

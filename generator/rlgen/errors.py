@@ -27,3 +27,21 @@ def require_extra(extra: str, what: str, *modules: str) -> None:
     if missing:
         raise RlgenError(f"{what} needs {', '.join(missing)}, which rlgen installs only on request: "
                          f"pip install 'rlgen[{extra}]'")
+
+
+#: The exit code of a bug in a plugin, distinct from a bug in rlgen: the report goes to its author.
+PLUGIN_ERROR = 3
+
+
+class PluginFailed(RlgenError):
+    """A plugin's hook raised: one line naming the plugin and the hook, the traceback kept for
+    the plugin's author (``details``)."""
+
+    exit_code = PLUGIN_ERROR
+
+    def __init__(self, plugin: str, hook: str, exc: BaseException):
+        import traceback
+
+        super().__init__(f"plugin '{plugin}' failed in {hook}(): {exc.__class__.__name__}: {exc} "
+                         "(a bug in that plugin; report it to its author)")
+        self.details = "".join(traceback.format_exception(exc))

@@ -34,9 +34,11 @@ if TYPE_CHECKING:
         Context,
         DatasetFormat,
         Document,
+        Finding,
         Patch,
         PluginInfo,
         Problem,
+        Rendered,
         Resource,
         SecretDelivery,
         SecretRef,
@@ -62,6 +64,9 @@ def rlgen_plugin() -> PluginInfo:
     """Describe the plugin: its name (the entry-point name), slot, summary and options.
 
     Called on every installed plugin, selected or not (``rlgen plugins`` lists them all).
+    An option's ``check`` returns an error message or ``None``; ``rlgen.plugin_api`` has ready
+    ones (``image_reference_error``, ``duration_error``, ``int_range(1, 8)``, ...). Hooks read
+    the converted values with ``ctx.options(name)``.
 
     Example::
 
@@ -69,7 +74,14 @@ def rlgen_plugin() -> PluginInfo:
         def rlgen_plugin():
             return PluginInfo(
                 name="vllm", slot="rollout", summary="vLLM async rollout",
-                options=(Option("gpu_memory_utilization", "KV-cache share", 0.5, float),),
+                options=(
+                    # --set vllm.gpu_memory_utilization=0.6: converted by `type`, then `check`ed
+                    Option("gpu_memory_utilization", "KV-cache share", 0.5, float,
+                           check=lambda share: None if 0 < share <= 1 else "must be in (0, 1]"),
+                    # no default: rlgen new asks for it on a terminal, --no-input names it
+                    Option("reward_url", "URL of the team's reward server", required=True,
+                           check=lambda url: None if url.startswith("https://") else "must be an https:// URL"),
+                ),
             )
     """
 
@@ -107,7 +119,9 @@ def rlgen_trainer_config(ctx: Context) -> dict:
 
         @hookimpl
         def rlgen_trainer_config(ctx):
-            return {"actor_rollout_ref": {"rollout": {"gpu_memory_utilization": 0.6}}}
+            # ctx.options(NAME): a selected plugin's options, converted and checked (a method)
+            share = ctx.options("vllm")["gpu_memory_utilization"]
+            return {"actor_rollout_ref": {"rollout": {"gpu_memory_utilization": round(share + 0.1, 2)}}}
     """
 
 
@@ -175,20 +189,32 @@ def rlgen_patches(ctx: Context) -> list[Patch]:
     """Return kustomize patches applied by the plugin's Component of their layer.
 
     A patch is written to ``components/<plugin>/<layer>/<patch.name>.yaml``. Target objects
-    whose names carry a hash (the dataset Job, a run's RayJob) by a label selector.
+    whose names carry a hash (the dataset Job, a run's RayJob) by a label selector, or by kind.
+
+    A dict is a strategic merge patch: fine on core kinds, whose lists merge by key. On a custom
+    resource (a RayJob) kustomize knows no merge keys and a list in the patch replaces the whole
+    list: patch a CRD with JSON 6902 operations (a list) instead. kustomize applies a patch
+    whose target matches no object to nothing, silently, so ``rlgen new`` refuses such a patch
+    with an error naming the plugin and the patch.
 
     :param ctx: the selection and its shared names.
 
     Example::
 
         @hookimpl
-        def rlgen_patches(ctx):  # give the dataset Job more memory
+        def rlgen_patches(ctx):
+            # A core kind, strategic merge: give the dataset Job more memory.
             job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": ctx.spec.dataset_job},
                    "spec": {"template": {"spec": {"containers": [
                        {"name": "pipeline", "resources": {"limits": {"memory": "16Gi"}}}]}}}}
             selector = f"app.kubernetes.io/name={ctx.spec.dataset_job}"
+            # A CRD, JSON 6902: append to the head's env without replacing the list.
+            env = [{"op": "add", "path": "/spec/rayClusterSpec/headGroupSpec/template/spec/containers/0/env/-",
+                    "value": {"name": "NCCL_DEBUG", "value": "WARN"}}]
             return [Patch(Layer.PLATFORM, {"kind": "Job", "labelSelector": selector}, job,
-                          "dataset-job-memory", "Large data sets need more memory.")]
+                          "dataset-job-memory", "Large data sets need more memory."),
+                    Patch(Layer.TRAINING, {"group": "ray.io", "kind": "RayJob"}, env,
+                          "rayjob-nccl-debug", "NCCL warnings in the head's log.")]
     """
 
 
@@ -350,6 +376,32 @@ def rlgen_dataset_format() -> DatasetFormat:
         def rlgen_dataset_format():
             return DatasetFormat("gsm8k", "openai/gsm8k", ("question", "answer"), map_row,
                                  default_model="Qwen/Qwen2.5-3B-Instruct", config="main")
+    """
+
+
+@hookspec
+def rlgen_validate_rules(ctx: Context, objects: list[Rendered]) -> list[Finding]:
+    """Return the problems the plugin finds in the rendered repository, which no schema holds.
+
+    ``rlgen validate`` calls it on the repository's plugins with every object the repository
+    renders (and ``rlgen new`` on what it is about to commit, refusing a repository with any).
+    Each finding names the object as ``rlgen validate`` shows it: its ``source`` and ``label``;
+    ``fix`` says what resolves it (a command or an edit), shown beside the problem.
+
+    :param ctx: the repository's selection and its shared names.
+    :param objects: each rendered object; a run's objects have the source
+        ``runs/<run>/run.yaml``, and a RayJob's ``trainer_config`` is the verl config its pods
+        mount (the training base and its run's ``run.yaml``, merged).
+
+    Example::
+
+        @hookimpl
+        def rlgen_validate_rules(ctx, objects):
+            # A run that saves no checkpoint loses everything with a node.
+            return [Finding(o.source, o.label, "trainer.save_freq is -1: the run saves no checkpoint",
+                            fix=f"rlgen run set {o.source.split('/')[1]} trainer.save_freq=20")
+                    for o in objects
+                    if o.kind == "RayJob" and o.trainer_config["trainer"]["save_freq"] == -1]
     """
 
 

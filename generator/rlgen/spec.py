@@ -43,6 +43,10 @@ class Spec:
     environment: str = "production"
     # rlgen.install: how the repository's CI and the data image install rlgen ("" = this version).
     rlgen_install: str = ""
+    #: ``rlgen.plugin_packages`` as given, and the distributions of the selected plugins rlgen
+    #: does not ship (their default source: where each was installed from).
+    plugin_packages: tuple[str, ...] = ()
+    plugin_distributions: tuple[str, ...] = ()
     sandbox_namespace: str = "sandbox-system"
     #: Hub the model Job downloads ``model`` from: huggingface or modelscope.
     model_source: str = "huggingface"

@@ -10,7 +10,9 @@ credentials in a Secret the repository never holds, and a training patch puts bo
 Ray pods' environment."""
 from __future__ import annotations
 
-from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Resource, SecretRef, hookimpl, uri_error
+from urllib.parse import urlsplit
+
+from rlgen.plugin_api import Finding, Layer, Option, Patch, PluginInfo, Resource, SecretRef, hookimpl, uri_error
 
 NAME = "mlflow"
 CONFIGMAP = "mlflow-tracking"
@@ -109,3 +111,32 @@ def rlgen_readme(ctx):
         "trains on without tracking and says so only as a warning in the head pod's log: check it after the "
         "first steps."
     ]
+
+
+def _logs_to_mlflow(cfg: dict) -> bool:
+    logger = (cfg.get("trainer") or {}).get("logger") or []
+    logger = [logger] if isinstance(logger, str) else logger
+    trace = ((cfg.get("actor_rollout_ref") or {}).get("rollout") or {}).get("trace") or {}
+    return "mlflow" in logger or trace.get("backend") == "mlflow"
+
+
+@hookimpl
+def rlgen_validate_rules(ctx, objects):
+    """Without ``MLFLOW_TRACKING_URI`` on a Ray container verl falls back to
+    ``sqlite:////tmp/mlruns.db`` inside the pod, which goes with it: nothing would be kept."""
+    found = []
+    for item in objects:
+        if item.kind != "RayJob" or not item.trainer_config or not _logs_to_mlflow(item.trainer_config):
+            continue
+        cluster = (item.obj.get("spec") or {}).get("rayClusterSpec") or {}
+        groups = [("head", cluster.get("headGroupSpec") or {})]
+        groups += [(f"worker group {i}", g) for i, g in enumerate(cluster.get("workerGroupSpecs") or [])]
+        for group, spec in groups:
+            container = (((spec.get("template") or {}).get("spec") or {}).get("containers") or [{}])[0]
+            if not any(e.get("name") == "MLFLOW_TRACKING_URI" for e in container.get("env") or []):
+                found.append(Finding(
+                    item.source, item.label,
+                    f"the trainer logs to mlflow but the {group} container '{container.get('name')}' has no "
+                    "MLFLOW_TRACKING_URI: verl would write to sqlite:////tmp/mlruns.db inside the pod",
+                    fix=f"restore the {NAME} plugin's patch components/{NAME}/training/rayjob-mlflow-env.yaml"))
+    return found

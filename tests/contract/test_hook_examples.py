@@ -73,6 +73,28 @@ def test_plugin_example_describes_a_plugin():
     assert info.slot in contributions.SLOTS and info.options[0].default == 0.5
 
 
+def _with_plugin_example(installed: dict) -> dict:
+    info = example("rlgen_plugin")()
+    return {**installed, "vllm": Installed(installed["vllm"].module, info, installed["vllm"].version)}
+
+
+@pytest.mark.parametrize("answers, refused", [
+    ({}, "vllm.reward_url"),
+    ({"reward_url": "http://reward.team.test"}, "must be an https:// URL"),
+    ({"reward_url": "https://reward.team.test", "gpu_memory_utilization": "1.5"}, "must be in (0, 1]"),
+])
+def test_plugin_example_options_are_required_and_checked(answers, refused):
+    sets = {**CORE_ANSWERS, "vllm": answers}
+    with pytest.raises(RlgenError, match=re.escape(refused)):
+        select(_with_plugin_example(discover()), [], sets, None)
+
+
+def test_plugin_example_options_reach_the_hooks():
+    sets = {**CORE_ANSWERS, "vllm": {"reward_url": "https://reward.team.test", "gpu_memory_utilization": "0.7"}}
+    selection = select(_with_plugin_example(discover()), [], sets, None)
+    assert selection.values["vllm"] == {"gpu_memory_utilization": 0.7, "reward_url": "https://reward.team.test"}
+
+
 def test_check_example_stops_generation():
     with pytest.raises(RlgenError, match="sglang \\+ rlgen: this reward model needs 2 GPUs per node"):
         generate("rlgen_check", "flux", ["sglang"], {"rlgen": {"gpus_per_node": "1"}})
@@ -104,6 +126,11 @@ def _patches(b, tmp_path):
     job = next(o for o in objects if o["kind"] == "Job")
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container["resources"]["limits"]["memory"] == "16Gi"
+    rayjob = next(o for o in build(tmp_path / "runs" / "baseline") if o["kind"] == "RayJob")
+    head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in head["env"]}
+    # Appended by the JSON patch: the template's own variables are still there.
+    assert env["NCCL_DEBUG"] == "WARN" and env["VERL_ROOT"] == "/home/verl"
 
 
 def _training_image(b, tmp_path):
@@ -142,6 +169,25 @@ def _readme(b, tmp_path):
     assert "## Dashboards\nGrafana boards for the runs live in `dashboards/`." in text(b, "README.md")
 
 
+def _validate_rules(b, tmp_path):
+    from rlgen.generate.staged_rules import refuse_failing
+    from rlgen.rules import Rendered, check
+
+    repo = written(tmp_path, b)
+    objects = [Rendered("runs/baseline/run.yaml", o) for o in build(repo / "runs" / "baseline")]
+    assert [f for f in check(objects, (), (b.hooks, b.ctx)) if "saves no checkpoint" in f.message] == []
+    trainer = repo / "base" / "training" / "trainer.yaml"
+    trainer.write_text(trainer.read_text().replace("save_freq: 20", "save_freq: -1"))
+    objects = [Rendered("runs/baseline/run.yaml", o) for o in build(repo / "runs" / "baseline")]
+    (finding,) = [f for f in check(objects, (), (b.hooks, b.ctx)) if "saves no checkpoint" in f.message]
+    assert finding.obj.startswith("RayJob/") and finding.fix == "rlgen run set baseline trainer.save_freq=20"
+    # rlgen new refuses such a repository, naming the problem
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with pytest.raises(RlgenError, match="the run saves no checkpoint"):
+        refuse_failing(repo, [s.name for s in b.secrets()], (b.hooks, b.ctx))
+
+
 def _dataset_format(b, tmp_path):
     assert "value: openai/gsm8k" in text(b, "base/platform/dataset-job.yaml")
 
@@ -164,6 +210,7 @@ CASES = {
     "rlgen_secret_delivery": ("manual-secrets", (), None, _secret_delivery),
     "rlgen_readme": ("flux", (), None, _readme),
     "rlgen_dataset_format": ("gsm8k", (), None, _dataset_format),
+    "rlgen_validate_rules": ("flux", (), None, _validate_rules),
     "rlgen_migrate": None,  # runs in rlgen update, on a repository: below
 }
 
@@ -179,3 +226,33 @@ def test_migrate_example_moves_the_page_of_an_older_version():
     old = {"docs/math.md": "# MATH\nour notes\n", "README.md": "x"}
     assert migrate(None, "0.2.4", "0.3.1", old) == {"docs/math.md": None, "docs/example-math.md": "# MATH\nour notes\n"}
     assert migrate(None, "0.3.0", "0.3.1", old) == {}
+
+
+def _staged(tmp_path, b):
+    import subprocess
+
+    repo = written(tmp_path, b)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def test_every_patch_of_the_example_reaches_an_object_and_the_check_leaves_no_trace(tmp_path):
+    from rlgen.generate.staged_rules import refuse_failing
+    from support.repos import repo_files
+
+    b = generate("rlgen_patches", "flux")
+    repo = _staged(tmp_path, b)
+    before = repo_files(repo)
+    refuse_failing(repo, [s.name for s in b.secrets()], (b.hooks, b.ctx), b.hooks.patches(b.ctx))
+    assert repo_files(repo) == before
+
+
+def test_a_patch_whose_target_matches_nothing_is_an_error_naming_the_plugin(tmp_path):
+    from rlgen.generate.staged_rules import refuse_failing
+
+    b = generate("rlgen_patches", "flux")
+    repo = _staged(tmp_path, b)
+    stray = contributions.Patch(contributions.Layer.PLATFORM, {"kind": "Job", "labelSelector": "app=no-such-job"},
+                                {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}}, "stray-job")
+    with pytest.raises(RlgenError, match=r"plugin 'flux': patch 'stray-job' \(platform layer\) matches no object"):
+        refuse_failing(repo, [s.name for s in b.secrets()], (b.hooks, b.ctx), [("flux", [stray])])

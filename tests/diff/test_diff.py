@@ -57,7 +57,7 @@ def test_removing_a_run_removes_its_rayjob_and_configmap(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--no-branch"))
     rayjob = pinned(repo, "exp")
     git(repo, "switch", "-q", "-c", "run/rm-exp")
-    ok(rlgen_in(repo, "run", "rm", "exp"))
+    ok(rlgen_in(repo, "run", "rm", "exp", "--no-branch"))
     out = ok(rlgen_in(repo, "diff", "-o", "table"))
     assert "0 added, 2 removed, 0 changed" in out.splitlines()[0]
     assert objects(out) == {("-", "RayJob", f"rl-training/{rayjob}"), ("-", "ConfigMap", configmap_of(out, "exp", "-"))}

@@ -7,7 +7,7 @@ from support.repos import ok, rlgen_in
 
 
 def test_removing_the_last_run_shows_no_training_base_objects(repo):
-    ok(rlgen_in(repo, "run", "rm", "baseline"))
+    ok(rlgen_in(repo, "run", "rm", "baseline", "--no-branch"))
     out = ok(rlgen_in(repo, "diff", "--base", "HEAD~1", "-o", "table"))
     # base/training is listed by no root once runs/ is empty, but no entry point applies it.
     assert "base/training" not in out and "RayJob trainer" not in out

@@ -75,7 +75,7 @@ def a_removed_run_is_pruned(cp, repo):
     baseline = run_names(repo)["baseline"]
     assert baseline in rayjobs(cp)
     git(repo, "checkout", "--quiet", "-b", "remove-baseline", "main")
-    ok(run_rlgen("run", "rm", "baseline", cwd=repo))
+    ok(run_rlgen("run", "rm", "baseline", "--no-branch", cwd=repo))
     ci(repo)
     merge_and_push(repo, "remove-baseline")
     reconcile(cp)

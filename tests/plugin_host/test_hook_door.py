@@ -94,3 +94,47 @@ def test_only_the_door_calls_hooks():
             if isinstance(node, ast.Attribute) and node.attr in ("hook", "subset_hook_caller", "get_hookimpls"):
                 found.append(f"{path.relative_to(package)}:{node.lineno}")
     assert found == []
+
+
+def broken(ctx):
+    raise KeyError("tracking_uri")
+
+
+def test_an_exception_in_a_plugin_names_the_plugin_and_the_hook():
+    from rlgen.errors import INTERNAL_ERROR, PluginFailed
+
+    hooks = Hooks({"sandbox": ("s", plugin("s", secrets=secret("fine"))), "tracking": ("t", plugin("t", readme=broken))})
+    with pytest.raises(PluginFailed) as caught:
+        hooks.readme(CTX)
+    assert str(caught.value).startswith("plugin 't' failed in rlgen_readme(): KeyError: 'tracking_uri'")
+    assert caught.value.exit_code not in (INTERNAL_ERROR, 2) and "broken" in caught.value.details
+
+
+def test_a_plugin_failure_is_one_line_and_its_own_exit_code(monkeypatch, capsys, tmp_path):
+    """Through the command line: one line naming plugin and hook, the traceback in a file."""
+    from rlgen import cli
+    from rlgen.errors import PLUGIN_ERROR
+    from rlgen.plugin_host import discovery
+    from support.repos import REQUIRED
+
+    real = discovery.discover
+
+    def with_broken_readme():
+        installed = real()
+        module = types.ModuleType("flux_broken")
+        for name in dir(installed["flux"].module):
+            if name.startswith("rlgen_"):
+                setattr(module, name, getattr(installed["flux"].module, name))
+        module.rlgen_readme = hookspecs.hookimpl(lambda ctx: [1 / 0])
+        module.rlgen_readme.__name__ = "rlgen_readme"
+        return {**installed, "flux": discovery.Installed(module, installed["flux"].info, installed["flux"].version)}
+
+    monkeypatch.setattr(discovery, "discover", with_broken_readme)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["new", str(tmp_path / "repo"), *REQUIRED, "--no-input"])
+    assert exited.value.code == PLUGIN_ERROR
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("rlgen: error: plugin 'flux' failed in rlgen_readme(): ZeroDivisionError")
+    crash = line.rsplit("details in ", 1)[1]
+    assert "1 / 0" in Path(crash).read_text()
+    assert not (tmp_path / "repo").exists()

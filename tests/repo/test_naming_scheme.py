@@ -74,7 +74,7 @@ def test_a_repository_without_run_naming_keeps_scheme_1(repo):
     ok(rlgen_in(repo, "run", "set", "fresh", "trainer.total_epochs=3"))
     assert pinned(repo, "fresh") == scheme_1_name(repo, "fresh")
     listing = ok(rlgen_in(repo, "run", "list", "-o", "table"))
-    ok(rlgen_in(repo, "run", "rm", "fresh"))
+    ok(rlgen_in(repo, "run", "rm", "fresh", "--no-branch"))
 
     for run, text in untouched.items():
         assert (repo / "runs" / run / "kustomization.yaml").read_bytes() == text

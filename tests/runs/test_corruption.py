@@ -81,7 +81,7 @@ COMMANDS = [
     ("run", "list"),
     ("run", "set", "baseline", "trainer.total_epochs=3"),
     ("run", "new", "other"),
-    ("run", "rm", "baseline"),
+    ("run", "rm", "baseline", "--no-branch"),
 ]
 
 

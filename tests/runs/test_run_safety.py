@@ -40,7 +40,7 @@ def test_every_committing_command_refuses_a_detached_head(repo):
     git(repo, "switch", "-q", "--detach")
     before = state(repo)
     for args in (("run", "new", "x", "--no-branch"), ("run", "new", "x"), ("run", "set", "baseline", "trainer.total_epochs=2"),
-                 ("run", "rm", "baseline")):
+                 ("run", "rm", "baseline", "--no-branch")):
         assert "HEAD is detached" in one_error_line(rlgen_in(repo, *args))
         assert state(repo) == before
 

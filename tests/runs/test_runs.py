@@ -193,7 +193,7 @@ def test_run_list_shows_runs_rayjobs_and_changed_keys(repo):
 def test_run_rm_removes_the_folder_and_the_index_entry(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--no-branch"))
     rayjob = pinned(repo, "exp")
-    assert rayjob in ok(rlgen_in(repo, "run", "rm", "exp"))
+    assert rayjob in ok(rlgen_in(repo, "run", "rm", "exp", "--no-branch"))
     assert not (repo / "runs" / "exp").exists()
     assert load(repo / "runs" / "kustomization.yaml")["resources"] == ["baseline"]
     assert git(repo, "status", "--porcelain") == "" and "Run exp: remove" in git(repo, "log", "-1", "--format=%B")
@@ -234,3 +234,24 @@ def test_the_shipped_verl_key_list_is_the_installed_verls():
     spec.loader.exec_module(script)
     assert script.module_text() == (REPO / "generator" / "rlgen" / "verl" / "reference.py").read_text(), \
         "generator/rlgen/verl/reference.py is stale: run scripts/make_verl_reference.py"
+
+
+def test_run_rm_makes_a_branch_from_the_synced_branch_like_run_new(repo):
+    main = git(repo, "rev-parse", "HEAD").strip()
+    rayjob = pinned(repo, "baseline")
+    out = ok(rlgen_in(repo, "run", "rm", "baseline"))
+    assert "on branch run/rm-baseline" in out and rayjob in out
+    assert git(repo, "branch", "--show-current").strip() == "run/rm-baseline"
+    assert git(repo, "rev-parse", "HEAD~1").strip() == main
+    assert git(repo, "rev-parse", "main").strip() == main  # the synced branch is left alone
+    assert not (repo / "runs" / "baseline").exists()
+
+
+@pytest.mark.parametrize("args", [("new", "exp", "--set", f"{LR}=3e-6"), ("set", "baseline", f"{LR}=3e-6"),
+                                  ("rm", "baseline")], ids=["new", "set", "rm"])
+def test_dry_run_shows_the_commit_and_changes_nothing(repo, args):
+    before = state(repo)
+    out = ok(rlgen_in(repo, "run", *args, "--dry-run"))
+    assert out.startswith("Dry run: nothing written. Would commit")
+    assert f"Run {args[1]}:" in out and "runs/" in out  # the message and the files it changes
+    assert state(repo) == before

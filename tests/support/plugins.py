@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "contract" / "thirdparty_plugin"
+#: Where a repository's CI and data image install the example distribution from: installed from
+#: a local folder, it has no source an image build could reach of its own.
+PLUGIN_PACKAGES = ("--set", 'rlgen.plugin_packages=["rlgen-example-math==0.3.1"]')
 
 
 def install_example_plugin(work: Path) -> dict[str, str]:

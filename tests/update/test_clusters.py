@@ -1,6 +1,8 @@
 """rlgen cluster add/rm: another cluster's sync entry points through the update path."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from ruamel.yaml import YAML
 from support.repos import build, ok, one_error_line, pinned, rlgen_in
@@ -35,7 +37,9 @@ def test_cluster_add_gives_a_second_entry_point_that_validates(generate, tmp_pat
     assert "| `staging` | `clusters/staging/` | `overlays/staging/platform`" in (repo / "README.md").read_text()
     assert "clusters:\n  staging: staging" in (repo / "rlgen.yaml").read_text()
     ok(validate(repo))
-    assert "staging  staging  clusters/staging/" in ok(rlgen_in(repo, "cluster", "list"))
+    assert "staging  staging  clusters/staging/" in ok(rlgen_in(repo, "cluster", "list", "-o", "table"))
+    listed = json.loads(ok(rlgen_in(repo, "cluster", "list")))  # not a terminal: JSON, as every command
+    assert {"cluster": "staging", "environment": "staging", "folder": "clusters/staging/"} in listed
 
     ok(rlgen_in(repo, "cluster", "rm", "staging", "--no-branch"))
     assert not (repo / "clusters/staging").exists() and not (repo / "overlays/staging/runs").exists()

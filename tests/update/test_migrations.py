@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from support.plugins import install_example_plugin
+from support.plugins import PLUGIN_PACKAGES, install_example_plugin
 from support.repos import REQUIRED, commit_all, git, ok, rlgen_in, run_rlgen
 
 
@@ -13,7 +13,7 @@ def plugin_env(tmp_path_factory):
 
 def test_the_moved_page_keeps_the_users_edit(tmp_path, plugin_env):
     repo = tmp_path / "repo"
-    ok(run_rlgen("new", str(repo), *REQUIRED, "--plugin", "example-math", "--no-input", env=plugin_env))
+    ok(run_rlgen("new", str(repo), *REQUIRED, *PLUGIN_PACKAGES, "--plugin", "example-math", "--no-input", env=plugin_env))
     # The repository as version 0.2.0 of the plugin rendered it: the page was docs/math.md.
     git(repo, "mv", "docs/example-math.md", "docs/math.md")
     answers = repo / "rlgen.yaml"

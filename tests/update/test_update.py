@@ -137,7 +137,7 @@ def test_a_renamed_run_keeps_its_own_size(repo):
 
 def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(repo):
     ok(rlgen_in(repo, "run", "new", "lr-3e-6", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
-    ok(rlgen_in(repo, "run", "rm", "baseline"))
+    ok(rlgen_in(repo, "run", "rm", "baseline", "--no-branch"))
     run_yaml = (repo / "runs/lr-3e-6/run.yaml").read_bytes()
     old = pinned(repo, "lr-3e-6")
 
@@ -152,3 +152,22 @@ def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(re
     assert status(repo) == ""
     # The name rlgen run gives the run from its own folder is the one the update pinned.
     assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-3e-6", "actor_rollout_ref.actor.optim.lr=3e-6"))
+
+
+def test_a_renamed_run_keeps_its_size_and_no_branch_points_at_the_diff_that_shows_it(repo):
+    import json
+    import re
+
+    from support.repos import build, run_rlgen
+
+    ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=2"))
+    old = pinned(repo, "big")
+    out = ok(rlgen_in(repo, "update", "--no-branch", "--set", "vllm.gpu_memory_utilization=0.6"))
+    assert pinned(repo, "big") != old
+    rayjob = next(o for o in build(repo / "runs" / "big") if o["kind"] == "RayJob")
+    assert rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["replicas"] == 2  # still its own size
+    result = run_rlgen("validate", str(repo), "-o", "json", "--offline")
+    assert not [p for p in json.loads(result.stdout)["problems"] if "edited after" in p["message"]]
+    review = re.search(r"review it with (rlgen diff [^.]+)\.", out)[1]
+    assert "--base" in review
+    assert "no differences" not in ok(rlgen_in(repo, *review.split()[1:]))

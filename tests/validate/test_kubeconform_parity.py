@@ -254,7 +254,9 @@ def test_rlgen_validate_says_the_same_with_kubeconform_on_path(generate, kubecon
         assert result.returncode in (0, 1), result.stderr
         report = json.loads(result.stdout)
         assert report["engine"] == engine
-        findings = collections.Counter((p["source"], p["obj"], *shape(p["message"])) for p in report["problems"])
+        # The planted edit of the training base also leaves the run's RayJob name stale: not a schema finding.
+        findings = collections.Counter((p["source"], p["obj"], *shape(p["message"])) for p in report["problems"]
+                                       if "edited after its RayJob was named" not in p["message"])
         reports[engine] = (result.returncode, report["checked"], report["schemas"], findings)
     assert reports["kubeconform"] == reports["jsonschema"]
     code, _, _, findings = reports["jsonschema"]

@@ -109,7 +109,7 @@ def test_mcp_warning_is_shown_and_keeps_exit_0(generate):
     report = json.loads(result.stdout)
     assert report["problems"] == []
     assert any("cannot be verified offline" in w["message"] for w in report["warnings"])
-    assert "warning: runs: ConfigMap/rl-training/" in result.stderr
+    assert "warning: runs/baseline/run.yaml: ConfigMap/rl-training/" in result.stderr
 
 
 def test_argo_every_application_retries_without_limit(generate):

@@ -7,7 +7,7 @@ import json
 
 from rlgen.contributions import SecretRef
 from rlgen.naming import hashed_name
-from rlgen.plugin_host.install import effective, needs_git, pip_arguments
+from rlgen.plugin_host.install import effective, needs_git, pip_arguments, plugin_requirements
 from rlgen.spec import Spec
 
 _SCRIPT = """\
@@ -27,8 +27,9 @@ def data_dockerfile(spec: Spec) -> str:
     so the cluster runs the very ``rlgen data`` code that was tested."""
     packages = " ".join(f'"{p}"' for p in DATA_PACKAGES)
     install = effective(spec.rlgen_install)
+    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     git = ""
-    if needs_git(install):
+    if needs_git(install) or any(needs_git(p) for p in plugins):
         git = ("# pip clones rlgen.install's Git repository; the slim base image has no git.\n"
                "RUN apt-get update \\\n"
                " && apt-get install --yes --no-install-recommends git \\\n"
@@ -37,10 +38,11 @@ def data_dockerfile(spec: Spec) -> str:
 # Dataset pipeline image, pushed as {spec.data_image}.
 # The Jobs run `rlgen data prepare`/`model` and `rlgen data upload` from this image: nothing
 # is installed when a Job starts, so a re-run cannot pick up different packages.
-# rlgen comes from rlgen.install (rlgen.yaml), the source validate.yaml installs it from too.
+# rlgen comes from rlgen.install (rlgen.yaml), the source validate.yaml installs it from too,
+# with the plugin distributions of rlgen.plugin_packages (a dataset plugin's code runs here).
 FROM python:3.11.11-slim-bookworm
 
-{git}RUN pip install --no-cache-dir {pip_arguments(install, extra="data")} {packages} \\
+{git}RUN pip install --no-cache-dir {pip_arguments(install, extra="data", plugins=plugins)} {packages} \\
  && useradd --create-home --uid 1000 --user-group pipeline
 USER 1000
 WORKDIR /home/pipeline

@@ -64,6 +64,7 @@ def declared_secrets(hooks: Hooks, ctx: Context) -> list[SecretRef]:
 def check_selection(b: Build) -> None:
     # Before anything else: a source no image build can reach is refused with what to pass.
     install.effective(b.spec.rlgen_install)
+    install.plugin_requirements(b.spec.plugin_packages, b.spec.plugin_distributions)
     if found := b.hooks.check(b.ctx):
         raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
 

@@ -8,7 +8,7 @@ from rlgen import __version__
 from rlgen.contributions import Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
-from rlgen.plugin_host.install import effective, index_options, pip_arguments, upgrade_arguments
+from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
 from rlgen.plugin_host.selection import Selection
 from rlgen.spec import ENVIRONMENTS, Spec
 
@@ -67,6 +67,7 @@ def folder_tree(paths: Iterable[str]) -> str:
 
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (), training_image: str = "") -> None:
+    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -75,8 +76,8 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "data_image": spec.data_image,
         "stages": list(rows),
         "rlgen_version": __version__,
-        "rlgen_install": pip_arguments(effective(spec.rlgen_install)),
-        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install)),
+        "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
+        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins),
         "rlgen_index_options": index_options(effective(spec.rlgen_install)),
         "namespace": spec.namespace,
         "cluster": spec.cluster,

@@ -48,18 +48,46 @@ def name_run(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None = N
     scheme = answers.read(repo)["run_naming"]
     labels = run_labels(repo, run) if labels is None else labels
     size = run_size(repo, spec, yamlio.load((folder / spec.run_config_key).read_text()) or {})
-    unnamed = run_kustomization(spec, run, None, scheme, size, labels)
     if scheme == naming_scheme.INPUTS:
-        name = naming_scheme.inputs_name(run, unnamed, spec.run_config_key,
-                                         (folder / spec.run_config_key).read_bytes(), naming_scheme.training_inputs(repo))
+        name = inputs_name(repo, spec, run, labels)
     else:
-        (folder / "kustomization.yaml").write_text(unnamed)
+        (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, None, scheme, size, labels))
         name = rayjob_name(run, kustomize.build(folder))
     (folder / "kustomization.yaml").write_text(run_kustomization(spec, run, name, scheme, size, labels))
     if scheme == naming_scheme.INPUTS:
         # The name needs no render, but a run that does not render must not be committed.
         kustomize.build(folder)
     return name
+
+
+def inputs_name(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None = None,
+                shared: dict[str, bytes] | None = None) -> str:
+    """The name scheme 2 gives the run as its files are now: its run.yaml, its size and labels,
+    and the training inputs (``shared``, else read from ``repo``)."""
+    config = (folder(repo, run) / spec.run_config_key).read_bytes()
+    labels = run_labels(repo, run) if labels is None else labels
+    size = run_size(repo, spec, yamlio.load(config.decode()) or {})
+    unnamed = run_kustomization(spec, run, None, naming_scheme.INPUTS, size, labels)
+    shared = naming_scheme.training_inputs(repo) if shared is None else shared
+    return naming_scheme.inputs_name(run, unnamed, spec.run_config_key, config, shared)
+
+
+def stale_names(repo: Path, spec: Spec, pinned: dict[str, str | None]) -> dict[str, tuple[str | None, str]]:
+    """``{run: (pinned RayJob name, the name its files give)}`` of the runs edited by hand after
+    ``rlgen run`` named them: synced as they are, KubeRay would never run the edit. Under
+    scheme 1 a name needs a render without the name, which a read-only check cannot write: only
+    scheme 2 repositories (every one ``rlgen new`` makes) are checked."""
+    from rlgen.repo import answers
+
+    if answers.read(repo)["run_naming"] != naming_scheme.INPUTS:
+        return {}
+    shared = naming_scheme.training_inputs(repo)
+    found = {}
+    for run, name in pinned.items():
+        expected = inputs_name(repo, spec, run, shared=shared)
+        if name != expected:
+            found[run] = (name, expected)
+    return found
 
 
 def run_labels(repo: Path, run: str) -> dict[str, str]:

@@ -2,7 +2,10 @@
 commit: ``rlgen new`` never commits a repository that its own ``rlgen validate`` rejects.
 
 Schemas are left to ``rlgen validate`` (they may need the network); the rules need nothing
-but kustomize.
+but kustomize. The same render proves that every plugin patch reaches an object: kustomize
+applies a patch whose target selects nothing to nothing, silently (docs/upstream.md), so each
+plugin patch gets a twin with the same target that only adds an annotation, removed again from
+the render before the rules read it and from the files before they are committed.
 """
 from __future__ import annotations
 
@@ -10,18 +13,66 @@ from pathlib import Path
 
 from rlgen.errors import RlgenError
 
+#: The annotation a patch's twin adds, numbered per patch.
+PROBE = "rlgen.io/patch-probe-"
 
-def refuse_failing(tree: Path, external_secrets: list[str]) -> None:
-    """Raise one line naming the first problem when the rules find any in ``tree``."""
+
+def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patches=()) -> None:
+    """Raise one line naming the first problem when the rules (and the plugins' rules of
+    ``plugins``, a ``(Hooks, Context)`` pair) find any in ``tree``, or naming the plugin of the
+    first of ``patches`` (``[(plugin, [Patch])]``) whose target matches no object."""
     from rlgen.render import manifests
-    from rlgen.tools.yamlio import read_plain_all
+    from rlgen.repo.run_files import read_index
     from rlgen.rules import Rendered, check
+    from rlgen.tools.yamlio import read_plain_all
 
-    sources = manifests.render({"repo": tree})["repo"]
+    originals, probes = _add_probes(tree, patches)
+    try:
+        sources = manifests.render({"repo": tree})["repo"]
+    finally:
+        for path, text in originals.items():
+            path.write_bytes(text)
     objects = [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
-    findings = check(objects, external_secrets)
+    matched = {key for o in objects for key in _strip_probes(o.obj)}
+    for key, (plugin, name, layer, target) in probes.items():
+        if key not in matched:
+            raise RlgenError(f"plugin '{plugin}': patch '{name}' ({layer} layer) matches no object "
+                             f"(target {target}): kustomize would apply it to nothing")
+    findings = check(objects, external_secrets, plugins, read_index(tree))
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         raise RlgenError(f"this selection gives a repository that rlgen validate rejects: "
                          f"{first.source}: {first.obj}: {first.message}{more}")
+
+
+def _add_probes(tree: Path, patches) -> tuple[dict[Path, bytes], dict[str, tuple]]:
+    from rlgen.tools import yamlio
+
+    originals: dict[Path, bytes] = {}
+    probes: dict[str, tuple] = {}
+    for plugin, items in patches:
+        for patch in items:
+            layer = getattr(patch.layer, "value", patch.layer)
+            path = tree / "components" / plugin / layer / "kustomization.yaml"
+            originals.setdefault(path, path.read_bytes())
+            key = f"{PROBE}{len(probes)}"
+            doc = yamlio.read_plain(path.read_text())
+            # Any apiVersion and kind: with a target, kustomize merges the patch into what it selects.
+            twin = {"apiVersion": "rlgen.io/v1", "kind": "PatchProbe",
+                    "metadata": {"name": "probe", "annotations": {key: "matched"}}}
+            doc.setdefault("patches", []).append({"target": dict(patch.target), "patch": yamlio.dump(twin)})
+            path.write_text(yamlio.dump(doc))
+            probes[key] = (plugin, patch.name, layer, dict(patch.target))
+    return originals, probes
+
+
+def _strip_probes(obj: dict) -> list[str]:
+    meta = obj.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    found = [key for key in annotations if str(key).startswith(PROBE)]
+    for key in found:
+        del annotations[key]
+    if found and not annotations:
+        del meta["annotations"]
+    return found

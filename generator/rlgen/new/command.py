@@ -50,7 +50,8 @@ def command(directory: Path, plugins, sets, cluster, no_input, output):
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
-        refuse_failing(tmp, [s.name for s in build.secrets()])
+        refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
+                       build.hooks.patches(build.ctx))
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":

@@ -26,6 +26,8 @@ class Installed:
     module: Any
     info: PluginInfo
     version: str
+    #: The distribution that installed it ("rlgen" for the built-in plugins).
+    distribution: str = ""
 
 
 def discover() -> dict[str, Installed]:
@@ -33,18 +35,18 @@ def discover() -> dict[str, Installed]:
     modules = {}
     for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name):
         try:
-            modules[ep.name] = (ep.load(), ep.dist.version if ep.dist else "")
+            modules[ep.name] = (ep.load(), ep.dist.version if ep.dist else "", ep.dist.name if ep.dist else "")
         except Exception as exc:  # a broken third-party plugin must not break rlgen
             raise RlgenError(f"plugin '{ep.name}' failed to load: {exc}") from None
-    infos = describe({name: module for name, (module, _) in modules.items()})
+    infos = describe({name: module for name, (module, _, _) in modules.items()})
     found: dict[str, Installed] = {}
-    for name, (module, version) in modules.items():
+    for name, (module, version, distribution) in modules.items():
         info = infos[name]
         if info is None or info.name != name:
             raise RlgenError(f"plugin '{name}' must describe itself as '{name}' in rlgen_plugin()")
         if info.slot not in SLOTS:
             raise RlgenError(f"plugin '{name}' names unknown slot '{info.slot}' (slots: {', '.join(SLOTS)})")
-        found[name] = Installed(module, info, version)
+        found[name] = Installed(module, info, version, distribution)
     return found
 
 

@@ -55,9 +55,10 @@ def install_error(value: str) -> str | None:
     return None
 
 
-def pip_arguments(value: str, extra: str | None = None) -> str:
+def pip_arguments(value: str, extra: str | None = None, plugins: tuple[str, ...] = ()) -> str:
     """The arguments of ``pip install`` for ``value``, quoted for a POSIX shell; ``extra``
-    adds an extra of rlgen (the data image needs ``data``)."""
+    adds an extra of rlgen (the data image needs ``data``); ``plugins`` are the plugin
+    distributions installed with it, from the same index options."""
     from packaging.requirements import Requirement
 
     requirement, options = _split(value)
@@ -65,29 +66,30 @@ def pip_arguments(value: str, extra: str | None = None) -> str:
         parsed = Requirement(requirement)
         parsed.extras.add(extra)
         requirement = str(parsed)
-    return shlex.join([requirement, *options])
+    return shlex.join([requirement, *plugins, *options])
 
 
 def installed_source(dist: metadata.Distribution) -> tuple[str | None, str]:
     """(requirement, why not): the pip requirement that installs ``dist`` again elsewhere, or
     None and the reason no image build could use its source."""
+    name = dist.metadata["Name"] or "rlgen"
     text = dist.read_text("direct_url.json")
     if not text:
-        return f"rlgen=={dist.version}", ""  # from a package index
+        return f"{name}=={dist.version}", ""  # from a package index
     info = json.loads(text)
     url = _without_password(info.get("url", ""))
     fragment = f"#subdirectory={info['subdirectory']}" if info.get("subdirectory") else ""
     if vcs := info.get("vcs_info"):
         if url.startswith("file:"):
             return None, f"a local {vcs.get('vcs', 'VCS')} repository"
-        return f"rlgen @ {vcs['vcs']}+{url}@{vcs['commit_id']}{fragment}", ""
+        return f"{name} @ {vcs['vcs']}+{url}@{vcs['commit_id']}{fragment}", ""
     if "archive_info" in info:
         if url.startswith("file:"):
             return None, "a local file"
         hashes = info["archive_info"].get("hashes") or {}
         if "sha256" in hashes:
             fragment = f"#sha256={hashes['sha256']}"
-        return f"rlgen @ {url}{fragment}", ""
+        return f"{name} @ {url}{fragment}", ""
     if (info.get("dir_info") or {}).get("editable"):
         return None, "an editable install of a local directory"
     return None, "a local directory"
@@ -129,9 +131,10 @@ def needs_git(value: str) -> bool:
     return "@" in requirement and requirement.split("@", 1)[1].strip().startswith("git+")
 
 
-def upgrade_arguments(value: str) -> str:
+def upgrade_arguments(value: str, plugins: tuple[str, ...] = ()) -> str:
     """``pip install --upgrade`` arguments for the newest rlgen from ``value``'s index (its
-    name, extras and index options, no version); "" when ``value`` pins a URL."""
+    name, extras and index options, no version), with the ``plugins`` as pinned; "" when
+    ``value`` pins a URL."""
     from packaging.requirements import Requirement
 
     requirement, options = _split(value)
@@ -139,10 +142,60 @@ def upgrade_arguments(value: str) -> str:
     if parsed.url:
         return ""
     name = parsed.name + (f"[{','.join(sorted(parsed.extras))}]" if parsed.extras else "")
-    return shlex.join([name, *options])
+    return shlex.join([name, *plugins, *options])
 
 
 def index_options(value: str) -> str:
     """``value``'s pip options, each shell-quoted, with a leading space ("" without any)."""
     _, options = _split(value)
     return "".join(" " + shlex.quote(o) for o in options)
+
+
+def requirement_list(raw) -> list[str]:
+    """``rlgen.plugin_packages``: a YAML list of pip requirements (``["a==1", "b @ URL"]``), or
+    one requirement; what ``rlgen.yaml`` records is a list."""
+    from rlgen.tools import yamlio
+
+    if isinstance(raw, (list, tuple)):
+        return [str(item) for item in raw]
+    text = str(raw).strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        parsed = yamlio.parse_value(text)
+        if not isinstance(parsed, list):
+            raise ValueError(text)
+        return [str(item) for item in parsed]
+    return [text]
+
+
+def requirements_error(value: list[str]) -> str | None:
+    """Why ``value`` is not a list of pip requirements, each of one distribution, or None."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for i, item in enumerate(value):
+        if "\n" in item or item.strip().startswith("-"):
+            return f"item {i + 1} {item!r}: one pip requirement per item, no pip options (rlgen.install holds those)"
+        try:
+            Requirement(item)
+        except InvalidRequirement as exc:
+            return f"item {i + 1} {item!r} is not a pip requirement ({' '.join(str(exc).split())})"
+    return None
+
+
+def plugin_requirements(value: tuple[str, ...], distributions: tuple[str, ...]) -> tuple[str, ...]:
+    """The plugin distributions the CI and the data image install beside rlgen:
+    ``rlgen.plugin_packages`` as given, else each of ``distributions`` (those of the selected
+    plugins that rlgen does not ship) from where it was installed; raises when that is a source
+    no image build can reach."""
+    if value:
+        return value
+    found = []
+    for name in distributions:
+        requirement, why = installed_source(metadata.distribution(name))
+        if requirement is None:
+            raise RlgenError(f"rlgen.plugin_packages: plugin distribution {name} is {why}, which the data image and "
+                             f"CI cannot install: pass --set 'rlgen.plugin_packages=[\"{name} @ URL\"]' "
+                             f"(or a version from the index rlgen.install names, e.g. \"{name}==VERSION\")")
+        found.append(requirement)
+    return tuple(found)

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping
 import pluggy
 
 from rlgen import contributions, hookspecs
-from rlgen.errors import RlgenError
+from rlgen.errors import PluginFailed, RlgenError
 
 
 def plugin_manager(plugins: Iterable[tuple[str, Any]]) -> pluggy.PluginManager:
@@ -34,7 +34,7 @@ def plugin_manager(plugins: Iterable[tuple[str, Any]]) -> pluggy.PluginManager:
 def describe(modules: Mapping[str, Any]) -> dict[str, contributions.PluginInfo | None]:
     """``rlgen_plugin()`` of every installed plugin module, by name, selected or not."""
     impls = {impl.plugin_name: impl for impl in plugin_manager(modules.items()).hook.rlgen_plugin.get_hookimpls()}
-    return {name: _call(impls[name], {}) if name in impls else None for name in modules}
+    return {name: _call("rlgen_plugin", impls[name], {}) if name in impls else None for name in modules}
 
 
 class Hooks:
@@ -81,6 +81,10 @@ class Hooks:
     def readme(self, ctx: contributions.Context) -> list[str]:
         return self._items("rlgen_readme", ctx=ctx)
 
+    def validate_rules(self, ctx: contributions.Context,
+                       objects: list[contributions.Rendered]) -> list[contributions.Finding]:
+        return self._items("rlgen_validate_rules", ctx=ctx, objects=objects)
+
     def migrate(self, plugin: str, ctx: contributions.Context, from_version: str, to_version: str,
                 files: Mapping[str, str]) -> dict[str, str | None]:
         """``plugin``'s own migration (the hook is called on that plugin only)."""
@@ -109,7 +113,7 @@ class Hooks:
         impls = {impl.plugin_name: impl for impl in getattr(self._pm.hook, hook).get_hookimpls()}
         answers = []
         for plugin in self._order if only is None else [only]:
-            if plugin in impls and (result := _call(impls[plugin], kwargs)) is not None:
+            if plugin in impls and (result := _call(hook, impls[plugin], kwargs)) is not None:
                 answers.append((plugin, result))
         return answers
 
@@ -130,6 +134,11 @@ class Hooks:
         return answers[0][1]
 
 
-def _call(impl, kwargs: Mapping[str, Any]) -> Any:
+def _call(hook: str, impl, kwargs: Mapping[str, Any]) -> Any:
     # As pluggy calls an implementation: only the arguments it names, in its order.
-    return impl.function(*(kwargs[name] for name in impl.argnames))
+    try:
+        return impl.function(*(kwargs[name] for name in impl.argnames))
+    except RlgenError:
+        raise
+    except Exception as exc:  # the plugin's bug, not rlgen's: name the plugin and the hook
+        raise PluginFailed(impl.plugin_name, hook, exc) from exc

@@ -114,6 +114,10 @@ CORE = PluginInfo(
                           "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0'; "
                           "default: where this rlgen was installed from)",
                install.DEFAULT, check=install.install_error),
+        Option("plugin_packages", "pip requirements of the plugin distributions rlgen does not ship, installed "
+                                  "beside rlgen by the CI and the data image, as a list "
+                                  "('[\"my-plugin==1.2.0\"]'; default: where each was installed from)",
+               (), install.requirement_list, check=install.requirements_error),
         Option("network", "NCCL between GPU nodes: tcp (pod network), rdma (ACK Lingjun, "
                "ack-rdma-device-plugin) or erdma (ACK eRDMA controller)", "tcp", choices=NETWORKS),
         Option("rdma_host_network", "With network=rdma: GPU pods on the host network (false only when "
@@ -169,6 +173,10 @@ class Selection:
             training_image=core["training_image"] or f"{core['registry']}/verl-training",
             data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
             rlgen_install=core["install"],
+            plugin_packages=tuple(core["plugin_packages"]),
+            plugin_distributions=tuple(sorted({d for slot in SLOTS
+                                               if (d := self.installed[self.plugins[slot]].distribution)
+                                               and d.lower() != "rlgen"})),
         )
         return Spec(**values)
 

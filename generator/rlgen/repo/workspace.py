@@ -35,13 +35,21 @@ def open_workspace(start: Path) -> Workspace:
 
 
 def load_spec(root: Path) -> Spec:
+    selection = load_selection(root)
+    try:
+        return selection.spec(selection.hooks())
+    except RlgenError as exc:
+        raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
+
+
+def load_selection(root: Path):
+    """The plugins and answers ``rlgen.yaml`` records, checked as ``rlgen new`` checks them."""
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import select
 
     doc = answers.read(root)
     try:
-        selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
-        return selection.spec(selection.hooks())
+        return select(discover(), list(doc["plugins"].values()), doc["options"], None)
     except RlgenError as exc:
         # The answers were checked when the repository was generated: a hand edit broke them.
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None

@@ -71,6 +71,22 @@ def trainer_config(configmap: dict) -> dict | None:
     return effective_config(data) if Spec.trainer_config_key in data else None
 
 
+def mounted_config(rayjob: dict, configmaps: dict) -> dict | None:
+    """The trainer config ``rayjob``'s pods mount, of ``configmaps`` by (namespace, name)."""
+    ns = get(rayjob, "metadata", "namespace")
+    return next((cfg for pod in pod_specs(rayjob) for v in pod.get("volumes", [])
+                 if (name := get(v, "configMap", "name")) and (c := configmaps.get((ns, name)))
+                 and (cfg := trainer_config(c)) is not None), None)
+
+
+def with_trainer_configs(objects: list[Rendered]) -> list[Rendered]:
+    """``objects`` as plugins' rules get them: each RayJob with the trainer config it mounts."""
+    configmaps = {(get(o.obj, "metadata", "namespace"), get(o.obj, "metadata", "name")): o.obj
+                  for o in objects if o.obj.get("kind") == "ConfigMap"}
+    return [Rendered(o.source, o.obj, mounted_config(o.obj, configmaps)) if o.obj.get("kind") == "RayJob" else o
+            for o in objects]
+
+
 def trainer_rules(objects: list[Rendered]) -> Iterator[Finding]:
     """The RayJob's GPU pods against the trainer config they mount, then verl's batch rules."""
     configmaps = {(get(o.obj, "metadata", "namespace"), get(o.obj, "metadata", "name")): o.obj

@@ -44,8 +44,9 @@ def command():
               help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
 @click.option("--queue", metavar="QUEUE", help="Volcano queue of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority-class", metavar="NAME", help="PriorityClass of this run (rlgen.gang_scheduling=volcano).")
+@click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None):
+        queue: str | None, priority_class: str | None, dry_run: bool):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
@@ -56,7 +57,7 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
         raise RlgenError(f"branch {branch} already exists: pick another run name or pass --no-branch")
     start = None if no_branch or from_head else _sync_start(ws)
     folder = run_folders.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX]) as change:
+    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
         if not no_branch:
             change.branch(branch, start)
             ws = open_workspace(ws.root)
@@ -71,18 +72,23 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
         origin = f" from {source}" if source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
                       f"{_key_lines(run_folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+    if change.preview:
+        click.echo(change.preview)
+        return
     where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
     click.echo(f"Created run '{name}' {where}: RayJob {rayjob}.")
 
 
 @command.command("set")
 @click.argument("name")
-@click.argument("assignments", nargs=-1, required=True, metavar="KEY=VALUE...")
-def set_(name: str, assignments: tuple[str, ...]):
+@click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
+def set_(name: str, assignments: tuple[str, ...], dry_run: bool):
     """Change verl keys of run NAME and give it a new RayJob name; commits on the current branch.
 
-    Setting a key to its current value still re-pins the RayJob name, which starts the run
-    again after run.yaml or the training base was edited by hand.
+    Without KEY=VALUE it only names the RayJob for the run's files as they are: what
+    `rlgen validate` asks for after run.yaml or the training base was edited by hand (the
+    new name starts the run again once synced).
     """
     ws, runs = _open(committing=True)
     _require_run(ws, name)
@@ -93,7 +99,7 @@ def set_(name: str, assignments: tuple[str, ...]):
     run_folders.set_keys(doc, values)
     run_folders.check_batches(ws.root, ws.spec, name, doc)
 
-    with GitChange(ws.root, [folder]) as change:
+    with GitChange(ws.root, [folder], dry_run) as change:
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = run_folders.name_run(ws.root, ws.spec, name)
         if not change.changed():
@@ -101,24 +107,51 @@ def set_(name: str, assignments: tuple[str, ...]):
             return
         lines = "".join(f"  {k}: {run_folders.show(before[k]) if k in before else '(base)'} -> {run_folders.show(v)}\n"
                         for k, v in values.items())
-        subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
-        change.commit(f"Run {name}: {subject}\n\nChanged keys:\n{lines}\nRayJob: {old_name} -> {rayjob}\n")
+        if not values:
+            subject, body = "name its RayJob for its files as edited", ""
+        else:
+            subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
+            body = f"Changed keys:\n{lines}\n"
+        change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
+    if change.preview:
+        click.echo(change.preview)
+        return
     click.echo(f"Run '{name}': RayJob {old_name} -> {rayjob}.")
 
 
 @command.command("rm")
 @click.argument("name")
-def rm(name: str):
-    """Remove run NAME (its folder and its index entry); the sync engine prunes its RayJob."""
+@click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of a new branch run/rm-NAME.")
+@click.option("--from-head", is_flag=True,
+              help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
+@click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
+def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool):
+    """Remove run NAME (its folder and its index entry) on a new branch run/rm-NAME, committed:
+    once merged, the sync engine prunes its RayJob.
+
+    The branch starts from the branch the cluster syncs, as for rlgen run new."""
     ws, runs = _open(committing=True)
-    _require_run(ws, name)
-    rayjob = runs[name].pinned or f"of run {name}"
+    branch = f"run/rm-{name}"
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        raise RlgenError(f"branch {branch} already exists: delete it or pass --no-branch")
+    start = None if no_branch or from_head else _sync_start(ws)
     folder = run_folders.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX]) as change:
+    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
+        if not no_branch:
+            change.branch(branch, start)
+            ws = open_workspace(ws.root)
+            runs = run_files.check_repository(ws.root, ws.spec)
+        _require_run(ws, name)
+        rayjob = runs[name].pinned if name in runs else None
+        rayjob = rayjob or f"of run {name}"
         shutil.rmtree(folder)
         run_folders.write_index(ws.root, [r for r in runs if r != name])
         change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
-    click.echo(f"Removed run '{name}': RayJob {rayjob} is pruned once this commit syncs.")
+    if change.preview:
+        click.echo(change.preview)
+        return
+    where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
+    click.echo(f"Removed run '{name}' {where}: RayJob {rayjob} is pruned once this commit syncs.")
 
 
 @command.command("list")

@@ -2,7 +2,8 @@
 
 ``with GitChange(repo, paths) as change:`` remembers ``paths`` (files or folders) and the
 current branch; if the block fails, the files, the index and the branch are put back, so an
-error after writing leaves the repository exactly as it was.
+error after writing leaves the repository exactly as it was. With ``dry_run`` the change is
+made, shown (:attr:`GitChange.preview`) and put back instead of committed.
 """
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from rlgen.tools import git
 
 
 class GitChange:
-    def __init__(self, repo: Path, paths: list[Path]):
+    def __init__(self, repo: Path, paths: list[Path], dry_run: bool = False):
         self.repo = repo
         self.paths = paths
+        self.dry_run = dry_run
+        #: What a dry run would have committed: where, the message and the files changed.
+        self.preview: str | None = None
         self.saved = {path: _snapshot(path) for path in paths}
         self.head = git.head(repo)
         self.new_branch: str | None = None
@@ -41,6 +45,13 @@ class GitChange:
 
     def commit(self, message: str) -> None:
         git.run(self.repo, "add", "-A", "--", *self._pathspecs())
+        if self.dry_run:
+            stat = git.run(self.repo, "diff", "--cached", "--stat", "--", *self._pathspecs())
+            where = f"on a new branch {self.new_branch}" if self.new_branch else "on the current branch"
+            body = "\n".join(f"    {line}" if line else "" for line in message.rstrip("\n").splitlines())
+            self.preview = f"Dry run: nothing written. Would commit {where}:\n\n{body}\n\n{stat.rstrip()}"
+            self._rollback()
+            return
         git.run(self.repo, "commit", "-q", "-m", message, identity=True)
 
     def _rollback(self) -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from rlgen.output import output_option, resolve_output, to_json
 from rlgen.spec import ENVIRONMENTS
 
 
@@ -32,7 +33,8 @@ def rm(name: str, no_branch: bool):
 
 
 @cluster.command("list")
-def list_():
+@output_option()
+def list_(output: str | None):
     """Every cluster, its environment and the folder its sync engine reads."""
     from rlgen.plugin_host.discovery import discover
     from rlgen.repo import answers
@@ -40,8 +42,13 @@ def list_():
     from rlgen.update.answers_change import Change, new_selection
 
     root = find_root(Path.cwd())
-    for name, env in new_selection(discover(), answers.read(root), Change()).all_clusters():
-        click.echo(f"{name}  {env}  clusters/{name}/")
+    rows = [{"cluster": name, "environment": env, "folder": f"clusters/{name}/"}
+            for name, env in new_selection(discover(), answers.read(root), Change()).all_clusters()]
+    if resolve_output(output) == "json":
+        click.echo(to_json(rows))
+        return
+    for row in rows:
+        click.echo(f"{row['cluster']}  {row['environment']}  {row['folder']}")
 
 
 def _change(no_branch: bool, **change) -> None:

@@ -56,8 +56,11 @@ def run_change(root: Path, change, no_branch: bool) -> None:
                             "or rlgen update --abort")
     for run, old, new in outcome.repinned:
         click.echo(f"Run {run}: RayJob {old} -> {new}")
+    # On its own branch the update is what HEAD adds to the synced branch (rlgen diff's default);
+    # committed on the current branch (--no-branch) it is the last commit alone.
+    review = f"rlgen diff --base {outcome.commit[:7]}~1 --head {outcome.commit[:7]}" if no_branch else "rlgen diff"
     click.echo(f"Updated on branch {outcome.branch} ({len(outcome.changed)} file(s) changed, "
-               f"commit {outcome.commit[:7]}): review it with rlgen diff.")
+               f"commit {outcome.commit[:7]}): review it with {review}.")
 
 
 def _check(root: Path, output: str) -> None:

@@ -41,10 +41,11 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     scheme = answers.read(root)["run_naming"]
     old = {run: run_folders.pinned_name(root, run) for run in runs}
     texts = {run: (run_folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
-    # What `rlgen run` wrote besides the name (the run's own size and queue) stays with the run.
-    own = {run: _own(root, spec, run) for run in runs}
+    # Each run keeps its own size and Volcano labels: the kustomization is written anew.
+    own = {run: (_size(root, spec, run), run_folders.run_labels(root, run)) for run in runs}
     if scheme == naming_scheme.INPUTS:
-        new = _input_names(root, spec, runs, own)
+        shared = naming_scheme.training_inputs(root)
+        new = {run: run_folders.inputs_name(root, spec, run, own[run][1], shared) for run in runs}
     else:
         for run in runs:
             (run_folders.folder(root, run) / "kustomization.yaml").write_text(
@@ -61,20 +62,9 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     return [(run, old[run] or "(none)", new[run]) for run in runs if old[run] != new[run]]
 
 
-def _own(root: Path, spec: Spec, run: str) -> tuple:
-    """(size, labels) the run's kustomization carries from its run.yaml and ``rlgen run``."""
-    config = yamlio.load((run_folders.folder(root, run) / spec.run_config_key).read_text()) or {}
-    return run_folders.run_size(root, spec, config), run_folders.run_labels(root, run)
-
-
-def _input_names(root: Path, spec: Spec, runs: list[str], own: dict) -> dict[str, str]:
-    shared = naming_scheme.training_inputs(root)
-    names = {}
-    for run in runs:
-        config = (run_folders.folder(root, run) / spec.run_config_key).read_bytes()
-        names[run] = naming_scheme.inputs_name(run, run_kustomization(spec, run, None, naming_scheme.INPUTS, *own[run]),
-                                               spec.run_config_key, config, shared)
-    return names
+def _size(root: Path, spec: Spec, run: str):
+    config = run_folders.folder(root, run) / spec.run_config_key
+    return run_folders.run_size(root, spec, yamlio.load(config.read_text()) or {})
 
 
 def _render_all(root: Path, runs: list[str]) -> str:

@@ -41,6 +41,26 @@ def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
     return {(o.source, o.label) for o in objects if rel.startswith(o.source + "/") and o.label in labels}
 
 
+def stale_findings(repo: Path, spec, runs: dict, target: Path | None) -> list:
+    """A run edited by hand after ``rlgen run`` named it: merged as it is, its RayJob keeps the
+    old name and KubeRay never runs the edit. Reported on the run's run.yaml (what one edits)."""
+    from rlgen.generate import run_folders
+    from rlgen.rules import Finding
+
+    rel = None if target is None or target.resolve() == repo else target.resolve().relative_to(repo).as_posix()
+    found = []
+    for run, (pinned, expected) in run_folders.stale_names(repo, spec, {r: f.pinned for r, f in runs.items()}).items():
+        path = f"runs/{run}/{spec.run_config_key}"
+        if rel is not None and not (path.startswith(rel + "/") or path == rel or rel.startswith(f"runs/{run}/")
+                                    or rel == f"runs/{run}"):
+            continue
+        found.append(Finding(path, f"RayJob/{pinned or '(not named)'}",
+                             "edited after its RayJob was named (this file, its kustomization or the training base): "
+                             f"merged as it is, KubeRay never runs the edit (it would be RayJob {expected})",
+                             f"rlgen run set {run}"))
+    return found
+
+
 @click.command("validate")
 @click.argument("target", required=False, type=click.Path(path_type=Path, exists=True))
 @click.option("--schema-location", "locations", multiple=True, metavar="TEMPLATE",
@@ -48,15 +68,16 @@ def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
                    "rlgen's own schemas, the repository's schemas/, then the remote catalogs (cached).")
 @click.option("--offline", is_flag=True,
               help="Download nothing: a schema in no local folder (nor cached) is a problem.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the schema each kind was checked against (table output).")
 @output_option()
-def command(target: Path | None, locations, offline: bool, output):
+def command(target: Path | None, locations, offline: bool, verbose: bool, output):
     """Validate every object the repository renders (from any folder of it), or with TARGET
     only the objects of that path, checked in the context of the whole render.
 
     Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
     the same locations, with the same strictness."""
     from rlgen.repo import answers
-    from rlgen.repo.workspace import find_root, open_workspace
+    from rlgen.repo.workspace import find_root, load_selection, open_workspace
     from rlgen.repo import run_files
     from rlgen.validate.conflicts import conflict_findings
 
@@ -69,7 +90,7 @@ def command(target: Path | None, locations, offline: bool, output):
     # the builds are most of the time, and a build of runs/ leaves the other cores idle.
     with ThreadPoolExecutor(max_workers=1) as background:
         rendering = background.submit(collect, root)
-        from rlgen.rules import check, warnings
+        from rlgen.rules import check, findings_by_run_file, run_file, warnings
         from rlgen.validate.locations import default_locations
         from rlgen.validate.schema import SchemaValidator
         from rlgen.validate.schema_findings import schema_sources, start_schema_findings
@@ -77,10 +98,15 @@ def command(target: Path | None, locations, offline: bool, output):
         ws = open_workspace(target or Path.cwd())
         repo = ws.root
         runs = run_files.check_repository(repo, ws.spec, plain=True)
+        stale = stale_findings(repo, ws.spec, runs, target)
         external = answers.read(repo)["external_secrets"]
+        selection = load_selection(repo)
+        plugins = (selection.hooks(), selection.context(ws.spec))
         with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
             objects = rendering.result()
             scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+            if scope is not None:  # findings name a run's objects by its run.yaml
+                scope |= {(run_file(source, label, runs, ws.spec.run_config_key), label) for source, label in scope}
             checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
             located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
             cache = repo / ".rlgen-cache"
@@ -88,17 +114,18 @@ def command(target: Path | None, locations, offline: bool, output):
             # kubeconform checks the schemas while the rules run.
             pending = start_schema_findings(checked, validator, located, cache, offline)
             try:
-                rule_findings = [f for f in check(objects, external) if scope is None or (f.source, f.obj) in scope]
-                cautions = [w for w in warnings(objects) if scope is None or (w.source, w.obj) in scope]
+                rule_findings = [f for f in check(objects, external, plugins, runs)
+                                 if scope is None or (f.source, f.obj) in scope]
+                cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
             finally:  # its scratch folder is removed however the rules end
                 engine, findings = pending()
-            findings += rule_findings
+            findings = findings_by_run_file(findings, runs, ws.spec.run_config_key) + rule_findings + stale
             findings = _with_secret_findings(repo, objects, findings, scope)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
-    for w in cautions:
-        click.echo(f"warning: {w.source}: {w.obj}: {w.message}", err=True)
+    for line in warning_lines(cautions):
+        click.echo(line, err=True)
     sources = schema_sources(checked, validator, located, repo)
-    report(findings, len(checked), engine, sources, resolve_output(output), cautions)
+    report(findings, len(checked), engine, sources, resolve_output(output), cautions, verbose)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
@@ -116,31 +143,41 @@ def _with_secret_findings(repo: Path, objects, findings, scope) -> list:
     return findings + [f for f in extra if scope is None or f.message == PLAINTEXT or (f.source, f.obj) in scope]
 
 
-def report(findings, checked: int, engine: str, sources: list[dict], fmt: str, cautions=()) -> None:
+def report(findings, checked: int, engine: str, sources: list[dict], fmt: str, cautions=(), verbose: bool = False) -> None:
+    """JSON: every field. Table: the verdict first, then one line per problem (file, object,
+    message, fix), the schema each kind was checked against only with ``-v``."""
     if fmt == "json":
         click.echo(to_json({"checked": checked, "engine": engine, "schemas": sources,
                             "problems": [f.__dict__ for f in findings],
                             "warnings": [w.__dict__ for w in cautions]}))
         return
-    from rich.console import Console
-    from rich.table import Table
+    objects = len({(f.source, f.obj) for f in findings})
+    if findings:
+        click.echo(f"FAILED: {len(findings)} problem(s) in {objects} of {checked} objects (schemas: {engine})")
+    else:
+        click.echo(f"OK: {checked} objects valid (schemas: {engine})")
+    for f in sorted(findings, key=lambda f: (f.source, f.obj, f.message)):
+        fix = f" -> fix: {f.fix}" if f.fix else ""
+        click.echo(f"{f.source}: {f.obj}: {f.message}{fix}")
+    if verbose:
+        from rich.console import Console
+        from rich.table import Table
 
-    console = Console()
-    kinds = Table(title=f"schemas ({engine})")
-    for column in ("kind", "apiVersion", "from", "location"):
-        kinds.add_column(column, overflow="fold")
-    for source in sources:
-        kinds.add_row(source["kind"], source["apiVersion"], source["source"], source["location"])
-    console.print(kinds)
-    if not findings:
-        console.print(f"{checked} objects valid.")
-        return
-    table = Table(title=f"{len(findings)} problem(s) in {checked} objects")
-    for column in ("file", "object", "problem"):
-        table.add_column(column)
-    last = (None, None)
-    for f in sorted(findings, key=lambda f: (f.source, f.obj)):
-        key = (f.source, f.obj)
-        table.add_row(*(("", "") if key == last else key), f.message)
-        last = key
-    console.print(table)
+        kinds = Table(title=f"schemas ({engine})")
+        for column in ("kind", "apiVersion", "from", "location"):
+            kinds.add_column(column, overflow="fold")
+        for source in sources:
+            kinds.add_row(source["kind"], source["apiVersion"], source["source"], source["location"])
+        Console().print(kinds)
+
+
+def warning_lines(cautions) -> list[str]:
+    """One line per distinct warning, naming its first object and how many others share it."""
+    by_message: dict[str, list] = {}
+    for w in cautions:
+        by_message.setdefault(w.message, []).append(w)
+    lines = []
+    for message, same in by_message.items():
+        more = f" (and {len(same) - 1} more object(s))" if len(same) > 1 else ""
+        lines.append(f"warning: {same[0].source}: {same[0].obj}{more}: {message}")
+    return lines

@@ -2,7 +2,7 @@
 verl's own ``examples/data_preprocess/math_dataset.py``, scored by verl's MATH reward."""
 from __future__ import annotations
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl
+from rlgen.plugin_api import DatasetFormat, Finding, PluginInfo, hookimpl
 
 NAME = "example-math"
 #: verl picks its MATH reward function from this data_source.
@@ -77,3 +77,21 @@ def rlgen_migrate(ctx, from_version, to_version, files):
     if (major, minor) < (0, 3) and OLD_DOC in files and DOC not in files:
         return {OLD_DOC: None, DOC: files[OLD_DOC]}
     return {}
+
+
+#: MATH solutions reason at length before their \\boxed{} answer.
+MIN_RESPONSE = 1024
+
+
+@hookimpl
+def rlgen_validate_rules(ctx, objects):
+    # A response cut before its \\boxed{} answer scores 0 whatever the reasoning.
+    found = []
+    for o in objects:
+        if o.kind == "RayJob" and o.trainer_config:
+            length = (o.trainer_config.get("data") or {}).get("max_response_length", 0)
+            if length < MIN_RESPONSE:
+                found.append(Finding(o.source, o.label, f"data.max_response_length {length} cuts MATH solutions before "
+                                                        "their boxed answer",
+                                     fix=f"rlgen run set {o.source.split('/')[1]} data.max_response_length={MIN_RESPONSE}"))
+    return found

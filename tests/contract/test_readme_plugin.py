@@ -1,0 +1,76 @@
+"""The README's "Write a plugin" example, as printed there: its pyproject registers the module,
+its options are required and checked, its JSON patch reaches every Ray container, and its
+validate rule reports a RayJob the patch no longer reaches."""
+from __future__ import annotations
+
+import re
+import tomllib
+import types
+
+import pytest
+from support.repos import CORE_ANSWERS, REPO, build
+
+from rlgen.errors import RlgenError
+from rlgen.plugin_host.discovery import Installed, discover
+from rlgen.plugin_host.manager import describe
+from rlgen.plugin_host.selection import select
+
+README = (REPO / "README.md").read_text()
+GUIDE = README.split("## Write a plugin", 1)[1].split("\n## ", 1)[0]
+BASE_URL = "https://wandb.team.test"
+
+
+def block(language: str) -> str:
+    return re.search(rf"```{language}\n(.*?)```", GUIDE, re.S)[1]
+
+
+@pytest.fixture(scope="module")
+def installed():
+    module = types.ModuleType("rlgen_wandb")
+    exec(compile(block("python"), "README.md (rlgen_wandb.py)", "exec"), module.__dict__)
+    info = describe({"wandb": module})["wandb"]
+    return {**discover(), "wandb": Installed(module, info, "0.1.0", "rlgen-wandb")}
+
+
+def answers(**wandb):
+    core = {**CORE_ANSWERS["rlgen"], "plugin_packages": '["rlgen-wandb==0.1.0"]'}
+    return {"rlgen": core, "wandb": wandb}
+
+
+def test_its_pyproject_registers_the_module():
+    project = tomllib.loads(block("toml"))["project"]
+    assert project["entry-points"]["rlgen"] == {"wandb": "rlgen_wandb"}
+    assert "# rlgen_wandb.py" in block("python")
+
+
+def test_its_option_is_required_and_checked(installed):
+    with pytest.raises(RlgenError, match=r"wandb\.base_url"):
+        select(installed, ["wandb"], answers(), None)
+    with pytest.raises(RlgenError, match="must be an https:// URL"):
+        select(installed, ["wandb"], answers(base_url="http://wandb.team.test"), None)
+
+
+def test_it_reaches_every_ray_container_and_its_rule_runs(installed, tmp_path):
+    from rlgen.generate.pipeline import generate
+    from rlgen.rules import Rendered, check
+
+    b = generate(select(installed, ["wandb"], answers(base_url=BASE_URL), None))
+    assert "rlgen-wandb==0.1.0" in b.tree.files["images/data/Dockerfile"].decode()
+    b.tree.write(tmp_path)
+    rayjob = next(o for o in build(tmp_path / "runs" / "baseline") if o["kind"] == "RayJob")
+    cluster = rayjob["spec"]["rayClusterSpec"]
+    for pod in (cluster["headGroupSpec"], cluster["workerGroupSpecs"][0]):
+        env = {e["name"]: e for e in pod["template"]["spec"]["containers"][0]["env"]}
+        assert env["WANDB_BASE_URL"]["value"] == BASE_URL
+        assert env["WANDB_API_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "wandb-api-key"
+        assert "VERL_ROOT" in env  # appended: the container's own variables stay
+
+    def rule_findings():
+        objects = [Rendered("runs/baseline/run.yaml", o) for o in build(tmp_path / "runs" / "baseline")]
+        return [f for f in check(objects, (), (b.hooks, b.ctx)) if "W&B" in f.message]
+
+    assert rule_findings() == []
+    kustomization = tmp_path / "components" / "wandb" / "training" / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text().split("patches:")[0] + "patches: []\n")
+    (finding,) = rule_findings()
+    assert finding.obj.startswith("RayJob/") and finding.fix == "restore components/wandb/training/rayjob-wandb-env.yaml"

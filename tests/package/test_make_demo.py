@@ -1,0 +1,29 @@
+"""make demo installs what generating a repository needs, not the test extras, says what it is
+installing, and ends with the next step (read from make's dry run of every step)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from support.repos import REPO
+
+
+@pytest.fixture(scope="module")
+def steps() -> str:
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    result = subprocess.run(["make", "-n", "-B", "demo"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_demo_installs_rlgen_alone(steps):
+    installs = [line for line in steps.splitlines() if "pip install" in line]
+    assert installs and all("[test]" not in line and "verl" not in line for line in installs), installs
+    assert any(line.rstrip().endswith("-e .") for line in installs)
+
+
+def test_demo_says_what_it_installs_and_what_comes_next(steps):
+    assert "Installing rlgen and its dependencies" in steps
+    assert "Next: read demo/README.md" in steps and "rlgen run new" in steps
