@@ -102,7 +102,7 @@ def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
 
 def check_batches(repo: Path, spec: Spec, run: str, run_doc: dict) -> None:
     """verl's batch rules for the run's world size, before anything is written."""
-    found = batch_rules.problems(effective(repo, spec, run_doc))
+    found = batch_rules.problems(effective(repo, spec, run_doc), spec.verl)
     if found:
         raise RlgenError(f"run {run}: " + "; ".join(found))
 

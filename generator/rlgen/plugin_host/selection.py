@@ -23,6 +23,7 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
 from rlgen.plugin_host.manager import Hooks
 from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
+from rlgen.verl import releases
 
 
 def _run_name_error(run: str) -> str | None:
@@ -84,7 +85,8 @@ CORE = PluginInfo(
                choices=("huggingface", "modelscope")),
         Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", ""),
         Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", ""),
-        Option("verl_version", "verl release the trainer config and images target", "0.7.1"),
+        Option("verl", "verl release the trainer config, tools and images target (0.7.1: the tutorial's)",
+               releases.DEFAULT, choices=releases.SUPPORTED),
         Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
         Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
@@ -153,6 +155,7 @@ class Selection:
             training_image=core["training_image"] or f"{core['registry']}/verl-training",
             data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
             rlgen_install=core["install"],
+            verl_version=core["verl"],
         )
         return Spec(**values)
 
@@ -232,6 +235,9 @@ def select(
         selection.values[info.name] = values
         if given:
             selection.answers[info.name] = {k: values[k] for k in given}
+    # Recorded even when it is the default: a repository keeps its verl release when a newer
+    # rlgen defaults to another, until rlgen update --set rlgen.verl=... moves it.
+    selection.answers.setdefault(CORE.name, {})["verl"] = selection.values[CORE.name]["verl"]
     return selection
 
 

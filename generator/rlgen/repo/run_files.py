@@ -77,27 +77,28 @@ def read_run_config(path: Path, spec: Spec) -> Any:
     hydra = doc.get("hydra")
     if hydra is not None and not isinstance(hydra, dict):
         raise Defect(path, "hydra", f"expected a mapping, got {_kind(hydra)}")
-    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS}, spec)
     return doc
 
 
-def read_trainer_config(repo: Path) -> Any:
+def read_trainer_config(repo: Path, spec: Spec) -> Any:
     """``base/training/trainer.yaml``: verl keys of the right types."""
     path = repo / TRAINING_BASE / Spec.trainer_config_key
     doc = read_mapping(path)
-    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS}, spec)
     return doc
 
 
-def check_verl_values(path: Path, doc: dict) -> None:
-    from rlgen.verl import reference
+def check_verl_values(path: Path, doc: dict, spec: Spec) -> None:
+    """Values of the repository's verl release's types (unknown keys are Hydra's to refuse)."""
     from rlgen.verl.trainer_config import flatten
 
+    defaults = spec.verl.defaults
     for key, value in flatten(doc).items():
-        if key in reference.DEFAULTS:
-            if problem := value_error(value, reference.DEFAULTS[key]):
+        if key in defaults:
+            if problem := value_error(value, defaults[key]):
                 raise Defect(path, key, problem)
-        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in reference.DEFAULTS):
+        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in defaults):
             raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
 
 
@@ -159,7 +160,7 @@ def read_run(repo: Path, spec: Spec, run: str) -> RunFiles:
 
 def check_repository(repo: Path, spec: Spec) -> dict[str, RunFiles]:
     """Load every hand-editable file of the repository; the active runs by name."""
-    read_trainer_config(repo)
+    read_trainer_config(repo, spec)
     return {run: read_run(repo, spec, run) for run in read_index(repo)}
 
 
