@@ -83,7 +83,7 @@ def _trainer_memory(b, tmp_path):
 
 
 def _tools(b, tmp_path):
-    assert "verl.tools.geo3k_tool.Geo3kTool" in text(b, "base/training/tool_config.yaml")
+    assert "rlgen_verl_tools.rewards.Geo3kRewardTool" in text(b, "base/training/tool_config.yaml")
 
 
 def _config_file(b, tmp_path):
@@ -107,8 +107,8 @@ def _patches(b, tmp_path):
 
 
 def _training_image(b, tmp_path):
-    assert "FROM verlai/verl:vllm017.latest" in text(b, "images/training/Dockerfile")
-    assert "newTag: 0.7.1-vllm" in text(b, "base/training/kustomization.yaml")
+    assert "FROM verlai/verl:vllm024.latest" in text(b, "images/training/Dockerfile")
+    assert "newTag: 0.9.1-vllm" in text(b, "base/training/kustomization.yaml")
 
 
 def _packages(b, tmp_path):

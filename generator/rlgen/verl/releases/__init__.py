@@ -38,8 +38,10 @@ class Release:
     #: Agent loops the release registers in-tree, and the one that calls tools.
     agent_loops: tuple[str, ...] = ("single_turn_agent", "tool_agent")
     tool_agent: str = "tool_agent"
-    #: The ``config.type`` of a ``BaseTool`` entry in the tool config.
+    #: The ``config.type`` of a ``BaseTool`` entry in the tool config, and every type the
+    #: release's tool registry loads.
     tool_type: str = "native"
+    tool_types: tuple[str, ...] = ("native",)
     #: The module the RayJob runs (``python3 -m``).
     entrypoint: str = "verl.trainer.main_ppo"
     #: Python packages the training image needs beyond verl's dependency image for rlgen's tools.

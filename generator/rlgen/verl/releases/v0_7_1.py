@@ -9,4 +9,6 @@ RELEASE = Release(
     base_images={"vllm": "vllm017.latest", "sglang": "sgl059.latest"},
     # verl/workers/fsdp_workers.py at v0.7.1: the legacy worker normalizes the mini batch.
     mini_batch_split="fsdp_workers",
+    # verl/tools/utils/tool_registry.py at v0.7.1: ToolType NATIVE and MCP.
+    tool_types=("native", "mcp"),
 )

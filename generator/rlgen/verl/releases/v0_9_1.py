@@ -9,4 +9,6 @@ RELEASE = Release(
     base_images={"vllm": "vllm024.latest", "sglang": "sgl0512.latest"},
     # verl/workers/engine_workers.py train_mini_batch: the engine splits the mini batch over DP ranks.
     mini_batch_split="engine_workers",
+    # verl/tools/tool_registry.py: ToolType has NATIVE only ("MCP tool is removed for now").
+    tool_types=("native",),
 )
