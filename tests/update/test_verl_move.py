@@ -42,7 +42,7 @@ def test_force_moves_every_run_and_the_repository_validates(generate, tmp_path):
     assert status(repo) == ""
 
     def keys(run):
-        return flatten(yamlio.read_plain((repo / "runs" / run / "run.yaml").read_text()))
+        return flatten(yamlio.read_plain12((repo / "runs" / run / "run.yaml").read_text()))
 
     assert keys("critic-offload")[RENAMED[1]] is True and RENAMED[0] not in keys("critic-offload")
     assert REMOVED not in keys("skip")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from rlgen.tools.yamlio import load
 from rlgen.verl import batch_rules, releases
+from support.repos import build
 from support.verl_config import compose_run, mounted_configs, unknown_keys, verl_defaults
 
 #: (release answer or None for the default, rollout plugin, nodes)
@@ -39,6 +40,9 @@ def test_run_config_composes_with_zero_rejected_keys(generate, tmp_path, version
     assert cfg.actor_rollout_ref.rollout.multi_turn.tool_config_path == "/var/configs/tool_config.yaml"
     # The release's own batch rules hold for the composed config (all of verl's defaults in it).
     assert batch_rules.problems(_plain(cfg), releases.get(version_)) == []
+    # rlgen validate reads the release off the run's rendered ConfigMap.
+    (configmap,) = [o for o in build(repo / "runs" / "baseline") if o["kind"] == "ConfigMap"]
+    assert releases.of_object(configmap).version == version_
     # The image is the one verl documents for this release and engine.
     dockerfile = (repo / "images" / "training" / "Dockerfile").read_text()
     assert f"FROM {releases.get(version_).base_image(engine)}\n" in dockerfile
