@@ -19,6 +19,8 @@ from rlgen.tools import yamlio
 from rlgen.verl.batch_rules import Size
 
 TEMPLATE = "base/training/rayjob.yaml"
+#: The trainer module the template's entrypoint runs.
+TEMPLATE_MODULE = "verl.trainer.main_ppo"
 #: Run before verl by the entrypoint, from the trainer ConfigMap.
 WAIT_SCRIPT = "wait_for_gpus.py"
 GPU = "nvidia.com/gpu"
@@ -31,6 +33,8 @@ OWN_FIELDS = ("name", "resources")
 def rayjob(spec: Spec) -> Any:
     job = sources.load(TEMPLATE)
     job["metadata"]["name"] = spec.rayjob_name
+    # The template's command names verl's trainer module; the release says which it is.
+    job["spec"]["entrypoint"] = job["spec"]["entrypoint"].replace(f"-m {TEMPLATE_MODULE} ", f"-m {spec.verl.entrypoint} ")
     cluster = job["spec"]["rayClusterSpec"]
     head = cluster["headGroupSpec"]["template"]["spec"]
     _volumes(head, spec)

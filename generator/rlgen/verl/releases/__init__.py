@@ -4,7 +4,7 @@ its config keys, its batch rules, its dependency images, its agent loops and too
 rest of rlgen asks :func:`get` and never compares versions itself."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Mapping
 
@@ -44,8 +44,6 @@ class Release:
     tool_types: tuple[str, ...] = ("native",)
     #: The module the RayJob runs (``python3 -m``).
     entrypoint: str = "verl.trainer.main_ppo"
-    #: Python packages the training image needs beyond verl's dependency image for rlgen's tools.
-    tool_packages: tuple[str, ...] = field(default=())
 
     def base_image(self, engine: str) -> str:
         return f"verlai/verl:{self.base_images[engine]}"
