@@ -13,6 +13,15 @@ from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import duration_error, git_branch_error, image_reference_error, int_range, oss_bucket_error
 from rlgen.spec import Spec, Volume
+from rlgen.verl.releases import Release
+
+
+def verl_release(spec: Spec) -> Release:
+    """What depends on the repository's verl release (answer ``rlgen.verl``): its dependency
+    images (``base_image(engine)``), the tool ``config.type`` (``tool_type``), agent loops."""
+    from rlgen.verl import releases
+
+    return releases.get(spec.verl_version)
 
 __all__ = [
     # Decorate each hook implementation.
@@ -23,6 +32,8 @@ __all__ = [
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",
+    # The repository's verl release: verl_release(ctx.spec).
+    "Release", "verl_release",
     # Checks for Option(check=...): each returns an error message or None.
     "duration_error", "git_branch_error", "image_reference_error", "int_range", "oss_bucket_error",
     # Kubernetes name rules and hosts.

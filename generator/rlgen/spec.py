@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from rlgen.verl import releases
-
 #: The environments that have a platform overlay (``overlays/<env>/platform``).
 ENVIRONMENTS = ("production", "staging")
 #: How GPU pods reach each other for NCCL (rlgen.network), and who starts a run's pods together.
@@ -81,11 +79,6 @@ class Spec:
     mcp_port: int = 8000
     mcp_config_key: str = "mcp_server.json"
     tool_config_key: str = "tool_config.yaml"
-
-    @property
-    def verl(self) -> releases.Release:
-        """Everything that depends on the verl release (answer ``rlgen.verl``)."""
-        return releases.get(self.verl_version)
 
     @property
     def volumes(self) -> dict[str, Volume]:

@@ -1,9 +1,9 @@
 """What both rollout plugins share: their options, their rollout section, and verl's
 dependency image for each engine (the generator builds the training image on it; the
-repository's verl release, ``ctx.spec.verl``, names the image verl documents for it)."""
+repository's verl release, ``verl_release(ctx.spec)``, names the image verl documents for it)."""
 from __future__ import annotations
 
-from rlgen.plugin_api import Option, Problem, TrainingImage, int_range
+from rlgen.plugin_api import Option, Problem, TrainingImage, int_range, verl_release
 
 
 def rollout_options(memory_help: str) -> tuple[Option, ...]:
@@ -34,5 +34,5 @@ def check(ctx, plugin: str, engine: str, tensor_parallel: int) -> list[Problem]:
 
 
 def training_image(ctx, engine: str) -> TrainingImage:
-    release = ctx.spec.verl
+    release = verl_release(ctx.spec)
     return TrainingImage(release.base_image(engine), f"{release.version}-{engine}")

@@ -15,6 +15,7 @@ from rlgen.plugin_api import (
     hookimpl,
     image_reference_error,
     int_range,
+    verl_release,
 )
 
 ADMIN_KEY_SECRET = "sandbox-admin-api-key"
@@ -233,7 +234,7 @@ def mcp_tool(ctx, options: dict) -> dict:
     return {
         "class_name": TOOL_CLASS,
         "config": {
-            "type": ctx.spec.verl.tool_type,
+            "type": verl_release(ctx.spec).tool_type,
             "mcp_servers_config_path": f"{CREDENTIALS_DIR}/{ctx.spec.mcp_config_key}",
             "remote_tool": options["tool"],
             "timeout": TOOL_TIMEOUT,

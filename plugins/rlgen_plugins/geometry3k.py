@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl
+from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl, verl_release
 
 NAME = "geometry3k"
 SOURCE = "hiyouga/geometry3k"
@@ -101,7 +101,7 @@ def rlgen_tools(ctx):
     return [{
         # rlgen's own tool, installed into the training image (images/training/rlgen_verl_tools).
         "class_name": "rlgen_verl_tools.rewards.Geo3kRewardTool",
-        "config": {"type": ctx.spec.verl.tool_type},
+        "config": {"type": verl_release(ctx.spec).tool_type},
         "tool_schema": {
             "type": "function",
             "function": {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl
+from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl, verl_release
 
 NAME = "gsm8k"
 SOURCE = "openai/gsm8k"
@@ -83,7 +83,7 @@ def rlgen_tools(ctx):
     return [{
         # rlgen's own tool, installed into the training image (images/training/rlgen_verl_tools).
         "class_name": "rlgen_verl_tools.rewards.Gsm8kRewardTool",
-        "config": {"type": ctx.spec.verl.tool_type},
+        "config": {"type": verl_release(ctx.spec).tool_type},
         "tool_schema": {
             "type": "function",
             "function": {

@@ -27,7 +27,9 @@ def example(hook: str):
     code = textwrap.dedent(re.search(r"Example::\n\n(.*)", doc, re.S)[1])
     from rlgen_plugins.gsm8k import map_row
 
-    namespace = {"hookimpl": hookspecs.hookimpl, "map_row": map_row,
+    from rlgen.plugin_api import verl_release
+
+    namespace = {"hookimpl": hookspecs.hookimpl, "map_row": map_row, "verl_release": verl_release,
                  **{n: getattr(contributions, n) for n in dir(contributions) if n[0].isupper()}}
     exec(compile(code, f"<example of {hook}>", "exec"), namespace)
     return namespace[hook]

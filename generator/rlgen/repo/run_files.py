@@ -93,7 +93,9 @@ def check_verl_values(path: Path, doc: dict, spec: Spec) -> None:
     """Values of the repository's verl release's types (unknown keys are Hydra's to refuse)."""
     from rlgen.verl.trainer_config import flatten
 
-    defaults = spec.verl.defaults
+    from rlgen.verl import releases
+
+    defaults = releases.get(spec.verl_version).defaults
     for key, value in flatten(doc).items():
         if key in defaults:
             if problem := value_error(value, defaults[key]):

@@ -20,7 +20,7 @@ from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, yamlio
-from rlgen.verl import batch_rules, keys, trainer_config
+from rlgen.verl import batch_rules, keys, releases, trainer_config
 
 #: Keys whose value the repository's plugins decide: the training image holds only that engine.
 ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plugin (its training image has no other)"}
@@ -201,7 +201,7 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
     for key, value in values.items():
         if key in owned:
             raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
-        defaults = ws.spec.verl.defaults
+        defaults = releases.get(ws.spec.verl_version).defaults
         if key in defaults and (problem := run_files.value_error(value, defaults[key])):
             raise RlgenError(f"{key}: {problem}")
         if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
