@@ -2,8 +2,10 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 RLGEN := $(VENV)/bin/rlgen
-# verl is installed without its dependencies: the tests only compose its Hydra config.
-VERL := verl==0.7.1
+# Each verl release rlgen supports (generator/rlgen/verl/releases), installed without its
+# dependencies into a folder of its own: the tests compose each one's Hydra config and load
+# its tool interface.
+VERL_RELEASES := 0.7.1 0.9.1
 
 .PHONY: setup toolchain validation-tools demo test bench schemas clean
 
@@ -13,7 +15,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet --no-deps '$(VERL)'
+	for v in $(VERL_RELEASES); do rm -rf .verl/$$v && $(PY) -m pip install --quiet --no-deps --target .verl/$$v "verl==$$v" || exit 1; done
 	touch $@
 
 # The pinned upstream tools (toolchain/*/go.mod), built from source into a cache keyed by version;
@@ -69,4 +71,4 @@ schemas: setup
 	$(PY) scripts/update_schemas.py
 
 clean:
-	rm -rf $(VENV) build demo .toolchain
+	rm -rf $(VENV) build demo .toolchain .verl

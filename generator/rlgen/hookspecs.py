@@ -127,7 +127,9 @@ def rlgen_trainer_config(ctx: Context) -> dict:
 
 @hookspec
 def rlgen_tools(ctx: Context) -> list[dict]:
-    """Return verl tool entries (dicts in the pinned verl line's tool-config format).
+    """Return verl tool entries (dicts in the tool-config format of the repository's verl
+    release, ``verl_release(ctx.spec)``: a ``BaseTool`` class of ``config.type`` ``.tool_type``;
+    rlgen's own tools ship in the training image as ``rlgen_verl_tools``).
 
     They are collected into the trainer ConfigMap key ``spec.tool_config_key``, and
     ``actor_rollout_ref.rollout.multi_turn.tool_config_path`` points at it.
@@ -138,8 +140,8 @@ def rlgen_tools(ctx: Context) -> list[dict]:
 
         @hookimpl
         def rlgen_tools(ctx):
-            return [{"class_name": "verl.tools.geo3k_tool.Geo3kTool",
-                     "config": {"type": "native"},
+            return [{"class_name": "rlgen_verl_tools.rewards.Geo3kRewardTool",
+                     "config": {"type": verl_release(ctx.spec).tool_type},
                      "tool_schema": {"type": "function", "function": {"name": "calc_geo3k_reward"}}}]
     """
 
@@ -232,7 +234,7 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
 
         @hookimpl
         def rlgen_training_image(ctx):
-            return TrainingImage("verlai/verl:vllm017.latest", f"{ctx.spec.verl_version}-vllm")
+            return TrainingImage(verl_release(ctx.spec).base_image("vllm"), f"{ctx.spec.verl_version}-vllm")
     """
 
 

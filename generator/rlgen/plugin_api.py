@@ -32,6 +32,15 @@ from rlgen.option_checks import (
     uri_error,
 )
 from rlgen.spec import Spec, Volume
+from rlgen.verl.releases import Release
+
+
+def verl_release(spec: Spec) -> Release:
+    """What depends on the repository's verl release (answer ``rlgen.verl``): its dependency
+    images (``base_image(engine)``), the tool ``config.type`` (``tool_type``), agent loops."""
+    from rlgen.verl import releases
+
+    return releases.get(spec.verl_version)
 
 __all__ = [
     # Decorate each hook implementation.
@@ -45,6 +54,8 @@ __all__ = [
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",
+    # The repository's verl release: verl_release(ctx.spec).
+    "Release", "verl_release",
     # Checks for Option(check=...): each returns an error message or None.
     "control_error", "credential_error", "duration_error", "endpoint_error", "git_branch_error", "git_url_error",
     "hub_id_error", "image_reference_error", "int_range", "number_range", "oss_bucket_error",

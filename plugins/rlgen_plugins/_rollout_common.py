@@ -1,15 +1,9 @@
 """What both rollout plugins share: their options, their rollout section, and verl's
-dependency image for each engine (the generator builds the training image on it)."""
+dependency image for each engine (the generator builds the training image on it; the
+repository's verl release, ``verl_release(ctx.spec)``, names the image verl documents for it)."""
 from __future__ import annotations
 
-from rlgen.plugin_api import Option, Problem, TrainingImage, int_range
-
-#: Official dependency images (Docker Hub verlai/verl) per verl release and engine.
-BASE_TAGS = {
-    "0.7.0": {"vllm": "vllm012.latest", "sglang": "sgl056.latest"},
-    "0.7.1": {"vllm": "vllm017.latest", "sglang": "sgl059.latest"},
-}
-BASE_REPOSITORY = "verlai/verl"
+from rlgen.plugin_api import Option, Problem, TrainingImage, int_range, verl_release
 
 
 def rollout_options(memory_help: str) -> tuple[Option, ...]:
@@ -33,10 +27,6 @@ def rollout_config(engine: str, options: dict) -> dict:
 
 def check(ctx, plugin: str, engine: str, tensor_parallel: int) -> list[Problem]:
     problems = []
-    if ctx.spec.verl_version not in BASE_TAGS:
-        known = ", ".join(sorted(BASE_TAGS))
-        problems.append(Problem(f"no {engine} training image is known for verl {ctx.spec.verl_version} "
-                                f"(known: {known})", (plugin, "rlgen")))
     if ctx.spec.gpus_per_node % tensor_parallel:
         problems.append(Problem(f"tensor parallel size {tensor_parallel} does not divide "
                                 f"{ctx.spec.gpus_per_node} GPUs per node", (plugin, "rlgen")))
@@ -44,5 +34,5 @@ def check(ctx, plugin: str, engine: str, tensor_parallel: int) -> list[Problem]:
 
 
 def training_image(ctx, engine: str) -> TrainingImage:
-    version = ctx.spec.verl_version
-    return TrainingImage(f"{BASE_REPOSITORY}:{BASE_TAGS[version][engine]}", f"{version}-{engine}")
+    release = verl_release(ctx.spec)
+    return TrainingImage(release.base_image(engine), f"{release.version}-{engine}")

@@ -15,6 +15,7 @@ from rlgen.plugin_api import (
     hookimpl,
     image_reference_error,
     int_range,
+    verl_release,
 )
 
 ADMIN_KEY_SECRET = "sandbox-admin-api-key"
@@ -220,20 +221,37 @@ def mcp_config(ctx, options: dict) -> ConfigFile:
     return ConfigFile(ctx.spec.mcp_config_key, json.dumps(servers, indent=2, sort_keys=True) + "\n")
 
 
-#: The verl tool class for a code-execution MCP tool: MCPBaseTool hands the model every text
-#: part. MCPSearchTool keeps only a '"results": [...]' substring (Tavily search output), so
-#: print() output and errors of the sandbox would never reach the model.
-TOOL_CLASS = "verl.tools.mcp_base_tool.MCPBaseTool"
+#: rlgen's code-execution tool (images/training/rlgen_verl_tools/sandbox.py), a native verl tool
+#: in every release: verl 0.9 removed its MCP tools, and 0.7's MCPSearchTool kept only a search
+#: 'results' substring, so print() output and errors would never reach the model.
+TOOL_CLASS = "rlgen_verl_tools.sandbox.SandboxCodeTool"
+#: Seconds a call may take, and how much of its output the model gets.
+TOOL_TIMEOUT = 120
+MAX_OUTPUT_CHARS = 4000
 
 
 def mcp_tool(ctx, options: dict) -> dict:
     return {
         "class_name": TOOL_CLASS,
-        # rate_limit is read unconditionally by verl's MCP tool loader (tool_registry.py).
-        "config": {"type": "mcp", "rate_limit": 120, "timeout": 120},
-        "mcp": {
+        "config": {
+            "type": verl_release(ctx.spec).tool_type,
             "mcp_servers_config_path": f"{CREDENTIALS_DIR}/{ctx.spec.mcp_config_key}",
-            "tool_selected_list": [options["tool"]],
+            "remote_tool": options["tool"],
+            "timeout": TOOL_TIMEOUT,
+            "max_output_chars": MAX_OUTPUT_CHARS,
+        },
+        "tool_schema": {
+            "type": "function",
+            "function": {
+                "name": options["tool"],
+                "description": "Run Python code in a fresh sandbox and return what it prints (stdout, "
+                               "stderr and errors). Print every value you want to see.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"code": {"type": "string", "description": "Python code to run"}},
+                    "required": ["code"],
+                },
+            },
         },
     }
 
@@ -285,14 +303,6 @@ def rlgen_patches(ctx) -> list[Patch]:
                   "key is never in Git or in the trainer ConfigMap.")]
 
 
-#: verl 0.7's MCP tool imports fastmcp (2.x API), which verl's dependency images lack.
+#: rlgen's sandbox tool calls the MCP endpoint with fastmcp (2.x API), which verl's dependency
+#: images lack.
 TRAINING_PACKAGES = ["fastmcp>=2.3,<3"]
-
-
-def verl_line_problem(ctx, plugin: str):
-    """verl's MCP tools and ``type: mcp`` exist only in verl 0.7.x (removed in 0.8.0)."""
-    from rlgen.plugin_api import Problem
-
-    if not ctx.spec.verl_version.startswith("0.7."):
-        return [Problem(f"the MCP sandbox tool needs verl 0.7.x, not {ctx.spec.verl_version}", (plugin, "rlgen"))]
-    return []

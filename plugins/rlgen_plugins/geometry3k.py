@@ -3,14 +3,14 @@
 The rows follow verl's ``examples/data_preprocess/geo3k_multiturn_w_tool.py`` (a system
 prompt that asks for tool use, the problem and instruction as the user turn) and name
 verl's ``tool_agent`` loop, so the sandbox tool the repository deploys is actually called.
-verl's own ``calc_geo3k_reward`` tool is left out: in verl 0.7.1 ``Geo3kTool.create`` reads
-``ground_truth`` only as a keyword, while ``tool_agent`` passes it inside ``create_kwargs``,
-so it would grade every answer against ``None``."""
+The ``calc_geo3k_reward`` tool is rlgen's (``rlgen_verl_tools.rewards``): verl 0.9 removed its
+own, and in verl 0.7.1 ``Geo3kTool.create`` reads ``ground_truth`` only as a keyword, while
+``tool_agent`` passes it inside ``create_kwargs``, so it graded every answer against ``None``."""
 from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl
+from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl, verl_release
 
 NAME = "geometry3k"
 SOURCE = "hiyouga/geometry3k"
@@ -18,6 +18,7 @@ DEFAULT_MODEL = "Qwen/Qwen2.5-VL-3B-Instruct"
 IMAGE = "<image>"
 #: verl's agent loop that calls tools; rows without it run single_turn_agent, which never does.
 AGENT = "tool_agent"
+REWARD_TOOL = "calc_geo3k_reward"
 
 INSTRUCTION = (
     "You FIRST think about the reasoning process as an internal monologue and then provide the final answer. "
@@ -56,7 +57,11 @@ def map_row(row: dict, split: str, index: int) -> dict:
         "images": [{"bytes": image["bytes"], "path": image.get("path")} for image in images],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": answer},
-        "extra_info": {"split": split, "index": index, "answer": answer, "question": problem},
+        "extra_info": {
+            "split": split, "index": index, "answer": answer, "question": problem,
+            "need_tools_kwargs": True,
+            "tools_kwargs": {REWARD_TOOL: {"create_kwargs": {"ground_truth": answer}}},
+        },
     }
 
 
@@ -89,6 +94,27 @@ def rlgen_check(ctx):
             f"geometry3k prompts carry images, but model '{ctx.spec.model}' looks text-only: pick a "
             f"vision-language model, e.g. --set rlgen.model={DEFAULT_MODEL}", (NAME, "rlgen"))]
     return []
+
+
+@hookimpl
+def rlgen_tools(ctx):
+    return [{
+        # rlgen's own tool, installed into the training image (images/training/rlgen_verl_tools).
+        "class_name": "rlgen_verl_tools.rewards.Geo3kRewardTool",
+        "config": {"type": verl_release(ctx.spec).tool_type},
+        "tool_schema": {
+            "type": "function",
+            "function": {
+                "name": REWARD_TOOL,
+                "description": "Check the final answer to the geometry problem: 1.0 if it is correct, else 0.0.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"answer": {"type": "string", "description": "The final answer, e.g. 12 or 3\\sqrt{2}"}},
+                    "required": ["answer"],
+                },
+            },
+        },
+    }]
 
 
 @hookimpl

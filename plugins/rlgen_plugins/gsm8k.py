@@ -1,9 +1,10 @@
-"""Dataset plugin: GSM8K grade-school math in verl's multi-turn tool-agent format."""
+"""Dataset plugin: GSM8K grade-school math in verl's multi-turn tool-agent format, graded by
+rlgen's GSM8K reward tool (verl 0.9 removed its own, ``verl.tools.gsm8k_tool``)."""
 from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl
+from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl, verl_release
 
 NAME = "gsm8k"
 SOURCE = "openai/gsm8k"
@@ -51,7 +52,6 @@ def map_row(row: dict, split: str, index: int) -> dict:
             "question": question,
             "need_tools_kwargs": True,
             "tools_kwargs": {REWARD_TOOL: {"create_kwargs": {"ground_truth": solution}}},
-            "interaction_kwargs": {"query": question, "ground_truth": solution},
         },
     }
 
@@ -61,7 +61,7 @@ def rlgen_plugin():
     return PluginInfo(
         name=NAME,
         slot="dataset",
-        summary="GSM8K math word problems with verl's GSM8K reward tool",
+        summary="GSM8K math word problems with rlgen's GSM8K reward tool",
     )
 
 
@@ -79,19 +79,11 @@ def rlgen_dataset_format():
 
 
 @hookimpl
-def rlgen_check(ctx):
-    if not ctx.spec.verl_version.startswith("0.7."):
-        return [Problem(
-            f"the {REWARD_TOOL} tool (verl.tools.gsm8k_tool.Gsm8kTool) exists only in verl 0.7.x, "
-            f"not {ctx.spec.verl_version}", (NAME, "rlgen"))]
-    return []
-
-
-@hookimpl
 def rlgen_tools(ctx):
     return [{
-        "class_name": "verl.tools.gsm8k_tool.Gsm8kTool",
-        "config": {"type": "native"},
+        # rlgen's own tool, installed into the training image (images/training/rlgen_verl_tools).
+        "class_name": "rlgen_verl_tools.rewards.Gsm8kRewardTool",
+        "config": {"type": verl_release(ctx.spec).tool_type},
         "tool_schema": {
             "type": "function",
             "function": {

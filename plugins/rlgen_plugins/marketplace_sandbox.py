@@ -76,7 +76,7 @@ def rlgen_plugin():
 @hookimpl
 def rlgen_check(ctx):
     o = ctx.options(NAME)
-    problems = _sandbox_common.verl_line_problem(ctx, NAME)
+    problems = []
     if o["ingress_class"] != "alb" and o["certificate_id"]:
         problems.append(Problem(
             f"certificate_id is for the ALB HTTPS listener, but ingress_class is {o['ingress_class']}: "

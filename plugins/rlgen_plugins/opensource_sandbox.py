@@ -61,11 +61,6 @@ def rlgen_plugin():
     )
 
 
-@hookimpl
-def rlgen_check(ctx):
-    return _sandbox_common.verl_line_problem(ctx, NAME)
-
-
 def manager_image(ctx) -> str:
     return ctx.options(NAME)["manager_image"] or f"{ctx.spec.registry}/sandbox-manager:{value('manager_tag')}"
 

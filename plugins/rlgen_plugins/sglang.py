@@ -6,8 +6,10 @@ from rlgen.plugin_api import Option, PluginInfo, hookimpl
 from rlgen_plugins import _rollout_common
 
 NAME = "sglang"
-#: What verl (0.7.x) starts SGLang with when engine_kwargs.sglang names no attention_backend.
-VERL_ATTENTION_BACKEND = "fa3"
+#: Leave the kernels to verl, which picks them per release and SGLang version (fa3 with verl
+#: 0.7.1's image; flashinfer from SGLang 0.5.12 on, as in verl 0.9's image, where FA3 CUDA-graph
+#: capture is broken): async_sglang_server.py of each release.
+VERL_ATTENTION_BACKEND = "auto"
 
 
 @hookimpl
@@ -18,8 +20,9 @@ def rlgen_plugin():
         summary="SGLang async rollout (verl's verlai/verl SGLang image)",
         options=_rollout_common.rollout_options(
             "Share of GPU memory SGLang reserves for weights and KV cache (its mem_fraction_static)") + (
-            Option("attention_backend", "SGLang attention kernels; flashinfer or triton where the GPU lacks "
-                   "FlashAttention 3", VERL_ATTENTION_BACKEND, choices=("fa3", "flashinfer", "triton")),
+            Option("attention_backend", "SGLang attention kernels: auto (verl's choice for its release and "
+                   "SGLang), or fa3, flashinfer, triton", VERL_ATTENTION_BACKEND,
+                   choices=(VERL_ATTENTION_BACKEND, "fa3", "flashinfer", "triton")),
         ),
     )
 

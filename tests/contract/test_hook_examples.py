@@ -27,7 +27,9 @@ def example(hook: str):
     code = textwrap.dedent(re.search(r"Example::\n\n(.*)", doc, re.S)[1])
     from rlgen_plugins.gsm8k import map_row
 
-    namespace = {"hookimpl": hookspecs.hookimpl, "map_row": map_row,
+    from rlgen.plugin_api import verl_release
+
+    namespace = {"hookimpl": hookspecs.hookimpl, "map_row": map_row, "verl_release": verl_release,
                  **{n: getattr(contributions, n) for n in dir(contributions) if n[0].isupper()}}
     exec(compile(code, f"<example of {hook}>", "exec"), namespace)
     return namespace[hook]
@@ -105,7 +107,7 @@ def _trainer_memory(b, tmp_path):
 
 
 def _tools(b, tmp_path):
-    assert "verl.tools.geo3k_tool.Geo3kTool" in text(b, "base/training/tool_config.yaml")
+    assert "rlgen_verl_tools.rewards.Geo3kRewardTool" in text(b, "base/training/tool_config.yaml")
 
 
 def _config_file(b, tmp_path):
@@ -134,8 +136,8 @@ def _patches(b, tmp_path):
 
 
 def _training_image(b, tmp_path):
-    assert "FROM verlai/verl:vllm017.latest" in text(b, "images/training/Dockerfile")
-    assert "newTag: 0.7.1-vllm" in text(b, "base/training/kustomization.yaml")
+    assert "FROM verlai/verl:vllm024.latest" in text(b, "images/training/Dockerfile")
+    assert "newTag: 0.9.1-vllm" in text(b, "base/training/kustomization.yaml")
 
 
 def _packages(b, tmp_path):

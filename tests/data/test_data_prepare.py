@@ -133,8 +133,11 @@ def test_geometry3k_rows_carry_their_images_and_one_placeholder_each(tmp_path):
         assert message["role"] == "user" and message["content"].count("<image>") == len(row["images"])
         assert message["content"].startswith(train["problem"][index]) and "\\boxed{}" in message["content"]
         assert row["reward_model"] == {"style": "rule", "ground_truth": train["answer"][index]}
-        assert row["extra_info"] == {"split": "train", "index": index, "answer": train["answer"][index],
-                                     "question": train["problem"][index]}
+        answer = train["answer"][index]
+        assert row["extra_info"] == {"split": "train", "index": index, "answer": answer,
+                                     "question": train["problem"][index], "need_tools_kwargs": True,
+                                     # What rlgen's calc_geo3k_reward grades against.
+                                     "tools_kwargs": {"calc_geo3k_reward": {"create_kwargs": {"ground_truth": answer}}}}
         assert row["data_source"] == "hiyouga/geometry3k" and row["ability"] == "math"
 
 

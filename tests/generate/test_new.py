@@ -144,7 +144,8 @@ def test_every_kustomization_root_is_listed(generate):
     (["--set", "rlgen.namespace=Bad_Name"], "not a DNS-1123 label"),
     (["--set", "rlgen.run=" + "r" * 45], "RayJob name over 47 characters"),
     (["--set", "novalue"], "PLUGIN.OPTION=VALUE"),
-    (["--set", "rlgen.verl_version=0.9.1"], "opensource-sandbox + rlgen: the MCP sandbox tool needs verl 0.7.x"),
+    (["--set", "rlgen.verl=0.8.0"], "'0.8.0' is not one of 0.7.1, 0.9.1"),
+    (["--set", "rlgen.verl_version=0.7.1"], "has no option 'verl_version'"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, expected):
     target = tmp_path / "repo"
@@ -250,7 +251,7 @@ def test_dataset_job_runs_commands_this_rlgen_has(generate):
 def test_training_image_gets_every_plugins_packages(generate):
     """The rollout plugin names the base image; the sandbox needs fastmcp, geometry3k mathruler."""
     text = (generate("--plugin", "geometry3k", "--plugin", "sglang") / "images" / "training" / "Dockerfile").read_text()
-    assert "FROM verlai/verl:sgl059.latest\n" in text
+    assert "FROM verlai/verl:sgl0512.latest\n" in text
     assert '"fastmcp>=2.3,<3"' in text and '"mathruler==0.1.0"' in text
     assert "mathruler" not in (generate() / "images" / "training" / "Dockerfile").read_text()
 

@@ -189,16 +189,16 @@ def test_sglang_rollout_and_image(generate):
     assert "engine_kwargs" not in rollout, "verl's own default attention backend needs no override"
     (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
     image = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == f"{REGISTRY}/verl-training:0.7.1-sglang"
-    assert "FROM verlai/verl:sgl059.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
+    assert image == f"{REGISTRY}/verl-training:0.9.1-sglang"
+    assert "FROM verlai/verl:sgl0512.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
 
 
 def test_sglang_engine_kwargs_only_when_they_change_something(generate):
     repo = generate("--plugin", "sglang", "--set", "sglang.attention_backend=flashinfer",
-                    "--set", "rlgen.verl_version=0.7.0")
+                    "--set", "rlgen.verl=0.7.1")
     rollout = YAML(typ="safe").load((repo / "base" / "training" / "trainer.yaml").read_text())["actor_rollout_ref"]["rollout"]
     assert rollout["engine_kwargs"] == {"sglang": {"attention_backend": "flashinfer"}}
-    assert "FROM verlai/verl:sgl056.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
+    assert "FROM verlai/verl:sgl059.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
 
 
 # --- argo -----------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def test_only_the_runs_application_does_not_hold_up_the_root(generate, annotatio
 @pytest.mark.parametrize("args, culprits", [
     (("--plugin", "sglang", "--set", "sglang.tensor_parallel_size=3"), ["sglang"]),
     (MARKETPLACE + ("--set", "marketplace-sandbox.ingress_class=mse") + CERTIFICATE, ["marketplace-sandbox"]),
-    (MARKETPLACE + ("--set", "rlgen.verl_version=0.9.1"), ["marketplace-sandbox", "gsm8k", "vllm"]),
+    (MARKETPLACE + ("--set", "rlgen.verl=0.8.0"), ["rlgen.verl", "0.7.1", "0.9.1"]),
     (("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain="), ["marketplace-sandbox.domain"]),
     (("--plugin", "marketplace-sandbox"), ["marketplace-sandbox.domain"]),
     (("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=https://sb.example.com"),

@@ -113,12 +113,12 @@ def test_controller_is_upstreams_published_image(generate):
     assert "random key" not in readme and "random admin" not in readme
 
 
-def test_trainer_uses_the_base_tool_and_a_key_from_a_secret(generate):
+def test_trainer_uses_rlgens_sandbox_tool_and_a_key_from_a_secret(generate):
     repo = generate()
     tools = [t for t in yamlio.load((repo / "base" / "training" / "tool_config.yaml").read_text())["tools"]
-             if t["config"]["type"] == "mcp"]
-    assert [t["class_name"] for t in tools] == ["verl.tools.mcp_base_tool.MCPBaseTool"]
-    assert tools[0]["config"]["rate_limit"] > 0
+             if "mcp_servers_config_path" in t["config"]]
+    assert [t["class_name"] for t in tools] == ["rlgen_verl_tools.sandbox.SandboxCodeTool"]
+    assert tools[0]["config"]["timeout"] > 0 and tools[0]["config"]["remote_tool"] == "run_code_once"
     assert "E2B-API-KEY" not in (repo / "base" / "training" / "mcp_server.json").read_text()
     (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
     pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
@@ -126,7 +126,7 @@ def test_trainer_uses_the_base_tool_and_a_key_from_a_secret(generate):
     assert init["env"][0]["valueFrom"]["secretKeyRef"] == {"name": "sandbox-api-key", "key": "apiKey"}
     assert init["image"] == pod["containers"][0]["image"]
     written = init["command"][-1]
-    assert tools[0]["mcp"]["mcp_servers_config_path"] == written
+    assert tools[0]["config"]["mcp_servers_config_path"] == written
     assert any(m["mountPath"] == written.rsplit("/", 1)[0] for m in pod["containers"][0]["volumeMounts"])
     assert "sandbox-api-key" in yamlio.load((repo / "rlgen.yaml").read_text())["external"]["secrets"]
 

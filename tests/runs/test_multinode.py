@@ -224,11 +224,14 @@ def test_coscheduling_labels_every_pod_with_its_own_pod_group(generate, tmp_path
     ({"trainer": {"nnodes": 3}, "data": {"train_batch_size": 100}, "actor_rollout_ref": {"actor": {"use_dynamic_bsz": True}}}, []),
 ])
 def test_verl_batch_rules(changes, expected):
+    """verl 0.7.1's rules (its FSDP worker's normalization); 0.9's split is tested in
+    tests/verl/test_trainer_config.py."""
     from rlgen import sources
+    from rlgen.verl import releases
     from rlgen.verl.trainer_config import deep_merge
 
     config = deep_merge(sources.load("base/training/trainer.yaml"), changes)
-    assert batch_rules.problems(config) == expected
+    assert batch_rules.problems(config, releases.get("0.7.1")) == expected
 
 
 def test_the_readme_explains_sizing_rdma_gang_scheduling_and_pending_gpus(generate):

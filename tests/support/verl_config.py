@@ -1,7 +1,9 @@
-"""Compose a generated run's config with Hydra against the installed verl config tree."""
+"""Compose a generated run's config with Hydra against the config tree of a verl release.
+
+Each release rlgen supports is installed without dependencies into ``.verl/<version>`` of the
+checkout (``make setup``); nothing imports verl's ``__init__``, which needs ray and torch."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 from contextlib import contextmanager
@@ -9,19 +11,19 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
+from rlgen.verl import releases
 from rlgen.verl.trainer_config import flatten
 
 from support.repos import build
 
-VERL_LINE = "0.7."
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
-def verl_root() -> Path:
-    """The folder holding the installed ``verl`` package, found without importing it (its
-    ``__init__`` needs ray and torch, which a config check does not)."""
-    spec = importlib.util.find_spec("verl")
-    assert spec and spec.submodule_search_locations, "verl is not installed (pip install --no-deps verl)"
-    return Path(list(spec.submodule_search_locations)[0]).parent
+def verl_root(version: str = releases.DEFAULT) -> Path:
+    """The folder holding verl ``version``'s ``verl`` package."""
+    root = CHECKOUT / ".verl" / version
+    assert (root / "verl" / "trainer" / "config").is_dir(), f"verl {version} is not in {root}: run make setup"
+    return root
 
 
 @contextmanager
@@ -50,14 +52,15 @@ def mounted_configs(repo: Path, run: str, dest: Path) -> tuple[Path, list[str]]:
     return dest, [a for a in argv[3:] if not a.startswith("--")]
 
 
-def compose_run(configs: Path, overrides: list[str]):
+def compose_run(configs: Path, overrides: list[str], version: str = releases.DEFAULT):
     # hydra.searchpath is relative to the RayJob's working_dir, the folder holding verl/.
-    with in_dir(verl_root()), initialize_config_dir(config_dir=str(configs), version_base=None):
+    with in_dir(verl_root(version)), initialize_config_dir(config_dir=str(configs), version_base=None):
         return compose(config_name="run", overrides=overrides)
 
 
-def verl_defaults():
-    with initialize_config_dir(config_dir=str(verl_root() / "verl" / "trainer" / "config"), version_base=None):
+def verl_defaults(version: str = releases.DEFAULT):
+    config_dir = verl_root(version) / "verl" / "trainer" / "config"
+    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
         return OmegaConf.to_container(compose(config_name="ppo_trainer"))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 from rlgen.tools import yamlio
@@ -80,15 +81,27 @@ def test_argo_example_git_url_is_a_problem(generate, tmp_path):
         "Application/argocd/root", "AppProject/argocd/rlgen"}
 
 
-def test_search_tool_for_a_code_tool_is_a_problem(repo):
-    path = repo / "base" / "training" / "tool_config.yaml"
-    path.write_text(path.read_text().replace("verl.tools.mcp_base_tool.MCPBaseTool",
-                                             "verl.tools.mcp_search_tool.MCPSearchTool")
-                    .replace("      rate_limit: 120\n", ""))
+MCP_SEARCH_TOOL = """\
+tools:
+  - class_name: verl.tools.mcp_search_tool.MCPSearchTool
+    config: {type: mcp}
+    mcp: {mcp_servers_config_path: /var/run/mcp/mcp_server.json, tool_selected_list: [run_code_once]}
+"""
+
+
+def test_search_tool_for_a_code_tool_is_a_problem(generate, tmp_path):
+    repo = shutil.copytree(generate("--set", "rlgen.verl=0.7.1"), tmp_path / "repo", symlinks=True)
+    (repo / "base" / "training" / "tool_config.yaml").write_text(MCP_SEARCH_TOOL)
     messages = [p["message"] for p in problems(repo)]
     assert any("run_code_once output never reaches the model: use verl.tools.mcp_base_tool.MCPBaseTool" in m
                for m in messages), messages
     assert any("has no config.rate_limit" in m for m in messages)
+
+
+def test_an_mcp_tool_is_a_problem_on_verl_0_9(repo):
+    (repo / "base" / "training" / "tool_config.yaml").write_text(MCP_SEARCH_TOOL)
+    messages = [p["message"] for p in problems(repo)]
+    assert any("config.type 'mcp', but verl 0.9.1 loads only native tools" in m for m in messages), messages
 
 
 def test_secret_with_values_in_git_is_a_problem(repo):

@@ -21,6 +21,7 @@ from rlgen.generate.filetree import FileTree
 from rlgen.repo.layout import RENAME_TRANSFORMER, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
+from rlgen.verl import releases
 from rlgen.verl.batch_rules import Size
 
 _FILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -112,6 +113,8 @@ def write_training(tree: FileTree, spec: Spec, components: Components, trainer_f
     generator = kust["configMapGenerator"][0]
     generator["name"] = spec.trainer_configmap
     generator["files"] = list(trainer_files)
+    # Checks of the rendered objects (rlgen validate) apply this release's batch rules.
+    generator["options"] = {"labels": {releases.LABEL: spec.verl_version}}
     tree.add(f"{TRAINING_BASE}/kustomization.yaml",
              yamlio.dump(_with_components(kust, components.paths(Layer.TRAINING), "../../")))
     tree.add(f"{TRAINING_BASE}/kustomizeconfig.yaml", sources.text(f"{TRAINING_BASE}/kustomizeconfig.yaml"))

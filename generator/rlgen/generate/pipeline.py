@@ -32,7 +32,7 @@ from rlgen.repo import naming_scheme
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
-from rlgen.verl import batch_rules, trainer_config
+from rlgen.verl import batch_rules, releases, trainer_config
 
 
 @dataclass
@@ -84,7 +84,7 @@ def training_base(b: Build) -> None:
     """``base/training``: the RayJob, the trainer config and the tool config every run shares."""
     tools = b.hooks.tools(b.ctx)
     config = trainer_config.base_trainer_config(b.spec, b.hooks.trainer_config(b.ctx), bool(tools))
-    if found := batch_rules.problems(config):
+    if found := batch_rules.problems(config, releases.get(b.spec.verl_version)):
         # The same rules rlgen run and rlgen validate apply: no repository verl would refuse.
         raise RlgenError("the trainer config breaks a verl batch rule: " + "; ".join(found))
     files = {b.spec.trainer_config_key: yamlio.dump(config)}
@@ -100,6 +100,8 @@ def training_base(b: Build) -> None:
     b.tree.add(f"{TRAINING_BASE}/rayjob.yaml", yamlio.dump(rayjob(b.spec)))
     b.tree.add("images/training/Dockerfile",
                training_image.dockerfile(b.spec, image, b.hooks.training_packages(b.ctx)))
+    for path, text in training_image.tool_files().items():
+        b.tree.add(path, text)
 
 
 def platform_base(b: Build) -> None:

@@ -16,9 +16,12 @@ from rlgen.generate import cluster_network, gang
 from rlgen.generate.gang import WORKERS, escape
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
+from rlgen.verl import releases
 from rlgen.verl.batch_rules import Size
 
 TEMPLATE = "base/training/rayjob.yaml"
+#: The trainer module the template's entrypoint runs.
+TEMPLATE_MODULE = "verl.trainer.main_ppo"
 #: Run before verl by the entrypoint, from the trainer ConfigMap.
 WAIT_SCRIPT = "wait_for_gpus.py"
 GPU = "nvidia.com/gpu"
@@ -31,6 +34,8 @@ OWN_FIELDS = ("name", "resources")
 def rayjob(spec: Spec) -> Any:
     job = sources.load(TEMPLATE)
     job["metadata"]["name"] = spec.rayjob_name
+    # The template's command names verl's trainer module; the release says which it is.
+    job["spec"]["entrypoint"] = job["spec"]["entrypoint"].replace(f"-m {TEMPLATE_MODULE} ", f"-m {releases.get(spec.verl_version).entrypoint} ")
     cluster = job["spec"]["rayClusterSpec"]
     head = cluster["headGroupSpec"]["template"]["spec"]
     _volumes(head, spec)

@@ -21,7 +21,7 @@ from rlgen.repo import naming_scheme
 from rlgen.repo.layout import RUNS_INDEX, TRAINING_BASE
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
-from rlgen.verl import batch_rules, trainer_config
+from rlgen.verl import batch_rules, releases, trainer_config
 from rlgen.verl.batch_rules import Size
 
 INDEX = Path(RUNS_INDEX)
@@ -130,7 +130,7 @@ def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
 
 def check_batches(repo: Path, spec: Spec, run: str, run_doc: dict) -> None:
     """verl's batch rules for the run's world size, before anything is written."""
-    found = batch_rules.problems(effective(repo, spec, run_doc))
+    found = batch_rules.problems(effective(repo, spec, run_doc), releases.get(spec.verl_version))
     if found:
         raise RlgenError(f"run {run}: " + "; ".join(found))
 

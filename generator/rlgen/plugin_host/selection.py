@@ -35,6 +35,7 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
 from rlgen.plugin_host.manager import Hooks
 from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
+from rlgen.verl import releases
 
 
 def _run_name_error(run: str) -> str | None:
@@ -99,8 +100,8 @@ CORE = PluginInfo(
                check=lambda v: revision_error(v) if v else None),
         Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", "",
                check=lambda v: hub_id_error(v) if v else None),
-        Option("verl_version", "verl release the trainer config and images target", "0.7.1",
-               check=lambda v: revision_error(v)),
+        Option("verl", "verl release the trainer config, tools and images target (0.7.1: the tutorial's)",
+               releases.DEFAULT, choices=releases.SUPPORTED),
         Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
         Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
@@ -177,6 +178,7 @@ class Selection:
             plugin_distributions=tuple(sorted({d for slot in SLOTS
                                                if (d := self.installed[self.plugins[slot]].distribution)
                                                and d.lower() != "rlgen"})),
+            verl_version=core["verl"],
         )
         return Spec(**values)
 
@@ -263,6 +265,9 @@ def select(
         raise RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
                          + "; ".join(f"{m} ({helps[m]})" for m in missing) + ": "
                          + " ".join(f"--set {m}=VALUE" for m in missing))
+    # Recorded even when it is the default: a repository keeps its verl release when a newer
+    # rlgen defaults to another, until rlgen update --set rlgen.verl=... moves it.
+    selection.answers.setdefault(CORE.name, {})["verl"] = selection.values[CORE.name]["verl"]
     return selection
 
 

@@ -75,6 +75,7 @@ def parse(doc: Any, path: Path | str) -> dict[str, Any]:
     run_naming = doc.get("run_naming", 1)
     if run_naming not in (1, 2):
         raise RlgenError(f"{path}: run_naming: expected 1 or 2, not {run_naming!r}")
+    options = _verl_answer(options)
     clusters, versions = doc.get("clusters") or {}, doc.get("plugin_versions") or {}
     if not isinstance(clusters, dict) or not all(isinstance(v, str) for v in clusters.values()):
         raise RlgenError(f"{path}: clusters: expected a mapping of cluster name to environment")
@@ -88,3 +89,15 @@ def parse(doc: Any, path: Path | str) -> dict[str, Any]:
             "clusters": {str(k): v for k, v in clusters.items()},
             "plugin_versions": {str(k): str(v) for k, v in versions.items()},
             "rlgen_version": str(doc.get("rlgen_version") or ""), "render": render_commit}
+
+
+def _verl_answer(options: dict) -> dict:
+    """``rlgen.verl`` as this rlgen names it: a repository rendered before the answer existed
+    called it ``verl_version`` or, recording none, ran the only release rlgen had then."""
+    from rlgen.verl import releases
+
+    core = dict(options.get("rlgen") or {})
+    if releases.LEGACY_ANSWER in core:
+        core.setdefault("verl", core.pop(releases.LEGACY_ANSWER))
+    core.setdefault("verl", releases.LEGACY)
+    return {**options, "rlgen": core}

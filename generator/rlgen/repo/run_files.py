@@ -90,7 +90,7 @@ def read_run_config(path: Path, spec: Spec, plain: bool = False) -> Any:
     hydra = doc.get("hydra")
     if hydra is not None and not isinstance(hydra, dict):
         raise Defect(path, "hydra", f"expected a mapping, got {_kind(hydra)}")
-    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS}, spec)
     # Checkpoints go to the run's folder of the checkpoints volume, never a path of the node.
     local_dir = (doc.get("trainer") or {}).get("default_local_dir") if isinstance(doc.get("trainer"), dict) else None
     root = spec.volumes["checkpoints"].mount_path.rstrip("/") + "/"
@@ -100,24 +100,28 @@ def read_run_config(path: Path, spec: Spec, plain: bool = False) -> Any:
     return doc
 
 
-def read_trainer_config(repo: Path, plain: bool = False) -> Any:
+def read_trainer_config(repo: Path, spec: Spec, plain: bool = False) -> Any:
     """``base/training/trainer.yaml``: verl keys of the right types."""
     path = repo / TRAINING_BASE / Spec.trainer_config_key
     require_inside(repo, path)
     doc = read_mapping(path, plain)
-    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS})
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS}, spec)
     return doc
 
 
-def check_verl_values(path: Path, doc: dict) -> None:
-    from rlgen.verl import keys, reference
+def check_verl_values(path: Path, doc: dict, spec: Spec) -> None:
+    """Values of the repository's verl release's types (unknown keys are Hydra's to refuse)."""
+    from rlgen.verl import keys
     from rlgen.verl.trainer_config import flatten
 
+    from rlgen.verl import releases
+
+    defaults = releases.get(spec.verl_version).defaults
     for key, value in flatten(doc).items():
-        if key in reference.DEFAULTS:
-            if problem := value_error(value, reference.DEFAULTS[key]) or keys.range_error(key, value):
+        if key in defaults:
+            if problem := value_error(value, defaults[key]) or keys.range_error(key, value):
                 raise Defect(path, key, problem)
-        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in reference.DEFAULTS):
+        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in defaults):
             raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
 
 
@@ -174,9 +178,22 @@ def _pinned(path: Path, place: str, item: Any) -> str | None:
     return value
 
 
-    require_inside(repo, path)
+def require_inside(repo: Path, path: Path) -> None:
+    """Refuse a file or folder that is a symbolic link or resolves outside ``repo``: rlgen reads
+    and rewrites these files, and a committed link would make it write anywhere on the machine."""
+    relative = path.relative_to(repo)
+    for depth in range(1, len(relative.parts) + 1):
+        part = repo.joinpath(*relative.parts[:depth])
+        if part.is_symlink():
+            raise Defect(part, "", "is a symbolic link: rlgen reads and writes only files inside the repository")
+    if not path.resolve().is_relative_to(repo.resolve()):
+        raise Defect(path, "", "is outside the repository")
+
+
 def read_run(repo: Path, spec: Spec, run: str, plain: bool = False) -> RunFiles:
     folder = repo / "runs" / run
+    for path in (folder / spec.run_config_key, folder / "kustomization.yaml"):
+        require_inside(repo, path)
     doc = read_run_config(folder / spec.run_config_key, spec, plain)
     return RunFiles(run, doc, read_run_kustomization(folder / "kustomization.yaml", run, plain))
 
@@ -185,7 +202,7 @@ def check_repository(repo: Path, spec: Spec, plain: bool = False) -> dict[str, R
     """Load every hand-editable file of the repository; the active runs by name. ``plain``:
     their documents as plain data, for a command that only checks them and writes none back
     (``diff``, ``validate``): the same verdicts, at libyaml speed."""
-    read_trainer_config(repo, plain)
+    read_trainer_config(repo, spec, plain)
     return {run: read_run(repo, spec, run, plain) for run in read_index(repo, plain)}
 
 

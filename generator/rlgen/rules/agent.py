@@ -1,6 +1,6 @@
-"""verl's agent loop against the tool setup. verl 0.7.1 runs each row's ``agent_name`` loop,
-or ``actor_rollout_ref.rollout.agent.default_agent_loop`` (``single_turn_agent``) when the rows
-carry none; only ``tool_agent`` calls tools. So a trainer config that lists tools for rows of
+"""verl's agent loop against the tool setup. verl (0.7.1 and 0.9.x) runs each row's ``agent_name``
+loop, or ``actor_rollout_ref.rollout.agent.default_agent_loop`` (``single_turn_agent``) when the rows
+carry none; only the release's tool loop (``tool_agent``) calls tools. So a trainer config that lists tools for rows of
 another loop trains without ever calling them, and nothing fails. The rows' loop comes from
 the dataset plugin's declaration (:attr:`DatasetFormat.agent_name`), so no data is read."""
 from __future__ import annotations
@@ -12,10 +12,8 @@ from typing import Iterator
 from rlgen.repo.objects import get
 from rlgen.rules.base import Finding, Rendered
 from rlgen.rules.rayjob import trainer_config
+from rlgen.verl import releases
 
-TOOL_AGENT = "tool_agent"
-#: The loops verl 0.7.1 registers in-tree (others need ``agent.agent_loop_config_path``).
-REGISTERED = ("single_turn_agent", TOOL_AGENT)
 DEFAULT_LOOP = "single_turn_agent"
 
 
@@ -38,18 +36,19 @@ def agent_rules(objects: list[Rendered]) -> Iterator[Finding]:
         dataset = PurePosixPath(str(train_files)).parent.name if isinstance(train_files, str) else None
         if dataset not in declared_agents():
             continue  # data the repository does not prepare: its rows are the user's business
+        release = releases.of_object(item.obj)
         rollout = get(cfg, "actor_rollout_ref", "rollout", default={}) or {}
         loop = declared_agents()[dataset] or get(rollout, "agent", "default_agent_loop") or DEFAULT_LOOP
         source = "its rows' agent_name" if declared_agents()[dataset] else "agent.default_agent_loop"
         tools = get(rollout, "multi_turn", "tool_config_path")
         say = lambda message: Finding(item.source, item.label, message)
-        if loop not in REGISTERED and not get(rollout, "agent", "agent_loop_config_path"):
+        if loop not in release.agent_loops and not get(rollout, "agent", "agent_loop_config_path"):
             yield say(f"{dataset} rows run agent loop '{loop}' ({source}), which verl registers only "
                       f"through actor_rollout_ref.rollout.agent.agent_loop_config_path")
-        elif tools and loop != TOOL_AGENT:
+        elif tools and loop != release.tool_agent:
             yield say(f"the trainer lists tools ({tools}) but {dataset} rows run '{loop}' ({source}), which never "
-                      f"calls a tool: name {TOOL_AGENT} in the rows or in actor_rollout_ref.rollout.agent."
+                      f"calls a tool: name {release.tool_agent} in the rows or in actor_rollout_ref.rollout.agent."
                       "default_agent_loop")
-        elif not tools and loop == TOOL_AGENT:
-            yield say(f"{dataset} rows run {TOOL_AGENT} ({source}) but the trainer config sets no "
+        elif not tools and loop == release.tool_agent:
+            yield say(f"{dataset} rows run {release.tool_agent} ({source}) but the trainer config sets no "
                       "actor_rollout_ref.rollout.multi_turn.tool_config_path: there is no tool to call")

@@ -8,7 +8,7 @@ from rlgen.naming import MAX_RAYJOB_NAME, dns1035_label_error
 from rlgen.spec import Spec
 from rlgen.repo.objects import get, pod_specs
 from rlgen.rules.base import Finding, Rendered
-from rlgen.verl import batch_rules
+from rlgen.verl import batch_rules, releases
 from rlgen.verl.trainer_config import effective_config
 
 SUBMISSION_MODES = ("K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode")
@@ -101,7 +101,8 @@ def trainer_rules(objects: list[Rendered]) -> Iterator[Finding]:
         if config is None:
             continue
         cfg = trainer_config(config)
-        messages = [*_cluster_size(item.obj, batch_rules.size(cfg)), *batch_rules.problems(cfg)]
+        messages = [*_cluster_size(item.obj, batch_rules.size(cfg)),
+                    *batch_rules.problems(cfg, releases.of_object(config))]
         yield from (Finding(item.source, item.label, message) for message in messages)
 
 

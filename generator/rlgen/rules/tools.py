@@ -1,7 +1,8 @@
 """The trainer's tool config against the tool it calls, and what the repository commits:
 verl's MCP search tool keeps only a '"results": [...]' substring of the answer (Tavily
 output), so with a code-execution tool the model would never see stdout or errors; verl's
-MCP loader reads ``config.rate_limit`` unconditionally; a Secret with values in Git is a leak."""
+MCP loader reads ``config.rate_limit`` unconditionally, and verl 0.9 loads no MCP tool at all;
+a Secret with values in Git is a leak."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -9,6 +10,7 @@ from typing import Iterator
 from rlgen.tools.yamlio import read_plain
 from rlgen.repo.objects import get
 from rlgen.rules.base import Finding, Rendered
+from rlgen.verl import releases
 
 SEARCH_TOOL = "verl.tools.mcp_search_tool.MCPSearchTool"
 BASE_TOOL = "verl.tools.mcp_base_tool.MCPBaseTool"
@@ -36,9 +38,15 @@ def tool_rules(objects: list[Rendered]) -> Iterator[Finding]:
         except ValueError as exc:
             yield Finding(item.source, item.label, f"tool_config.yaml is not valid YAML: {exc}")
             continue
+        release = releases.of_object(item.obj)
         for tool in tools:
             cls = tool.get("class_name", "")
-            if get(tool, "config", "type") != "mcp":
+            kind = get(tool, "config", "type")
+            if kind not in release.tool_types:
+                yield Finding(item.source, item.label, f"tool {cls} has config.type {kind!r}, but verl {release.version} "
+                                                       f"loads only {', '.join(release.tool_types)} tools")
+                continue
+            if kind != "mcp":
                 continue
             if get(tool, "config", "rate_limit") is None:
                 yield Finding(item.source, item.label, f"MCP tool {cls} has no config.rate_limit, which verl requires")

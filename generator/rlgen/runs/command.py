@@ -20,7 +20,7 @@ from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, yamlio
-from rlgen.verl import batch_rules, keys, reference, trainer_config
+from rlgen.verl import batch_rules, keys, releases, trainer_config
 
 #: Keys whose value the repository's plugins decide: the training image holds only that engine.
 ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plugin (its training image has no other)"}
@@ -228,13 +228,14 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
     parsed = dict(keys.parse(a) for a in assignments)
     if not parsed:
         return {}
-    in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root))
+    in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root, ws.spec))
     values = keys.check(parsed, ws.spec.verl_version, in_use)
     owned = run_folders.owned_keys(ws.spec, run)
     for key, value in values.items():
         if key in owned:
             raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
-        if key in reference.DEFAULTS and (problem := run_files.value_error(value, reference.DEFAULTS[key])):
+        defaults = releases.get(ws.spec.verl_version).defaults
+        if key in defaults and (problem := run_files.value_error(value, defaults[key])):
             raise RlgenError(f"{key}: {problem}")
         if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
             raise RlgenError(f"{key}: {run_folders.show(value)} is not {run_folders.show(in_use[key])}, "

@@ -19,6 +19,8 @@ class Change:
     unsets: list[str] = field(default_factory=list)
     add_clusters: dict[str, str] = field(default_factory=dict)
     remove_clusters: list[str] = field(default_factory=list)
+    #: Drop trainer-config keys the new verl release removed instead of refusing the move.
+    force: bool = False
 
     def describe(self) -> list[str]:
         return ([f"plugin {p}" for p in self.plugins] + [f"set {s}" for s in self.sets]

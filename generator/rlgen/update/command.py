@@ -20,7 +20,9 @@ from rlgen.errors import ProblemsFound, RlgenError
 @click.option("--abort", is_flag=True, help="Undo a conflicted update: HEAD, index and files as before it.")
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output of --check.")
-def command(plugins, sets, unsets, no_branch, check_only, abort, output):
+@click.option("--force", is_flag=True, help="With --set rlgen.verl=...: drop config keys the new verl release "
+              "removed instead of refusing the move.")
+def command(plugins, sets, unsets, no_branch, check_only, abort, output, force):
     """Render the answers in rlgen.yaml with these changes and merge the render into the current
     branch: your edits stay, conflicts are left as standard conflict markers (exit 1)."""
     from rlgen.repo.workspace import find_root
@@ -32,7 +34,7 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, output):
         return _check(root, output)
     from rlgen.update.answers_change import Change
 
-    run_change(root, Change(list(plugins), list(sets), list(unsets)), no_branch)
+    run_change(root, Change(list(plugins), list(sets), list(unsets), force=force), no_branch)
 
 
 def run_change(root: Path, change, no_branch: bool) -> None:
@@ -54,6 +56,8 @@ def run_change(root: Path, change, no_branch: bool) -> None:
             click.echo(f"CONFLICT {path}")
         raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
                             "or rlgen update --abort")
+    for line in outcome.verl.describe() if outcome.verl else []:
+        click.echo(f"Moved trainer configs: {line}")
     for run, old, new in outcome.repinned:
         click.echo(f"Run {run}: RayJob {old} -> {new}")
     # On its own branch the update is what HEAD adds to the synced branch (rlgen diff's default);

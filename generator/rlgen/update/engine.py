@@ -17,7 +17,7 @@ from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
 from rlgen.tools import git
 from rlgen.tools import git_plumbing
-from rlgen.update import migrations, state
+from rlgen.update import migrations, state, verl_move
 from rlgen.update.answers_change import Change
 from rlgen.update.render import base_render, commit_render, keep_runs, write_render
 from rlgen.update.repin import repin_runs
@@ -34,6 +34,7 @@ class Outcome:
     changed: list[str] = field(default_factory=list)
     repinned: list[tuple[str, str, str]] = field(default_factory=list)
     migrated: list[migrations.Migration] = field(default_factory=list)
+    verl: verl_move.Move | None = None
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool) -> Outcome:
@@ -41,34 +42,48 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
         raise RlgenError("a merge is in progress: resolve it and git commit, or rlgen update --abort")
     git.require_clean(root)
     base = base_render(root, recorded)
+    move = verl_move.move(recorded, selection.values["rlgen"]["verl"], change.force)
+    if move:
+        # Removed keys are refused here, before anything is rendered or written.
+        verl_move.apply(move, git_plumbing.tree_files(root, "HEAD"), report=True)
     build = generate(selection, recorded["run_naming"])
     render = write_render(root, keep_runs(root, build.tree.files, base))
     pending = migrations.pending(selection, recorded["plugin_versions"])
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
         return Outcome()
     new_render = commit_render(root, render, base, selection.plugins)
-    ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending)
+    ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending, move)
     merged = git_plumbing.merge(root, ours, theirs)
-    outcome = Outcome(render=new_render, migrated=pending)
+    outcome = Outcome(render=new_render, migrated=pending, verl=move)
     final_answers = answers.text(selection, [s.name for s in build.secrets()], recorded["run_naming"],
                                  new_render).encode()
     _apply(root, merged, final_answers, build.spec, change, no_branch, outcome)
     return outcome
 
 
-def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pending) -> tuple[str, str]:
+def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pending,
+           move: verl_move.Move | None) -> tuple[str, str]:
     """(ours, theirs) as commits whose one merge base is the previous render, migrated when a
-    plugin's version changed; the user's branch itself is never rewritten."""
+    plugin's version or the verl release changed; the user's branch itself is never rewritten."""
     base_yaml = _file_at(root, base, answers.FILENAME)
     ours_changes: dict[str, bytes | None] = {answers.FILENAME: base_yaml}
     merge_base, theirs = base, new_render
-    if pending:
-        base_changes = migrations.apply(selection, ctx, pending, git_plumbing.tree_files(root, base))
-        merge_base = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, base, base_changes), [base],
-                                          "Previous render, migrated")
-        ours_changes = {**migrations.apply(selection, ctx, pending, git_plumbing.tree_files(root, "HEAD")),
-                        **ours_changes}
-        theirs = git_plumbing.commit_tree(root, f"{new_render}^{{tree}}", [merge_base], "New render")
+    if pending or move:
+        def migrated(treeish: str) -> dict[str, bytes | None]:
+            files = git_plumbing.tree_files(root, treeish)
+            changes = migrations.apply(selection, ctx, pending, files)
+            if move:
+                current = {p: d for p, d in {**files, **changes}.items() if d is not None}
+                changes.update(verl_move.apply(move, current, report=False))
+            return changes
+
+        merge_base = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, base, migrated(base)), [base],
+                                              "Previous render, migrated")
+        ours_changes = {**migrated("HEAD"), **ours_changes}
+        # The render keeps runs/ as the previous render had them: moved like the other sides.
+        theirs_tree = (git_plumbing.make_tree(root, new_render, verl_move.apply(
+            move, git_plumbing.tree_files(root, new_render), report=False)) if move else f"{new_render}^{{tree}}")
+        theirs = git_plumbing.commit_tree(root, theirs_tree, [merge_base], "New render")
     ours = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, "HEAD", ours_changes), [merge_base], "Your branch")
     return ours, theirs
 
@@ -124,6 +139,7 @@ def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, be
 def _message(change: Change, outcome: Outcome) -> str:
     subject = ", ".join(change.describe()) or "what this rlgen renders"
     body = [f"Migrated {m.plugin} {m.from_version} -> {m.to_version}" for m in outcome.migrated]
+    body += [f"Moved trainer configs: {line}" for line in (outcome.verl.describe() if outcome.verl else [])]
     body += [f"Run {run}: RayJob {old} -> {new} (the training base changed)" for run, old, new in outcome.repinned]
     paragraphs = [f"Update with rlgen {__version__}: {subject}", "\n".join(body), f"Render: {outcome.render}"]
     return "\n\n".join(p for p in paragraphs if p) + "\n"

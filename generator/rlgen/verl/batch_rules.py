@@ -4,14 +4,15 @@ verl checks these when the job starts: ``verl/utils/config.py`` ``validate_confi
 driver, then ``verl/workers/fsdp_workers.py`` and ``verl/workers/rollout/replica.py`` on the
 GPU workers, i.e. after every GPU of the run is allocated. Checking them here lets
 ``rlgen run`` refuse a run and ``rlgen validate`` report one before it holds any GPU.
-Read from verl 0.7.1 (FSDP strategies; ``docs/upstream.md`` lists the places).
+Read from each supported release (FSDP strategies; ``docs/upstream.md`` lists the places);
+what differs between releases is the release's :attr:`Release.mini_batch_split`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from rlgen.verl import reference
+from rlgen.verl.releases import Release
 
 ACTOR = "actor_rollout_ref.actor"
 ROLLOUT = "actor_rollout_ref.rollout"
@@ -36,14 +37,15 @@ class Size:
 class _Config:
     """A composed trainer config with verl's defaults for the keys it does not set."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, release: Release):
         self.config = config
+        self.release = release
 
     def __call__(self, key: str) -> Any:
         node: Any = self.config
         for part in key.split("."):
             if not isinstance(node, dict) or part not in node:
-                return reference.DEFAULTS.get(key)
+                return self.release.defaults.get(key)
             node = node[part]
         return node
 
@@ -52,13 +54,20 @@ class _Config:
 
 
 def size(config: dict) -> Size:
-    get = _Config(config)
+    # The world-size keys and their defaults are the same in every release.
+    get = _Config(config, _any_release())
     return Size(int(get("trainer.nnodes") or 0), int(get("trainer.n_gpus_per_node") or 0))
 
 
-def problems(config: dict) -> list[str]:
-    """Every rule ``config`` breaks, one line each, naming the keys and the numbers."""
-    get = _Config(config)
+def _any_release() -> Release:
+    from rlgen.verl import releases
+
+    return releases.get(releases.DEFAULT)
+
+
+def problems(config: dict, release: Release) -> list[str]:
+    """Every rule of ``release`` that ``config`` breaks, one line each, naming the keys and the numbers."""
+    get = _Config(config, release)
     world = size(config)
     if world.gpus <= 0:
         return [f"trainer.nnodes x trainer.n_gpus_per_node = {world} must be at least 1 GPU"]
@@ -99,6 +108,8 @@ def _mini_batch(get: _Config, world: Size, section: str, role: str) -> list[str]
     sp = get(f"{section}.ulysses_sequence_parallel_size") or 1
     out += _deprecated_micro(get, world, section, role, mini, sp)
     data_parallel = max(world.gpus // sp, 1)
+    if get.release.mini_batch_split == "engine_workers":
+        return out + _engine_split(get, world, section, mini, n, sp, data_parallel)
     normalized = mini * n // data_parallel
     if normalized <= 0:
         out.append(f"{section}.ppo_mini_batch_size x {ROLLOUT}.n / (GPUs / ulysses_sequence_parallel_size) = "
@@ -111,6 +122,16 @@ def _mini_batch(get: _Config, world: Size, section: str, role: str) -> list[str]
                    f"{mini} x {n} / ({world.gpus} / {sp}) = {normalized} per GPU is not a multiple of "
                    f"{section}.ppo_micro_batch_size_per_gpu {micro} (verl {role} worker normalization)")
     return out
+
+
+def _engine_split(get: _Config, world: Size, section: str, mini: int, n: int, sp: int, data_parallel: int) -> list[str]:
+    # verl >= 0.8 engine workers (train_mini_batch): mini_batch_size x rollout.n over the DP ranks,
+    # dynamic batch size or not; micro batches then come from whatever each rank holds.
+    if (mini * n) % data_parallel:
+        return [f"{section}.ppo_mini_batch_size x {ROLLOUT}.n = {mini} x {n} = {mini * n} is not divisible by "
+                f"the {data_parallel} data-parallel ranks (GPUs / ulysses_sequence_parallel_size = "
+                f"{world.gpus} / {sp}; verl engine worker train_mini_batch)"]
+    return []
 
 
 def _deprecated_micro(get: _Config, world: Size, section: str, role: str, mini: int, sp: int) -> list[str]:

@@ -1,8 +1,9 @@
 """``KEY=VALUE`` for verl's Hydra config: parse the value as YAML, and refuse a key the pinned
 verl does not have (naming the closest one) or a value of another type than the default.
 
-The keys come from :mod:`rlgen.verl_reference`, generated from the real verl config tree, so a
-user's laptop needs no verl to get the same answer as Hydra would give in the cluster.
+The keys come from the repository's release (:mod:`rlgen.verl.releases`), generated from that
+release's config tree, so a user's laptop needs no verl to get the same answer as Hydra would
+give in the cluster.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Iterable
 
 from rlgen.errors import RlgenError
 from rlgen.tools import yamlio
-from rlgen.verl import reference
+from rlgen.verl import releases
 from rlgen.verl.trainer_config import flatten
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -38,19 +39,18 @@ def check(assignments: dict[str, Any], verl_version: str, in_use: Iterable[str] 
     A mapping value stands for its keys (``optim={lr: 1e-6}`` is ``optim.lr=1e-6``).
     ``in_use``: keys the repository's trainer config sets, preferred when naming the closest key.
     """
-    if reference.VERSION != verl_version:
-        raise RlgenError(f"this rlgen knows the config keys of verl {reference.VERSION}, but the "
-                         f"repository pins verl {verl_version} (rlgen.verl_version): its keys cannot be checked")
+    release = releases.get(verl_version)
     out: dict[str, Any] = {}
     for key, value in assignments.items():
         flat = flatten({key: value}) if isinstance(value, dict) and value else {key: value}
         for name, item in flat.items():
-            _check_one(name, item, reference.DEFAULTS, set(in_use))
+            _check_one(name, item, release, set(in_use))
             out[name] = item
     return out
 
 
-def _check_one(key: str, value: Any, defaults: dict[str, Any], in_use: set[str]) -> None:
+def _check_one(key: str, value: Any, release: releases.Release, in_use: set[str]) -> None:
+    defaults = release.defaults
     if key in defaults:
         if (problem := type_error(value, defaults[key]) or range_error(key, value)) is not None:
             raise RlgenError(f"{key}: {problem}")
@@ -62,7 +62,7 @@ def _check_one(key: str, value: Any, defaults: dict[str, Any], in_use: set[str])
     if any(k.startswith(key + ".") for k in defaults):
         raise RlgenError(f"'{key}' is a section of verl's config: set one of its keys, e.g. "
                          f"'{min(k for k in defaults if k.startswith(key + '.'))}'")
-    raise RlgenError(f"verl {reference.VERSION} has no config key '{key}' "
+    raise RlgenError(f"verl {release.version} has no config key '{key}' "
                      f"(closest: '{closest(key, defaults, in_use)}')")
 
 

@@ -43,7 +43,7 @@ def base_trainer_config(spec: Spec, fragments: list[dict], has_tools: bool) -> A
 
 
 def tool_config(tools: list[dict]) -> str:
-    return yamlio.dump({"tools": tools}, "verl tool config (the format of the pinned verl line).")
+    return yamlio.dump({"tools": tools}, "verl tool config (the format of the repository's verl release, rlgen.verl).")
 
 
 def run_config(spec: Spec, run: str) -> Any:
