@@ -1,7 +1,6 @@
 """rlgen run new/set/list/rm on real generated repositories: real git, real kustomize."""
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
