@@ -116,16 +116,14 @@ def test_an_update_swapping_plugins_is_followed_by_the_cluster(control_plane, sy
     assert "sglang" in json.dumps(job["spec"]).lower()
 
 
-def applied_run(cp, synced, tmp_path, namespace: str, *answers: str) -> str:
-    """The run of a repository generated with ``answers``, applied into ``namespace`` as the sync
-    would apply it: the RayJob KubeRay turns into pods. Its name."""
-    repo = tmp_path / namespace
+def applied_run(cp, synced, tmp_path, folder: str, *answers: str) -> str:
+    """The run of a repository generated with ``answers``, its RayJob applied beside the synced
+    repository's (its pods mount the volume claims the synced platform created). Its name."""
+    repo = tmp_path / folder
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
                  "--set", f"rlgen.git_url={synced['url']}", "--set", f"rlgen.install={INSTALL}", *answers))
     rendered = ok(run_rlgen("render", "runs/baseline", cwd=repo))
     job = next(d for d in YAML(typ="safe").load_all(rendered) if d and d["kind"] == "RayJob")
-    job["metadata"]["namespace"] = namespace
-    cp.kubectl("create", "namespace", namespace)
     cp.kubectl("apply", "-f", "-", input=json.dumps(job))
     return job["metadata"]["name"]
 
@@ -134,20 +132,25 @@ def test_rdma_runs_land_on_nodes_advertising_the_device_and_wait_elsewhere(contr
     """The Lingjun nodes advertise ``rdma/hca`` (ACK's RDMA device plugin); no node advertises
     ``aliyun/erdma`` (the eRDMA controller is not installed)."""
     cp = control_plane
+    names = []
     try:
-        rdma = applied_run(cp, synced, tmp_path, "rdma-e2e", "--set", "rlgen.network=rdma")
-        erdma = applied_run(cp, synced, tmp_path, "erdma-e2e", "--set", "rlgen.network=erdma")
-        placed = wait_until("the RDMA worker scheduled", lambda: (ps := ray_pods(cp, "rdma-e2e", rdma, "worker"))
-                            and all(p["spec"].get("nodeName") for p in ps) and ps, timeout=120)
+        rdma = applied_run(cp, synced, tmp_path, "rdma", "--set", "rlgen.network=rdma")
+        names.append(rdma)
+        erdma = applied_run(cp, synced, tmp_path, "erdma", "--set", "rlgen.network=erdma")
+        names.append(erdma)
+        placed = wait_until("the RDMA worker scheduled", lambda: (ps := ray_pods(cp, NAMESPACE, rdma, "worker"))
+                            and all(p["spec"].get("nodeName") for p in ps) and ps, timeout=120,
+                            on_timeout=lambda: json.dumps([p["status"] for p in ray_pods(cp, NAMESPACE, rdma)])[:3000])
         advertising = {n["metadata"]["name"] for n in cp.objects("nodes")
                        if "rdma/hca" in n["status"].get("allocatable", {})}
         assert {p["spec"]["nodeName"] for p in placed} <= advertising
         assert all(p["spec"].get("hostNetwork") for p in placed)
         waiting = wait_until("the eRDMA worker refused by the scheduler", lambda: (
-            ps := ray_pods(cp, "erdma-e2e", erdma, "worker")) and all(
+            ps := ray_pods(cp, NAMESPACE, erdma, "worker")) and all(
             c.get("reason") == "Unschedulable" for p in ps for c in p["status"].get("conditions", [])
             if c["type"] == "PodScheduled") and ps, timeout=120)
         message = next(c["message"] for c in waiting[0]["status"]["conditions"] if c["type"] == "PodScheduled")
         assert "Insufficient aliyun/erdma" in message
     finally:
-        cp.kubectl("delete", "namespace", "rdma-e2e", "erdma-e2e", "--timeout=180s", check=False)
+        for name in names:
+            cp.kubectl("delete", "rayjob", name, "-n", NAMESPACE, "--timeout=120s", check=False)
