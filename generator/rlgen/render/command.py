@@ -11,8 +11,11 @@ import click
 @click.option("--out", type=click.Path(path_type=Path), help="Write one file per root here instead of stdout.")
 def command(target: Path, out):
     """Render TARGET (a kustomization root, or every root of a repository) with kustomize."""
+    from rlgen.errors import RlgenError
     from rlgen.render.roots import render_all
 
+    if out and out.exists() and not out.is_dir():
+        raise RlgenError(f"--out {out}: is a file, not a folder")
     for root, text in render_all(target):
         if out:
             dest = out / f"{'__'.join(root.parts) or 'root'}.yaml"

@@ -35,10 +35,22 @@ def kustomizations(files: set[Path]) -> dict[Path, dict]:
     out = {}
     for path in files:
         if path.name in kustomize.KUSTOMIZATION_FILES:
-            doc = inputs.parse_kustomization(path.read_text())
+            doc = _read_kustomization(path)
             if doc.get("kind") != "Component":
                 out[path.parent] = doc
     return out
+
+
+def _read_kustomization(path: Path) -> dict:
+    """A kustomization a user may have edited: a defect is one line naming the file."""
+    from rlgen.errors import RlgenError
+
+    try:
+        return inputs.parse_kustomization(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:
+        raise RlgenError(f"{path}: not valid YAML ({exc})") from None
 
 
 def top_roots(tree: Path, files: set[Path]) -> list[Path]:

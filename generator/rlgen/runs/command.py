@@ -49,6 +49,8 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
+    if problem := dns1035_label_error(name):
+        raise RlgenError(f"run name {problem}")
     ws, _ = _open(committing=True)
     labels = gang.run_labels(ws.spec, queue, priority_class)
     branch = f"run/{name}"
@@ -85,7 +87,7 @@ def set_(name: str, assignments: tuple[str, ...]):
     again after run.yaml or the training base was edited by hand.
     """
     ws, runs = _open(committing=True)
-    _require_run(ws, name)
+    _require_run(ws, name, runs)
     values = _checked_values(ws, name, assignments)
     folder = run_folders.folder(ws.root, name)
     doc = runs[name].doc
@@ -111,7 +113,7 @@ def set_(name: str, assignments: tuple[str, ...]):
 def rm(name: str):
     """Remove run NAME (its folder and its index entry); the sync engine prunes its RayJob."""
     ws, runs = _open(committing=True)
-    _require_run(ws, name)
+    _require_run(ws, name, runs)
     rayjob = runs[name].pinned or f"of run {name}"
     folder = run_folders.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / run_folders.INDEX]) as change:
@@ -150,6 +152,7 @@ def _open(committing: bool) -> tuple[Workspace, dict]:
         click.get_current_context().with_resource(git.lock(ws.root))
     runs = run_files.check_repository(ws.root, ws.spec)
     if committing:
+        git.require_no_stale_lock(ws.root)
         git.require_clean(ws.root)
         git.require_branch(ws.root)
     return ws, runs
@@ -185,10 +188,14 @@ def _check_new_name(ws: Workspace, name: str) -> None:
         raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
 
 
-def _require_run(ws: Workspace, name: str) -> None:
-    if not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
+def _require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
+    """A run whose folder exists and, for a command that changes it, that the index lists."""
+    listed = runs is None or name in runs
+    if not listed or not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
         known = ", ".join(sorted(run_folders.active(ws.root))) or "none"
-        raise RlgenError(f"no run '{name}' (runs: {known})")
+        unlisted = " (its folder is not listed in runs/kustomization.yaml)" if not listed and \
+            run_folders.folder(ws.root, name).is_dir() else ""
+        raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
 
 
 def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> dict[str, Any]:

@@ -43,7 +43,13 @@ def run_change(root: Path, change, no_branch: bool) -> None:
     from rlgen.update.answers_change import new_selection
     from rlgen.update.engine import update
 
+    from rlgen.tools import git
+
     kustomize.command()
+    # One change at a time, on a branch, from a repository no killed git left locked.
+    click.get_current_context().with_resource(git.lock(root))
+    git.require_no_stale_lock(root)
+    git.require_branch(root)
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch)
     if not outcome.render:
