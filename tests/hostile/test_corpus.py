@@ -241,7 +241,7 @@ CASES = [
          says="overlays/production"),
     Case("cluster-file-bad-yaml", ("validate",), write("clusters/production/extra.yaml", "a: [\n"),
          says="clusters/production"),
-    Case("resource-outside-repo", ("validate",), _outside_resource, code=1, says=""),
+    Case("resource-outside-repo", ("validate",), _outside_resource, says="outside the repository"),
     Case("render-out-onto-file", ("render", "--out", "README.md"), says="README.md"),
 
     # -- data commands

@@ -19,7 +19,7 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
-from rlgen.tools import git, kustomize
+from rlgen.tools import git, kustomize, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
@@ -55,6 +55,17 @@ def _read_kustomization(path: Path) -> dict:
 
 def top_roots(tree: Path, files: set[Path]) -> list[Path]:
     roots = kustomizations(files)
+    inside = tree.resolve()
+    for root, doc in roots.items():
+        for key in ("resources", "components"):
+            entries = doc.get(key) or []
+            for entry in entries if isinstance(entries, list) else []:
+                text = str(entry)
+                if "://" in text or text.startswith(("github.com/", "git@")) or "?ref=" in text:
+                    continue  # a remote base: fetched, not read from this machine
+                if not (root / text).resolve().is_relative_to(inside):
+                    raise RlgenError(f"{root / 'kustomization.yaml'}: {key}: {text} is outside the repository "
+                                     "(the cluster's checkout has only this repository)")
     listed = {(root / str(entry)).resolve() for root, doc in roots.items() for entry in doc.get("resources") or []}
     return sorted(r for r in roots if r.resolve() not in listed)
 
@@ -78,9 +89,23 @@ def plain_files(files: set[Path]) -> list[Path]:
             continue
         if path.parent.name in NOT_SYNCED:
             continue
-        if split(path.read_text()):
+        text = _read_text(path)
+        if split(text):
             found.append(path)
+        else:
+            # Not objects, yet a sync engine applying this folder would try to read it.
+            try:
+                yamlio.read_plain_all(text)
+            except ValueError as exc:
+                raise RlgenError(f"{path}: not valid YAML ({exc})") from None
     return found
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def committable(tree: Path) -> set[Path]:
@@ -154,4 +179,4 @@ def render(trees: dict[str, Path], cache_repo: Path | None = None) -> dict[str, 
 
 
 def plain_documents(tree: Path, files: set[Path]) -> dict[str, list[str]]:
-    return {path.relative_to(tree).as_posix(): split(path.read_text()) for path in plain_files(files)}
+    return {path.relative_to(tree).as_posix(): split(_read_text(path)) for path in plain_files(files)}
