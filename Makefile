@@ -4,6 +4,8 @@ PY := $(VENV)/bin/python
 RLGEN := $(VENV)/bin/rlgen
 # verl is installed without its dependencies: the tests only compose its Hydra config.
 VERL := verl==0.7.1
+# A secret scanner of tests/hostile, without its exact pins of attrs and PyYAML (see pyproject.toml).
+TRUFFLEHOG3 := trufflehog3>=3.0.10
 
 .PHONY: setup toolchain validation-tools demo test bench schemas clean
 
@@ -14,6 +16,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	$(PY) -m pip install --quiet --no-deps '$(VERL)'
+	$(PY) -m pip install --quiet --no-deps '$(TRUFFLEHOG3)'
 	touch $@
 
 # The pinned upstream tools (toolchain/*/go.mod), built from source into a cache keyed by version;
