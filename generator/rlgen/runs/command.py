@@ -20,6 +20,7 @@ from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, yamlio
+from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.verl import batch_rules, keys, reference, trainer_config
 
 #: Keys whose value the repository's plugins decide: the training image holds only that engine.
@@ -54,9 +55,12 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     ws, _ = _open(committing=True)
     labels = gang.run_labels(ws.spec, queue, priority_class)
     branch = f"run/{name}"
-    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
-        raise RlgenError(f"branch {branch} already exists: pick another run name or pass --no-branch")
     start = None if no_branch or from_head else _sync_start(ws)
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        own = git.run(ws.root, "rev-list", "--count", f"{start or 'HEAD'}..{branch}").strip()
+        hint = (f" with no commit of its own (left by an interrupted run new?): delete it with git branch -D {branch}"
+                if own == "0" else ": pick another run name or pass --no-branch")
+        raise RlgenError(f"branch {branch} already exists{hint}")
     folder = run_folders.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / run_folders.INDEX]) as change:
         if not no_branch:
@@ -149,6 +153,8 @@ def _open(committing: bool) -> tuple[Workspace, dict]:
     ws = open_workspace(Path.cwd())
     if committing:
         # Locked before anything is read: a concurrent command's half-made change is not ours.
+        # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
+        click.get_current_context().with_resource(terminate_as_interrupt())
         click.get_current_context().with_resource(git.lock(ws.root))
     runs = run_files.check_repository(ws.root, ws.spec)
     if committing:
