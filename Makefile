@@ -6,6 +6,8 @@ RLGEN := $(VENV)/bin/rlgen
 # dependencies into a folder of its own: the tests compose each one's Hydra config and load
 # its tool interface.
 VERL_RELEASES := 0.7.1 0.9.1
+# A secret scanner of tests/hostile, without its exact pins of attrs and PyYAML (see pyproject.toml).
+TRUFFLEHOG3 := trufflehog3>=3.0.10
 
 .PHONY: setup toolchain validation-tools demo test bench schemas clean
 
@@ -16,6 +18,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	for v in $(VERL_RELEASES); do rm -rf .verl/$$v && $(PY) -m pip install --quiet --no-deps --target .verl/$$v "verl==$$v" || exit 1; done
+	$(PY) -m pip install --quiet --no-deps '$(TRUFFLEHOG3)'
 	touch $@
 
 # The pinned upstream tools (toolchain/*/go.mod), built from source into a cache keyed by version;

@@ -11,13 +11,37 @@ from support.repos import GIT_URL, INSTALL, REGISTRY, REQUIRED, git, one_error_l
 MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
 
 
-def test_registry_is_required_without_input(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--no-input"))
-    assert "missing required option rlgen.registry" in line and "--set rlgen.registry=VALUE" in line
+def test_every_missing_answer_is_listed_at_once_without_input(tmp_path):
+    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox", "--no-input"))
+    assert "missing required options rlgen.registry" in line
+    for option in ("rlgen.registry", "rlgen.git_url", "marketplace-sandbox.domain"):
+        assert f"--set {option}=VALUE" in line
     line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--set", f"rlgen.registry={REGISTRY}",
                                     "--no-input"))
-    assert "missing required option rlgen.git_url" in line
+    assert "missing required option rlgen.git_url" in line and "rlgen.registry" not in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bucket_region_and_endpoint_are_recorded_even_at_their_defaults(generate):
+    answers = yamlio.load((generate() / "rlgen.yaml").read_text())
+    assert answers["options"]["ak-storage"] == {"bucket": "rl-training-data", "region": "ap-southeast-1",
+                                                "endpoint": ""}
+
+
+def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answer(tmp_path):
+    from rlgen.plugin_host.discovery import discover
+    from rlgen.plugin_host.selection import select
+
+    asked, replies = [], {"ak-storage.bucket": ["Bad_Bucket", "team-bucket"], "ak-storage.region": ["cn-hangzhou"],
+                          "ak-storage.endpoint": [""]}
+
+    def ask(plugin, option):
+        asked.append(f"{plugin}.{option.name}")
+        return replies[asked[-1]].pop(0)
+
+    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL}}, ask)
+    assert asked == ["ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
+    assert selection.answers["ak-storage"] == {"bucket": "team-bucket", "region": "cn-hangzhou", "endpoint": ""}
 
 
 @pytest.mark.parametrize("option, value", [
@@ -52,11 +76,17 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}",
-                 "--no-input"))
+    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", "--no-input")
+    # A token in the origin URL never reaches the files: refused, nothing written.
+    git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
+    line = one_error_line(run_rlgen("new", str(target), *answers))
+    assert "origin remote" in line and "carries credentials" in line and "glpat-" not in line
+    assert sorted(p.name for p in target.iterdir()) == [".git"]
+    git(target, "remote", "set-url", "origin", GIT_URL)
+    ok(run_rlgen("new", str(target), *answers))
     answers = yamlio.load((target / "rlgen.yaml").read_text())
-    assert answers["options"]["rlgen"]["git_url"] == str(remote)
-    assert git(target, "remote", "get-url", "origin").strip() == str(remote)
+    assert answers["options"]["rlgen"]["git_url"] == GIT_URL
+    assert git(target, "remote", "get-url", "origin").strip() == GIT_URL
     assert git(target, "rev-list", "--count", "HEAD").strip() == "1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clone", "remote.git"]
 

@@ -15,8 +15,8 @@ COMMANDS = {"new", "plugins", "runs", "diff", "validate", "data", "doctor", "sta
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
 #: package or from a floor below.
 FLOORS = (
-    # What every layer uses: the version and the error every command reports.
-    {"__init__", "errors"},
+    # What every layer uses: the version, the error every command reports, secrets masked in output.
+    {"__init__", "errors", "redaction"},
     # Kubernetes name rules, the shared names (Spec), output formats, the outside tools.
     {"naming", "spec", "output", "tools"},
     # Option checks, the values hooks pass, the kustomize sources every repository starts from.

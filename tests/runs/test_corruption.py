@@ -42,7 +42,7 @@ CORRUPTIONS = [
     ("answers-not-yaml", ANSWERS, append("options: [unclosed\n")),
     ("answers-duplicate-key", ANSWERS, append("plugins: {}\n")),
     ("answers-plugins-number", ANSWERS, replace("plugins:\n", "plugins: 5\nold_plugins:\n")),
-    ("answers-options-list", ANSWERS, replace("options:\n  rlgen:\n", "options: [a, b]\nold:\n  rlgen:\n")),
+    ("answers-options-list", ANSWERS, replace("options:\n", "options: [a, b]\nold:\n")),
     ("answers-a-list", ANSWERS, whole("- plugins\n- options\n")),
     ("answers-unknown-plugin", ANSWERS, replace("rollout: vllm", "rollout: nope")),
     ("answers-secrets-string", ANSWERS, replace("secrets:\n    - hf-token\n    - oss-credentials", "secrets: hf-token")),

@@ -126,6 +126,12 @@ def _check_prepare_inputs(source: str | None, out: Path) -> None:
 
     if source and source.startswith((".", "/", "~")) and not Path(source).expanduser().exists():
         raise click.BadParameter(f"no such folder: {source}", param_hint="--source")
+    if source and Path(source).expanduser().exists():
+        # Writing into the data set being read would replace or mix it with its own output.
+        src, dest = Path(source).expanduser().resolve(), out.resolve()
+        if dest == src or dest.is_relative_to(src) or src.is_relative_to(dest):
+            raise click.BadParameter(f"{out} is, holds or is inside the source {source}: "
+                                     "write the prepared files to a folder of their own", param_hint="--out")
     existing = next((p for p in [out, *out.absolute().parents] if p.exists()), None)
     if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
         raise click.BadParameter(f"{existing} is not a folder rlgen can write in", param_hint="--out")

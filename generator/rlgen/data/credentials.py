@@ -56,6 +56,32 @@ def redact(text: str) -> str:
     return _LONG_OPAQUE.sub("<redacted>", text)
 
 
+#: A whole AssumeRoleWithOIDC exchange: the socket timeout bounds each read, not a server
+#: that answers one byte at a time.
+STS_DEADLINE_SECONDS = 30
+
+
+def _within(seconds: float, call, late: str):
+    """``call()``'s result, or a :class:`CredentialsError` saying ``late`` after ``seconds``.
+    The call runs in a daemon thread, so the waiting thread stays interruptible (SIGTERM)."""
+    result: dict = {}
+
+    def run():
+        try:
+            result["value"] = call()
+        except BaseException as exc:  # handed to the waiting thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise CredentialsError(late)
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
 class CredentialsError(Exception):
     """Credentials could not be obtained; the message is safe to print."""
 
@@ -133,9 +159,13 @@ class OidcRoleCredentialsProvider(oss.CredentialsProvider):
         }).encode()
         request = urllib.request.Request(f"{self._url}?{query}", data=form, method="POST",
                                          headers={"Content-Type": "application/x-www-form-urlencoded"})
-        try:
+        def ask():
             with urllib.request.urlopen(request, timeout=10) as response:
-                answer = json.load(response)
+                return json.load(response)
+
+        try:
+            answer = _within(STS_DEADLINE_SECONDS, ask, f"STS at {self._url} did not answer within "
+                                                       f"{STS_DEADLINE_SECONDS} s")
         except urllib.error.HTTPError as exc:
             raise CredentialsError(f"STS refused AssumeRoleWithOIDC: {redact(_sts_error(exc, token))}") from None
         except (urllib.error.URLError, OSError) as exc:

@@ -19,6 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rlgen.errors import RlgenError
+
 #: Split names datasets takes from file names as they are (it renames others, e.g. "training").
 SPLITS = ("train", "test", "validation")
 _PARQUET = re.compile(rf"^(?:data/)?(?P<split>{'|'.join(SPLITS)})(?:-\d{{5}}-of-\d{{5}})?\.parquet$")
@@ -48,8 +50,18 @@ def _saved(folder: Path) -> dict[str, pa.Table] | None:
 
 
 def _stream(path: Path) -> pa.Table:
-    with pa.memory_map(str(path)) as source:
-        return pa.ipc.open_stream(source).read_all()
+    try:
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_stream(source).read_all()
+    except (pa.ArrowException, OSError) as exc:
+        raise RlgenError(f"{path}: not an Arrow stream file ({' '.join(str(exc).split())})") from None
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise RlgenError(f"{path}: not a parquet file ({' '.join(str(exc).split())})") from None
 
 
 def _parquet(folder: Path) -> dict[str, pa.Table] | None:
@@ -63,6 +75,6 @@ def _parquet(folder: Path) -> dict[str, pa.Table] | None:
         shards.setdefault(match["split"], []).append(match.string)
     out = {}
     for split, names in shards.items():
-        tables = [pq.read_table(folder / name) for name in names]
+        tables = [_read_parquet(folder / name) for name in names]
         out[split] = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     return out

@@ -74,6 +74,10 @@ def resolve_endpoint(endpoint: str | None, region: str) -> str:
     Kubernetes pod (ACK pods reach it from the VPC, and its traffic is free), else the
     public one."""
     if endpoint:
+        from rlgen.option_checks import endpoint_error
+
+        if problem := endpoint_error(endpoint):
+            raise RlgenError(f"--endpoint: {problem}")
         return endpoint if "://" in endpoint else f"https://{endpoint}"
     return from_region(region, False, "internal" if os.environ.get("KUBERNETES_SERVICE_HOST") else "default")
 
@@ -87,6 +91,11 @@ class LocalFile:
 
 def local_files(directory: Path, target: Target) -> list[LocalFile]:
     paths = visible_files(directory)
+    inside = directory.resolve()
+    for path in paths:
+        # A link out of the folder would upload whatever it points at (a key, /etc/passwd).
+        if not path.resolve().is_relative_to(inside):
+            raise RlgenError(f"{path} is a link out of {directory}: copy the file in, or remove the link")
     return [LocalFile(p, target.prefix + p.relative_to(directory).as_posix(), p.stat().st_size) for p in paths]
 
 

@@ -345,7 +345,7 @@ def _shown(value: Any) -> str:
 
 
 def _did_you_mean(name: str, known) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
+    close = difflib.get_close_matches(str(name), list(known), n=1)
     if close:
         return f" (did you mean '{close[0]}'?)"
     return f" (known: {', '.join(sorted(known))})" if known else ""

@@ -14,7 +14,11 @@ def command(target: Path, out):
 
     For a whole repository the sync engine's entry points (clusters/<cluster>/*.yaml, applied
     as they are) come too: with the roots, they are everything the cluster gets."""
+    from rlgen.errors import RlgenError
     from rlgen.render.roots import render_all
+
+    if out and out.exists() and not out.is_dir():
+        raise RlgenError(f"--out {out}: is a file, not a folder")
 
     for root, text in [*render_all(target), *_entry_points(target)]:
         if out:

@@ -22,7 +22,7 @@ from rlgen.errors import RlgenError
 from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
 from rlgen.render.checkouts import Checkout, WorkingTree
-from rlgen.tools import kustomize
+from rlgen.tools import kustomize, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
@@ -39,18 +39,47 @@ def kustomizations(co: Checkout) -> dict[str, dict]:
     co.prefetch(files.values())
     out = {}
     for folder, rel in files.items():
-        doc = inputs.parse_kustomization(co.text(rel))
+        try:
+            doc = inputs.parse_kustomization(_text(co, rel))
+        except ValueError as exc:
+            raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
         if doc.get("kind") != "Component":
             out[folder] = doc
     return out
+
+
+def _text(co: Checkout, rel: str) -> str:
+    """A file a user may have edited: a defect is one line naming the file."""
+    try:
+        return co.text(rel)
+    except UnicodeDecodeError as exc:
+        raise RlgenError(f"{rel}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _entry(root: str, entry: object) -> str:
     return posixpath.normpath(posixpath.join(root, str(entry)))
 
 
+def _remote(entry: str) -> bool:
+    return "://" in entry or entry.startswith(("github.com/", "git@")) or "?ref=" in entry
+
+
+def _require_inside(roots: dict[str, dict]) -> None:
+    """The cluster's checkout holds only this repository: an entry that climbs out of it reads
+    a file of this machine that the cluster never sees."""
+    for root, doc in roots.items():
+        for key in ("resources", "components"):
+            entries = doc.get(key) or []
+            for entry in entries if isinstance(entries, list) else []:
+                target = _entry(root, entry)
+                if not _remote(str(entry)) and (target == ".." or target.startswith(("../", "/"))):
+                    raise RlgenError(f"{posixpath.join(root, 'kustomization.yaml')}: {key}: {entry} is outside "
+                                     "the repository (the cluster's checkout has only this repository)")
+
+
 def top_roots(co: Checkout, roots: dict[str, dict] | None = None) -> list[str]:
     roots = kustomizations(co) if roots is None else roots
+    _require_inside(roots)
     listed = {_entry(root, e) for root, doc in roots.items() for e in doc.get("resources") or []}
     return sorted(r for r in roots if r not in listed)
 
@@ -76,7 +105,14 @@ def plain_files(files: set[Path]) -> list[Path]:
     folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
     return [path for path in sorted(files) if _may_be_plain(path.parent.name, path.suffix,
                                                                any(p in folders for p in path.parents))
-            and split(path.read_text())]
+            and split(_read_text(path))]
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _may_be_plain(folder_name: str, suffix: str, in_kustomization_folder: bool) -> bool:
@@ -96,7 +132,14 @@ def plain_documents(co: Checkout) -> dict[str, list[str]]:
                         if _may_be_plain(posixpath.basename(posixpath.dirname(rel)), posixpath.splitext(rel)[1],
                                          inside(rel)))
     co.prefetch(candidates)
-    docs = {rel: split(co.text(rel)) for rel in candidates}
+    docs = {rel: split(_text(co, rel)) for rel in candidates}
+    for rel, found in docs.items():
+        if not found:
+            # Not objects, yet a sync engine applying this folder would try to read it.
+            try:
+                yamlio.read_plain_all(co.text(rel))
+            except ValueError as exc:
+                raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
     return {rel: found for rel, found in docs.items() if found}
 
 

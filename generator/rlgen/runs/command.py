@@ -20,6 +20,7 @@ from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, yamlio
+from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.verl import batch_rules, keys, releases, trainer_config
 
 #: Keys whose value the repository's plugins decide: the training image holds only that engine.
@@ -50,12 +51,17 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
+    if problem := dns1035_label_error(name):
+        raise RlgenError(f"run name {problem}")
     ws, _ = _open(committing=True)
     labels = gang.run_labels(ws.spec, queue, priority_class)
     branch = f"run/{name}"
-    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
-        raise RlgenError(f"branch {branch} already exists: pick another run name or pass --no-branch")
     start = None if no_branch or from_head else _sync_start(ws)
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        own = git.run(ws.root, "rev-list", "--count", f"{start or 'HEAD'}..{branch}").strip()
+        hint = (f" with no commit of its own (left by an interrupted run new?): delete it with git branch -D {branch}"
+                if own == "0" else ": pick another run name or pass --no-branch")
+        raise RlgenError(f"branch {branch} already exists{hint}")
     folder = run_folders.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
         if not no_branch:
@@ -91,7 +97,7 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool):
     new name starts the run again once synced).
     """
     ws, runs = _open(committing=True)
-    _require_run(ws, name)
+    _require_run(ws, name, runs)
     values = _checked_values(ws, name, assignments)
     folder = run_folders.folder(ws.root, name)
     doc = runs[name].doc
@@ -131,6 +137,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool):
 
     The branch starts from the branch the cluster syncs, as for rlgen run new."""
     ws, runs = _open(committing=True)
+    _require_run(ws, name, runs)
     branch = f"run/rm-{name}"
     if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
         raise RlgenError(f"branch {branch} already exists: delete it or pass --no-branch")
@@ -141,7 +148,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool):
             change.branch(branch, start)
             ws = open_workspace(ws.root)
             runs = run_files.check_repository(ws.root, ws.spec)
-        _require_run(ws, name)
+        _require_run(ws, name, runs)
         rayjob = runs[name].pinned if name in runs else None
         rayjob = rayjob or f"of run {name}"
         shutil.rmtree(folder)
@@ -180,9 +187,12 @@ def _open(committing: bool) -> tuple[Workspace, dict]:
     ws = open_workspace(Path.cwd())
     if committing:
         # Locked before anything is read: a concurrent command's half-made change is not ours.
+        # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
+        click.get_current_context().with_resource(terminate_as_interrupt())
         click.get_current_context().with_resource(git.lock(ws.root))
     runs = run_files.check_repository(ws.root, ws.spec)
     if committing:
+        git.require_no_stale_lock(ws.root)
         git.require_clean(ws.root)
         git.require_branch(ws.root)
     return ws, runs
@@ -218,10 +228,14 @@ def _check_new_name(ws: Workspace, name: str) -> None:
         raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
 
 
-def _require_run(ws: Workspace, name: str) -> None:
-    if not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
+def _require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
+    """A run whose folder exists and, for a command that changes it, that the index lists."""
+    listed = runs is None or name in runs
+    if not listed or not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
         known = ", ".join(sorted(run_folders.active(ws.root))) or "none"
-        raise RlgenError(f"no run '{name}' (runs: {known})")
+        unlisted = " (its folder is not listed in runs/kustomization.yaml)" if not listed and \
+            run_folders.folder(ws.root, name).is_dir() else ""
+        raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
 
 
 def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> dict[str, Any]:

@@ -78,6 +78,16 @@ def require_clean(repo: Path) -> None:
         raise RlgenError("the working tree has uncommitted changes: commit or stash them first")
 
 
+def require_no_stale_lock(repo: Path) -> None:
+    """A git lock file left by a killed git (``index.lock``, ``HEAD.lock``) makes a later step
+    fail halfway; said first, before anything is created."""
+    git_dir = Path(repo, run(repo, "rev-parse", "--git-dir").strip())
+    for name in ("index.lock", "HEAD.lock"):
+        if (git_dir / name).exists():
+            raise RlgenError(f"{git_dir / name} exists: another git command is running, or one was killed and left "
+                             "its lock; if no git runs, delete that file and run this again")
+
+
 def require_branch(repo: Path) -> str:
     # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
     branch = head(repo)[0]

@@ -91,7 +91,9 @@ def bounded(text: str) -> None:
                 raise ValueError(f"its aliases expand to more than {MAX_ALIAS_NODES} nodes")
             if stack:
                 stack[-1][1] += count
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):  # libyaml's own bound, met before the events reach ours
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
         return  # the parser proper reports the defect, with its place
 
 

