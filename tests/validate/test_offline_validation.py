@@ -191,5 +191,5 @@ def test_kubeconform_on_path_checks_the_schemas_with_the_same_locations(generate
     assert argv[-1].startswith(tempfile.gettempdir()) and not os.path.exists(argv[-1])
     assert code == 1 and report["engine"] == "kubeconform"
     (problem,) = report["problems"]
-    assert problem["source"] == "runs" and problem["obj"].startswith("RayJob/rl-training/baseline-")
+    assert problem["source"] == "runs/baseline/run.yaml" and problem["obj"].startswith("RayJob/rl-training/baseline-")
     assert problem["message"] == "$.spec.x: unknown field"

@@ -370,7 +370,7 @@ def test_kubeconform_gets_files_and_expanded_default_location(fake_kubeconform, 
     validate_with_kubeconform([tmp_path / "a.yaml", tmp_path / "b"], ["default"])
     argv = json.loads(calls.read_text())["argv"]
     assert argv == [
-        "-strict", "-output", "json",
+        "-strict", "-output", "json", "-n", "1",
         "-schema-location", "https://raw.githubusercontent.com/yannh/kubernetes-json-schema/master/"
         "{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json",
         str(tmp_path / "a.yaml"), str(tmp_path / "b"),

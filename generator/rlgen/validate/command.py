@@ -86,8 +86,12 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         # Files with markers do not load or render: report them alone.
         report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
         raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
-    # The kustomize builds start now and the hand-editable files are checked while they run:
-    # the builds are most of the time, and a build of runs/ leaves the other cores idle.
+    # A hand-edited file that does not load stops validate before anything is rendered (or cached).
+    ws = open_workspace(target or Path.cwd())
+    repo = ws.root
+    runs = run_files.check_repository(repo, ws.spec, plain=True)
+    # The kustomize builds start now and the rest is read while they run: the builds are most
+    # of the time, and a build of runs/ leaves the other cores idle.
     with ThreadPoolExecutor(max_workers=1) as background:
         rendering = background.submit(collect, root)
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
@@ -95,9 +99,6 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         from rlgen.validate.schema import SchemaValidator
         from rlgen.validate.schema_findings import schema_sources, start_schema_findings
 
-        ws = open_workspace(target or Path.cwd())
-        repo = ws.root
-        runs = run_files.check_repository(repo, ws.spec, plain=True)
         stale = stale_findings(repo, ws.spec, runs, target)
         external = answers.read(repo)["external_secrets"]
         selection = load_selection(repo)

@@ -65,6 +65,7 @@ def start_kubeconform(
     if stdin:  # small (a test's objects): written whole before the caller goes on
         proc.stdin.write(stdin)
         proc.stdin.close()
+        proc.stdin = None  # communicate() would flush the closed pipe
 
     def finish() -> list[Problem]:
         stdout, stderr = proc.communicate()
