@@ -56,6 +56,15 @@ def _git_url_error(value: str) -> str | None:
     return git_url_error(value) or _example_domain(url_host(value))
 
 
+def _mirror_error(value: str) -> str | None:
+    """A prefix, not a repository: rlgen appends each upstream repository's /<owner>/<repo>."""
+    if not value:
+        return None
+    if _git_url_error(value.rstrip("/") + "/owner/repo.git") or value.startswith("git@"):
+        return f"'{value}' is not a Git URL prefix like https://git.my-team.com/mirrors"
+    return None
+
+
 def _image_error(value: str) -> str | None:
     return (image_reference_error(value) or _example_domain(image_host(value))) if value else None
 
@@ -91,7 +100,7 @@ CORE = PluginInfo(
         # roots from a mirror that keeps GitHub's owner/name paths.
         Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
                "cluster fetches (e.g. https://git.my-team.com/mirrors); empty: GitHub itself", "",
-               check=lambda v: _git_url_error(v) if v else None),
+               check=_mirror_error),
         Option("model", "Hugging Face model to train (default: the dataset plugin's)", "",
                check=lambda v: hub_id_error(v) if v else None),
         Option("model_source", "Hub the model Job downloads the model from", "huggingface",
