@@ -193,9 +193,15 @@ def test_required_option_is_prompted_for_or_refused():
     with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
         select(installed, ["needs-domain"], core, ask=None)
     asked = []
-    selection = select(installed, ["needs-domain"], core,
-                       ask=lambda plugin, opt: asked.append(f"{plugin}.{opt.name}") or "a.example.com")
-    assert asked == ["needs-domain.domain"]
+    typed = {"needs-domain.domain": "a.example.com"}
+
+    def ask(plugin, opt):
+        # A user at the prompt: types the domain and rlgen's install, keeps every other default.
+        asked.append(f"{plugin}.{opt.name}")
+        return typed.get(asked[-1], "rlgen==0.1.0" if opt.name == "install" else opt.default)
+
+    selection = select(installed, ["needs-domain"], core, ask=ask)
+    assert "needs-domain.domain" in asked and len(asked) == len(set(asked)), asked
     assert selection.answers["needs-domain"] == {"domain": "a.example.com"}
 
 
