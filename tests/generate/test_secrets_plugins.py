@@ -120,7 +120,7 @@ def test_a_plaintext_secret_committed_by_hand_is_one_problem_naming_the_file(rep
     assert result.returncode == 1
     assert problems == [{"source": "base/platform/leaked.yaml", "obj": "Secret/rl-training/leaked",
                          "message": "Secret with values committed to Git: create it on the cluster "
-                                    "(README, Secrets) instead"}]
+                                    "(README, Secrets) instead", "fix": ""}]
     assert "hunter2" not in result.stdout + result.stderr
 
 

@@ -53,7 +53,7 @@ def _sets(answers: list[str]) -> list[str]:
 def _findings(folder: Path, secret_names: set[str]) -> list[str]:
     """What detect-secrets and trufflehog3 report in ``folder`` (files and, for a repository, its
     whole history as ``git log -p``). Not counted, as public by design: a hex string (a commit
-    or digest pin), a Kubernetes Secret's name (``secret_names``) and a shell variable that
+    or digest pin), a Kubernetes Secret's name (``secret_names``), a plugin's name and a shell variable that
     names where a secret comes from (``password="$MLFLOW_PASSWORD"``)."""
     from detect_secrets import SecretsCollection
     from detect_secrets.settings import default_settings
@@ -69,9 +69,12 @@ def _findings(folder: Path, secret_names: set[str]) -> list[str]:
     with default_settings():
         for path in files:
             collection.scan_file(str(path))
+    from rlgen.plugin_host.discovery import discover
+
+    plugins = set(discover())  # "secrets: manual-secrets" names a plugin, not a secret
     for path, secret in collection:
         value = secret.secret_value or ""
-        if secret.type == "Hex High Entropy String" or value in secret_names or value.startswith("$"):
+        if secret.type == "Hex High Entropy String" or value in secret_names | plugins or value.startswith("$"):
             continue
         found.append(f"detect-secrets {secret.type} in {path}:{secret.line_number}")
     scan = subprocess.run([_tool("trufflehog3"), "--format", "json", "--zero", str(folder)],
