@@ -13,6 +13,7 @@ from support.repos import CORE_ANSWERS
 NOT_FIELDS = {
     "run": "names the first run; runs are folders, not shared names",
     "install": "read by the generator as Spec.rlgen_install (Spec.install would read as an action)",
+    "verl": "read by the generator as Spec.verl_version (the answer names the project, the field its release)",
 }
 
 
