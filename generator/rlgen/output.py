@@ -1,6 +1,8 @@
-"""One output convention for every command that prints data: ``-o/--output`` with ``table``
-(the default on a terminal) or ``json`` (the default otherwise, so scripts and CI get data),
-and for ``diff`` also ``markdown``. JSON keeps non-ASCII text as it is."""
+"""One output convention for every command that prints data or changes a repository:
+``-o/--output`` with ``table`` (the default on a terminal) or ``json`` (the default otherwise,
+so scripts and CI get data), and for ``diff`` also ``markdown``, for ``render`` also ``yaml``
+(its default: the manifests). JSON is printed alone on stdout, one object or list, and keeps
+non-ASCII text as it is; messages go to stderr."""
 from __future__ import annotations
 
 import json
@@ -12,9 +14,12 @@ import click
 FORMATS = ("table", "json")
 
 
-def output_option(*extra: str):
-    return click.option("-o", "--output", type=click.Choice([*FORMATS, *extra]), default=None,
-                        help="Output format (default: table on a terminal, json otherwise).")
+def output_option(*extra: str, default: str | None = None):
+    """``-o/--output``; ``default`` replaces the terminal rule for a command whose own output is
+    a format of its own (``render``: yaml)."""
+    help_ = f"Output format (default: {default})." if default else \
+        "Output format (default: table on a terminal, json otherwise)."
+    return click.option("-o", "--output", type=click.Choice([*FORMATS, *extra]), default=default, help=help_)
 
 
 def resolve_output(output: str | None) -> str:

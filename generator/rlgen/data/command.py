@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -60,18 +61,25 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
 @click.option("--revision", metavar="REF", help="Branch, tag or commit (default: the hub's default branch).")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the model's files; a second run resumes what is missing.")
-def model_cmd(source: str, model: str, revision: str | None, out: Path):
+@output_option()
+def model_cmd(source: str, model: str, revision: str | None, out: Path, output: str | None):
     """Download a model's files, for `rlgen data upload` to copy to the bucket."""
     require_extra("data", "rlgen data model", {"huggingface": "huggingface_hub", "modelscope": "modelscope"}[source])
     from rlgen.data import visible_files
     from rlgen.data.model import download
 
-    if not sys.stderr.isatty():
-        # Off a terminal (the model Job's log) progress bars are noise; read when the hub loads.
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    folder = download(source, model, out, revision)
+    # The hubs' own tqdm bars stay off (read when each hub loads): on a terminal rlgen draws one
+    # display for both hubs, and a log (the model Job's) gets none.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    with _FolderProgress(out, f"{model} from {source}") if sys.stderr.isatty() else nullcontext():
+        folder = download(source, model, out, revision)
     found = visible_files(folder)
     size = sum(p.stat().st_size for p in found)
+    if resolve_output(output) == "json":
+        click.echo(to_json({"model": model, "source": source, "revision": revision, "folder": str(folder),
+                            "files": len(found), "bytes": size}))
+        return
     click.echo(f"{model} from {source}: {len(found)} files ({_size(size)}) in {folder}")
 
 
@@ -151,6 +159,50 @@ def _LogProgress(base):
             click.echo(f"rlgen: retrying {what}", err=True)
 
     return LogProgress()
+
+
+class _FolderProgress:
+    """A line on stderr while a hub fills ``folder``: its files and the bytes written so far
+    (partial files included), and the speed. Read from the folder itself, so it is the same
+    for every hub; the hubs give no total before they start."""
+
+    INTERVAL = 0.2
+
+    def __init__(self, folder: Path, what: str):
+        from rich.console import Console
+        from rich.progress import DownloadColumn, Progress, SpinnerColumn, TextColumn, TransferSpeedColumn
+
+        self._folder = folder
+        self._bar = Progress(SpinnerColumn(), TextColumn(f"{what}: {{task.description}}"),
+                             DownloadColumn(binary_units=True), TransferSpeedColumn(),
+                             console=Console(stderr=True), transient=True)
+        self._task = self._bar.add_task("0 files", total=None)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self):
+        self._bar.start()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        self._thread.join()
+        self._bar.stop()
+
+    def _poll(self) -> None:
+        from rlgen.data import visible_files
+
+        while True:
+            try:
+                written = sum(p.stat().st_size for p in self._folder.rglob("*") if p.is_file())
+                files = len(visible_files(self._folder))
+            except OSError:  # a hub renames its partial files as it goes
+                written, files = None, None
+            if written is not None:
+                self._bar.update(self._task, completed=written, description=f"{files} files")
+            if self._stop.wait(self.INTERVAL):
+                return
 
 
 class _TerminalProgress:

@@ -88,7 +88,10 @@ def _with_components(doc, components: list[str], prefix: str):
     return doc
 
 
-def write_platform(tree: FileTree, spec: Spec, components: Components, extra_resources: dict[str, str]) -> None:
+def write_platform(tree: FileTree, spec: Spec, components: Components, extra_resources: dict[str, str],
+                   environments: tuple[str, ...] | list[str] = ENVIRONMENTS) -> None:
+    """``base/platform`` and one overlay per environment: production's and staging's from the
+    project's sources, any other (a cluster added with its own ``--env``) the base as it is."""
     namespace = sources.load("base/platform/namespace.yaml")
     namespace["metadata"]["name"] = spec.namespace
     tree.add("base/platform/namespace.yaml", yamlio.dump(namespace))
@@ -97,9 +100,15 @@ def write_platform(tree: FileTree, spec: Spec, components: Components, extra_res
         tree.add(f"base/platform/{filename}", text)
         base["resources"].append(filename)
     tree.add("base/platform/kustomization.yaml", yamlio.dump(base))
-    for env in ENVIRONMENTS:
+    for env in environments:
         path = f"overlays/{env}/platform/kustomization.yaml"
-        tree.add(path, yamlio.dump(_with_components(sources.load(path), components.paths(Layer.PLATFORM), "../../../")))
+        if env in ENVIRONMENTS:
+            doc, comment = sources.load(path), ""
+        else:
+            doc = _kustomization(resources=["../../../base/platform"])
+            comment = (f"The platform of the {env} environment: the shared base plus one component per plugin.\n"
+                       "Patches of this environment alone go here, as overlays/staging/platform has its own.")
+        tree.add(path, yamlio.dump(_with_components(doc, components.paths(Layer.PLATFORM), "../../../"), comment))
 
 
 def write_training(tree: FileTree, spec: Spec, components: Components, trainer_files: dict[str, str],

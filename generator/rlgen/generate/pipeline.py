@@ -30,7 +30,7 @@ from rlgen.repo import answers
 from rlgen.repo.layout import ENV_RUNS, RUNS_INDEX, TRAINING_BASE
 from rlgen.repo import naming_scheme
 from rlgen.schemas.shipped import custom_schemas
-from rlgen.spec import Spec
+from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
 
@@ -113,8 +113,15 @@ def platform_base(b: Build) -> None:
                                             "Identity of the dataset and model Jobs."),
         "dataset-job.yaml": yamlio.dump(job, comment),
         "model-job.yaml": yamlio.dump(model, model_comment),
-    })
+    }, environments(b))
     b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
+
+
+def environments(b: Build) -> list[str]:
+    """production and staging (their overlays are always written), then any other environment a
+    cluster syncs."""
+    extra = {env for _, env in b.selection.all_clusters()} - set(ENVIRONMENTS)
+    return [*ENVIRONMENTS, *sorted(extra)]
 
 
 def secret_delivery(b: Build) -> None:

@@ -8,6 +8,7 @@ not JSON is told apart from a Kubernetes API. Imported only by the cluster comma
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +103,19 @@ def _status_message(body) -> str:
     return doc.get("message", "") if isinstance(doc, dict) else ""
 
 
+def _kubeconfig(given: Path | None) -> tuple[str, str]:
+    """(the kubeconfig the client reads, how an error line names it): --kubeconfig, else
+    $KUBECONFIG (a list of files, as kubectl reads it), else ~/.kube/config, resolved here so
+    the line says which file it tried."""
+    if given:
+        return str(given), f"{given} (--kubeconfig)"
+    if os.environ.get("KUBECONFIG"):
+        paths = os.environ["KUBECONFIG"]
+        return paths, f"{os.pathsep.join(str(Path(p).expanduser()) for p in paths.split(os.pathsep) if p)} (KUBECONFIG)"
+    default = Path("~/.kube/config").expanduser()
+    return str(default), f"{default} (the default)"
+
+
 def connect(kubeconfig: Path | None, context: str | None) -> Cluster:
     """A client for ``context`` of ``kubeconfig`` (default: $KUBECONFIG, then ~/.kube/config),
     checked by reading ``/version`` so an unreachable cluster stops the command at once."""
@@ -114,9 +128,11 @@ def connect(kubeconfig: Path | None, context: str | None) -> Cluster:
     configuration.retries = 1
     import yaml
 
-    path = str(kubeconfig) if kubeconfig else None
-    if path and not Path(path).is_file():
-        raise RlgenError(f"{path}: no such file")
+    path, where = _kubeconfig(kubeconfig)
+    if kubeconfig and not kubeconfig.is_file():
+        raise RlgenError(f"{where}: no such file")
+    if not kubeconfig and not any(Path(p).expanduser().is_file() for p in path.split(os.pathsep) if p):
+        raise RlgenError(f"no kubeconfig at {where}: pass --kubeconfig FILE (or set KUBECONFIG)")
     try:
         contexts, active = config.list_kube_config_contexts(config_file=path)
         chosen = context or (active or {}).get("name")
@@ -125,10 +141,10 @@ def connect(kubeconfig: Path | None, context: str | None) -> Cluster:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""
-        raise RlgenError(f"{path or 'the default kubeconfig'}: not a kubeconfig (YAML error{line})") from None
+        raise RlgenError(f"{where}: not a kubeconfig (YAML error{line}); pass another with --kubeconfig FILE") from None
     except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-        where = path or "the default kubeconfig"
-        raise RlgenError(f"{where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise RlgenError(f"{where}: {detail}; pass another with --kubeconfig FILE") from None
     cluster = Cluster(api_client, Target(chosen or "?", api_client.configuration.host))
     version = cluster.call("VersionApi.get_code")
     if not version or "gitVersion" not in version:

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import click
 
+from rlgen.output import output_option
+
 
 def cluster_options(f):
-    f = click.option("-o", "--output", type=click.Choice(["table", "json"]), default=None,
-                     help="Output format (default: a table on a terminal, json otherwise).")(f)
+    f = output_option()(f)
     f = click.option("--context", help="kubeconfig context (default: the current one).")(f)
     f = click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False),
-                     help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).")(f)
+                     help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).")(f)
     return f
 
 

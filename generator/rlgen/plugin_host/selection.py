@@ -293,16 +293,17 @@ def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str]) -> Any:
 
 
 def check_clusters(selection: Selection) -> None:
-    """Extra clusters: DNS labels (they name folders and sync objects), known environments,
-    none named like the main cluster."""
+    """Extra clusters: names and environments DNS labels (they name folders and sync objects;
+    an environment other than production and staging gets an overlay of its own), none named
+    like the main cluster."""
     primary = selection.values["rlgen"]["cluster"]
     for name, env in selection.clusters.items():
         if problem := dns1123_label_error(name):
             raise RlgenError(f"cluster name {problem}")
         if name == primary:
             raise RlgenError(f"'{name}' is the main cluster (rlgen.cluster)")
-        if env not in ENVIRONMENTS:
-            raise RlgenError(f"cluster {name}: environment '{env}' has no overlay (environments: {', '.join(ENVIRONMENTS)})")
+        if problem := dns1123_label_error(env):
+            raise RlgenError(f"cluster {name}: environment {problem}")
 
 
 def convert(plugin: str, opt: Option, raw: Any) -> Any:

@@ -46,8 +46,9 @@ def command():
 @click.option("--queue", metavar="QUEUE", help="Volcano queue of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority-class", metavar="NAME", help="PriorityClass of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
+@output_option()
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, dry_run: bool):
+        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
@@ -78,18 +79,17 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
         origin = f" from {source}" if source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
                       f"{_key_lines(run_folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
-    if change.preview:
-        click.echo(change.preview)
-        return
     where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
-    click.echo(f"Created run '{name}' {where}: RayJob {rayjob}.")
+    _report(output, change, f"Created run '{name}' {where}: RayJob {rayjob}.",
+            run=name, rayjob=rayjob, source=source, start=None if no_branch else start or "HEAD")
 
 
 @command.command("set")
 @click.argument("name")
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
-def set_(name: str, assignments: tuple[str, ...], dry_run: bool):
+@output_option()
+def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | None):
     """Change verl keys of run NAME and give it a new RayJob name; commits on the current branch.
 
     Without KEY=VALUE it only names the RayJob for the run's files as they are: what
@@ -109,7 +109,8 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool):
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = run_folders.name_run(ws.root, ws.spec, name)
         if not change.changed():
-            click.echo(f"Run '{name}' is unchanged: RayJob {rayjob}.")
+            _report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
+                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
             return
         lines = "".join(f"  {k}: {run_folders.show(before[k]) if k in before else '(base)'} -> {run_folders.show(v)}\n"
                         for k, v in values.items())
@@ -119,10 +120,8 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool):
             subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
             body = f"Changed keys:\n{lines}\n"
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
-    if change.preview:
-        click.echo(change.preview)
-        return
-    click.echo(f"Run '{name}': RayJob {old_name} -> {rayjob}.")
+    _report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
+            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
 
 
 @command.command("rm")
@@ -131,7 +130,8 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool):
 @click.option("--from-head", is_flag=True,
               help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
-def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool):
+@output_option()
+def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None):
     """Remove run NAME (its folder and its index entry) on a new branch run/rm-NAME, committed:
     once merged, the sync engine prunes its RayJob.
 
@@ -149,16 +149,14 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool):
             ws = open_workspace(ws.root)
             runs = run_files.check_repository(ws.root, ws.spec)
         _require_run(ws, name, runs)
-        rayjob = runs[name].pinned if name in runs else None
-        rayjob = rayjob or f"of run {name}"
+        pruned = runs[name].pinned if name in runs else None
+        rayjob = pruned or f"of run {name}"
         shutil.rmtree(folder)
         run_folders.write_index(ws.root, [r for r in runs if r != name])
         change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
-    if change.preview:
-        click.echo(change.preview)
-        return
     where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
-    click.echo(f"Removed run '{name}' {where}: RayJob {rayjob} is pruned once this commit syncs.")
+    _report(output, change, f"Removed run '{name}' {where}: RayJob {rayjob} is pruned once this commit syncs.",
+            run=name, rayjob=pruned, start=None if no_branch else start or "HEAD")
 
 
 @command.command("list")
@@ -179,6 +177,14 @@ def list_(output: str | None):
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     for run, rayjob, size, changed in [header, *rows]:
         click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {size:<{widths[2]}}  {changed}")
+
+
+def _report(output: str | None, change: GitChange, text: str, **fields) -> None:
+    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own."""
+    if resolve_output(output) == "json":
+        click.echo(to_json({**fields, **change.as_json()}))
+    else:
+        click.echo(change.preview or text)
 
 
 def _open(committing: bool) -> tuple[Workspace, dict]:

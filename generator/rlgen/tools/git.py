@@ -72,6 +72,16 @@ def head(repo: Path) -> tuple[str | None, str]:
     return run(repo, "symbolic-ref", "-q", "--short", "HEAD", check=False).strip() or None, sha
 
 
+def name_status(repo: Path, *args: str) -> dict[str, list[str]]:
+    """``git diff --name-status ARGS`` as the ``files`` object of a change's JSON: paths added,
+    changed and removed (a rename is a removal and an addition)."""
+    found: dict[str, list[str]] = {"A": [], "M": [], "D": []}
+    for line in run(repo, "diff", "--name-status", "--no-renames", *args).splitlines():
+        status, _, path = line.partition("\t")
+        found.get(status[:1], found["M"]).append(path)
+    return {"added": sorted(found["A"]), "changed": sorted(found["M"]), "removed": sorted(found["D"])}
+
+
 def require_clean(repo: Path) -> None:
     # A commit of ours must hold only our change, and a rollback must not touch the user's work.
     if run(repo, "status", "--porcelain").strip():

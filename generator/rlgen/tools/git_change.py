@@ -21,6 +21,9 @@ class GitChange:
         self.dry_run = dry_run
         #: What a dry run would have committed: where, the message and the files changed.
         self.preview: str | None = None
+        #: What the commit holds (or would hold): ``{"added": [...], "changed": [...], "removed": [...]}``.
+        self.files: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
+        self.commit_sha: str | None = None
         self.saved = {path: _snapshot(path) for path in paths}
         self.head = git.head(repo)
         self.new_branch: str | None = None
@@ -40,11 +43,17 @@ class GitChange:
         git.run(self.repo, "switch", "-q", "-c", name, *([start] if start else []))
         self.new_branch = name
 
+    def as_json(self) -> dict:
+        """The common fields of a change's JSON: where it is (or would be) committed and what it holds."""
+        return {"dry_run": self.dry_run, "branch": self.new_branch or self.head[0], "new_branch": bool(self.new_branch),
+                "commit": self.commit_sha, "files": self.files}
+
     def changed(self) -> bool:
         return bool(git.run(self.repo, "status", "--porcelain", "--", *self._pathspecs()).strip())
 
     def commit(self, message: str) -> None:
         git.run(self.repo, "add", "-A", "--", *self._pathspecs())
+        self.files = git.name_status(self.repo, "--cached", "--", *self._pathspecs())
         if self.dry_run:
             stat = git.run(self.repo, "diff", "--cached", "--stat", "--", *self._pathspecs())
             where = f"on a new branch {self.new_branch}" if self.new_branch else "on the current branch"
@@ -53,6 +62,7 @@ class GitChange:
             self._rollback()
             return
         git.run(self.repo, "commit", "-q", "-m", message, identity=True)
+        self.commit_sha = git.head(self.repo)[1]
 
     def _rollback(self) -> None:
         # Best effort on every step: the original error is the one to report. The tree was clean

@@ -6,7 +6,6 @@ from pathlib import Path
 import click
 
 from rlgen.output import output_option, resolve_output, to_json
-from rlgen.spec import ENVIRONMENTS
 
 
 @click.group("cluster")
@@ -14,22 +13,37 @@ def cluster():
     """Add or remove clusters that sync this repository (clusters/<name>/)."""
 
 
+DRY_RUN = click.option("--dry-run", is_flag=True, help="Show what would change (files, branch), and change nothing.")
+
+
 @cluster.command("add")
 @click.argument("name")
-@click.option("--env", "environment", required=True, type=click.Choice(ENVIRONMENTS),
-              help="Environment whose overlays the cluster syncs (overlays/<env>/).")
+@click.option("--env", "environment", required=True, metavar="ENV",
+              help="Environment whose overlays the cluster syncs (overlays/<env>/): production, staging, or any "
+                   "other DNS-1123 label, which gets an overlay of its own.")
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of rlgen/update-<commit>.")
-def add(name: str, environment: str, no_branch: bool):
+@DRY_RUN
+@output_option()
+def add(name: str, environment: str, no_branch: bool, dry_run: bool, output: str | None):
     """Add cluster NAME syncing overlays/ENV/ (Flux or Argo CD, as the sync plugin)."""
-    _change(add_clusters={name: environment}, no_branch=no_branch)
+    from rlgen.errors import RlgenError
+    from rlgen.naming import dns1123_label_error
+
+    # Said before anything is read: the environment names folders and the sync engine's paths.
+    if problem := dns1123_label_error(environment):
+        raise RlgenError(f"--env: environment {problem}")
+    _change(no_branch, dry_run, output, {"cluster": name, "environment": environment},
+            add_clusters={name: environment})
 
 
 @cluster.command("rm")
 @click.argument("name")
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of rlgen/update-<commit>.")
-def rm(name: str, no_branch: bool):
+@DRY_RUN
+@output_option()
+def rm(name: str, no_branch: bool, dry_run: bool, output: str | None):
     """Remove cluster NAME's entry points (the main cluster, rlgen.cluster, stays)."""
-    _change(remove_clusters=[name], no_branch=no_branch)
+    _change(no_branch, dry_run, output, {"cluster": name}, remove_clusters=[name])
 
 
 @cluster.command("list")
@@ -51,12 +65,12 @@ def list_(output: str | None):
         click.echo(f"{row['cluster']}  {row['environment']}  {row['folder']}")
 
 
-def _change(no_branch: bool, **change) -> None:
+def _change(no_branch: bool, dry_run: bool, output: str | None, fields: dict, **change) -> None:
     from rlgen.repo.workspace import find_root
     from rlgen.update.answers_change import Change
     from rlgen.update.command import run_change
 
-    run_change(find_root(Path.cwd()), Change(**change), no_branch)
+    run_change(find_root(Path.cwd()), Change(**change), no_branch, resolve_output(output), dry_run, **fields)
 
 
 command = cluster

@@ -29,15 +29,21 @@ BRANCH_PREFIX = "rlgen/update-"
 class Outcome:
     render: str = ""
     branch: str | None = None
+    #: Whether ``branch`` is the update's own new branch (else the branch that was checked out).
+    new_branch: bool = False
     commit: str | None = None
     conflicts: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
+    #: ``{"added": [...], "changed": [...], "removed": [...]}``, as :func:`rlgen.tools.git.name_status`.
+    files: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "changed": [], "removed": []})
     repinned: list[tuple[str, str, str]] = field(default_factory=list)
     migrated: list[migrations.Migration] = field(default_factory=list)
     verl: verl_move.Move | None = None
 
 
-def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool) -> Outcome:
+def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
+           dry_run: bool = False) -> Outcome:
+    """Merge the render of ``selection``; ``dry_run``: the same merge, described and then undone
+    (HEAD, index, work tree and branches as before; only unreferenced objects stay in git's store)."""
     if state.merging(root):
         raise RlgenError("a merge is in progress: resolve it and git commit, or rlgen update --abort")
     git.require_clean(root)
@@ -57,7 +63,7 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     outcome = Outcome(render=new_render, migrated=pending, verl=move)
     final_answers = answers.text(selection, [s.name for s in build.secrets()], recorded["run_naming"],
                                  new_render).encode()
-    _apply(root, merged, final_answers, build.spec, change, no_branch, outcome)
+    _apply(root, merged, final_answers, build.spec, change, no_branch, outcome, dry_run)
     return outcome
 
 
@@ -97,27 +103,35 @@ def _file_at(root: Path, commit: str, path: str) -> bytes:
 
 
 def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, change: Change, no_branch: bool,
-           outcome: Outcome) -> None:
+           outcome: Outcome, dry_run: bool) -> None:
     branch, head = git.head(root)
     update_branch = None if no_branch else BRANCH_PREFIX + outcome.render[:7]
     if update_branch and git.run(root, "branch", "--list", update_branch).strip():
         raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
-    before = state.Before(branch, head, update_branch)
+    outcome.branch, outcome.new_branch = update_branch or branch, bool(update_branch)
+    # A dry run merges on the checked-out branch (no branch is made) and puts everything back.
+    before = state.Before(branch, head, None if dry_run else update_branch)
     try:
-        if update_branch:
+        if update_branch and not dry_run:
             git.run(root, "switch", "-q", "-c", update_branch)
         git.run(root, "read-tree", "-u", "-m", "HEAD", merged.tree)
         (root / answers.FILENAME).write_bytes(final_answers)
         if merged.conflicts:
+            if dry_run:
+                outcome.conflicts = merged.conflicted_paths
+                state.restore(root, before)
+                return
             _leave_conflicts(root, merged, change, before, outcome)
             return
         outcome.repinned = repin_runs(root, spec, head, merged.tree)
         git.run(root, "add", "-A")
         tree = git.run(root, "write-tree").strip()
-        outcome.changed = git.run(root, "diff", "--name-only", head, tree).split()
+        outcome.files = git.name_status(root, head, tree)
+        if dry_run:
+            state.restore(root, before)
+            return
         outcome.commit = git_plumbing.commit_tree(root, tree, [head, outcome.render], _message(change, outcome))
         git.run(root, "update-ref", "-m", "rlgen update", "HEAD", outcome.commit)
-        outcome.branch = update_branch or branch
     except BaseException:
         state.restore(root, before)
         raise
