@@ -58,7 +58,7 @@ def test_new_names_its_run_without_kustomize_and_rlgen_run_agrees(tmp_path):
     ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=3e-6"))
     renamed = pinned(repo, "baseline")
     assert renamed != first
-    assert "is unchanged: RayJob " + renamed in ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=3e-6"))
+    assert "is unchanged: RayJob " + renamed in ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=3e-6", "-o", "table"))
 
 
 def test_a_repository_without_run_naming_keeps_scheme_1(repo):

@@ -122,7 +122,7 @@ def test_validate_reports_a_hand_edited_size(repo):
 def test_resize_renames_the_run_and_diff_says_so(repo):
     ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=4"))
     old = pinned(repo, "big")
-    assert "unchanged" in ok(rlgen_in(repo, "run", "set", "big", "trainer.nnodes=4"))
+    assert "unchanged" in ok(rlgen_in(repo, "run", "set", "big", "trainer.nnodes=4", "-o", "table"))
     git(repo, "branch", "before-resize")
     ok(rlgen_in(repo, "run", "set", "big", "trainer.nnodes=2"))
     assert pinned(repo, "big") != old

@@ -19,8 +19,8 @@ def state(repo) -> tuple:
 def test_run_new_branches_from_the_synced_branch_not_from_another_runs_branch(repo):
     main = git(repo, "rev-parse", "main").strip()
     ok(rlgen_in(repo, "run", "new", "first"))
-    out = ok(rlgen_in(repo, "run", "new", "second"))
-    assert "(from main)" in out
+    out = ok(rlgen_in(repo, "run", "new", "second"))  # not a terminal: JSON
+    assert json.loads(out)["start"] == "main"
     assert git(repo, "rev-parse", "HEAD~1").strip() == main
     assert not (repo / "runs" / "first").exists()
     # --from-head keeps the old behaviour for stacking a run on purpose.
@@ -32,7 +32,7 @@ def test_run_new_prefers_origin_of_the_synced_branch(repo):
     ok(rlgen_in(repo, "run", "new", "upstream", "--no-branch"))
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
     git(repo, "reset", "-q", "--hard", "HEAD~1")
-    out = ok(rlgen_in(repo, "run", "new", "next"))
+    out = ok(rlgen_in(repo, "run", "new", "next", "-o", "table"))
     assert "(from origin/main)" in out and (repo / "runs" / "upstream").is_dir()
 
 

@@ -146,7 +146,7 @@ def test_a_kustomize_failure_restores_the_files(repo):
 
 def test_run_set_renames_the_rayjob_keeps_comments_and_commits(repo):
     old = pinned(repo, "baseline")
-    out = ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6"))
+    out = ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6", "-o", "table"))
     new = pinned(repo, "baseline")
     assert new != old and f"{old} -> {new}" in out
     assert rendered(repo, "baseline")[0]["metadata"]["name"] == new
@@ -157,7 +157,7 @@ def test_run_set_renames_the_rayjob_keeps_comments_and_commits(repo):
     assert git(repo, "branch", "--show-current").strip() == "main" and git(repo, "status", "--porcelain") == ""
     # The same value again: nothing to commit.
     head = git(repo, "rev-parse", "HEAD")
-    assert "unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6"))
+    assert "unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6", "-o", "table"))
     assert git(repo, "rev-parse", "HEAD") == head
 
 
@@ -192,7 +192,7 @@ def test_run_list_shows_runs_rayjobs_and_changed_keys(repo):
 def test_run_rm_removes_the_folder_and_the_index_entry(repo):
     ok(rlgen_in(repo, "run", "new", "exp", "--no-branch"))
     rayjob = pinned(repo, "exp")
-    assert rayjob in ok(rlgen_in(repo, "run", "rm", "exp", "--no-branch"))
+    assert rayjob in ok(rlgen_in(repo, "run", "rm", "exp", "--no-branch", "-o", "table"))
     assert not (repo / "runs" / "exp").exists()
     assert load(repo / "runs" / "kustomization.yaml")["resources"] == ["baseline"]
     assert git(repo, "status", "--porcelain") == "" and "Run exp: remove" in git(repo, "log", "-1", "--format=%B")
@@ -230,7 +230,7 @@ def test_every_run_renders_and_passes_the_schema_checks(repo, schemas):
 def test_run_rm_makes_a_branch_from_the_synced_branch_like_run_new(repo):
     main = git(repo, "rev-parse", "HEAD").strip()
     rayjob = pinned(repo, "baseline")
-    out = ok(rlgen_in(repo, "run", "rm", "baseline"))
+    out = ok(rlgen_in(repo, "run", "rm", "baseline", "-o", "table"))
     assert "on branch run/rm-baseline" in out and rayjob in out
     assert git(repo, "branch", "--show-current").strip() == "run/rm-baseline"
     assert git(repo, "rev-parse", "HEAD~1").strip() == main
@@ -242,7 +242,7 @@ def test_run_rm_makes_a_branch_from_the_synced_branch_like_run_new(repo):
                                   ("rm", "baseline")], ids=["new", "set", "rm"])
 def test_dry_run_shows_the_commit_and_changes_nothing(repo, args):
     before = state(repo)
-    out = ok(rlgen_in(repo, "run", *args, "--dry-run"))
+    out = ok(rlgen_in(repo, "run", *args, "--dry-run", "-o", "table"))
     assert out.startswith("Dry run: nothing written. Would commit")
     assert f"Run {args[1]}:" in out and "runs/" in out  # the message and the files it changes
     assert state(repo) == before

@@ -42,7 +42,7 @@ def test_sandbox_swap_keeps_the_edit_and_the_runs(generate, tmp_path, sync):
     assert f"{kind}/infrastructure" in stages
     assert _runs(repo) == runs
     # Each run's pinned RayJob name is the one rlgen run gives it on the new base.
-    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-1e-6", "actor_rollout_ref.actor.optim.lr=1e-6"))
+    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-1e-6", "actor_rollout_ref.actor.optim.lr=1e-6", "-o", "table"))
     assert status(repo) == ""
     assert "marketplace-sandbox" in (repo / "rlgen.yaml").read_text()
     ok(validate(repo))
@@ -58,7 +58,7 @@ def test_a_conflicting_edit_stops_with_markers_and_abort_restores_everything(rep
     commit_all(repo, "Sync the platform faster")
     files, before = repo_files(repo), head(repo)
 
-    result = rlgen_in(repo, "update", "--set", "flux.interval=15m")
+    result = rlgen_in(repo, "update", "--set", "flux.interval=15m", "-o", "table")
 
     assert result.returncode == 1
     assert result.stdout.splitlines() == ["CONFLICT clusters/production/platform.yaml"]
@@ -69,7 +69,7 @@ def test_a_conflicting_edit_stops_with_markers_and_abort_restores_everything(rep
     checked = validate(repo)
     assert checked.returncode == 1 and "conflict markers" in checked.stdout
 
-    out = ok(rlgen_in(repo, "update", "--abort"))
+    out = ok(rlgen_in(repo, "update", "--abort", "-o", "table"))
 
     assert "main" in out
     assert repo_files(repo) == files
@@ -109,7 +109,7 @@ def test_a_deleted_generated_file_stays_deleted(repo):
 
 def test_nothing_to_update_changes_nothing(repo):
     before = head(repo)
-    assert "Up to date" in ok(rlgen_in(repo, "update"))
+    assert "Up to date" in ok(rlgen_in(repo, "update", "-o", "table"))
     assert head(repo) == before and git(repo, "branch", "--list", "rlgen/*") == ""
 
 
@@ -132,7 +132,7 @@ def test_a_renamed_run_keeps_its_own_size(repo):
     assert after == kustomization.replace(old, pinned(repo, "baseline"))
     result = validate(repo)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", "trainer.nnodes=2"))
+    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", "trainer.nnodes=2", "-o", "table"))
 
 
 def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(repo):
@@ -141,7 +141,7 @@ def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(re
     run_yaml = (repo / "runs/lr-3e-6/run.yaml").read_bytes()
     old = pinned(repo, "lr-3e-6")
 
-    out = ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6"))
+    out = ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6", "-o", "table"))
 
     assert not (repo / "runs/baseline").exists()
     assert "baseline" not in (repo / "runs/kustomization.yaml").read_text()
@@ -151,7 +151,7 @@ def test_a_new_training_base_renames_the_runs_and_a_removed_run_stays_removed(re
     assert f"RayJob {old} -> {new}" in git(repo, "log", "-1", "--format=%B")
     assert status(repo) == ""
     # The name rlgen run gives the run from its own folder is the one the update pinned.
-    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-3e-6", "actor_rollout_ref.actor.optim.lr=3e-6"))
+    assert "is unchanged" in ok(rlgen_in(repo, "run", "set", "lr-3e-6", "actor_rollout_ref.actor.optim.lr=3e-6", "-o", "table"))
 
 
 def test_a_renamed_run_keeps_its_size_and_no_branch_points_at_the_diff_that_shows_it(repo):
@@ -162,7 +162,7 @@ def test_a_renamed_run_keeps_its_size_and_no_branch_points_at_the_diff_that_show
 
     ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=2"))
     old = pinned(repo, "big")
-    out = ok(rlgen_in(repo, "update", "--no-branch", "--set", "vllm.gpu_memory_utilization=0.6"))
+    out = ok(rlgen_in(repo, "update", "--no-branch", "--set", "vllm.gpu_memory_utilization=0.6", "-o", "table"))
     assert pinned(repo, "big") != old
     rayjob = next(o for o in build(repo / "runs" / "big") if o["kind"] == "RayJob")
     assert rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["replicas"] == 2  # still its own size
