@@ -11,6 +11,7 @@ from support.datafix import invoke
 from support.hub_server import HubServer
 from support.oss_server import OssTestServer
 from support.repos import one_error_line, run_rlgen
+from support.terminal import on_terminal
 
 REPO_ID = "Qwen/Tiny-Instruct"
 FILES = {
@@ -43,7 +44,7 @@ def model_files(folder) -> dict[str, bytes]:
 
 def test_downloads_every_file_and_resumes_only_what_is_missing(hub, tmp_path):
     out = tmp_path / "model"
-    result = model(hub, tmp_path, out)
+    result = model(hub, tmp_path, out, "-o", "table")
     assert result.returncode == 0, result.stderr
     assert f"{REPO_ID} from huggingface: 3 files" in result.stdout
     assert model_files(out) == FILES
@@ -62,7 +63,7 @@ def test_downloads_every_file_and_resumes_only_what_is_missing(hub, tmp_path):
 
 def test_modelscope_downloads_and_resumes_the_same_way(hub, tmp_path):
     out = tmp_path / "model"
-    result = model(hub, tmp_path, out, "--source", "modelscope")
+    result = model(hub, tmp_path, out, "--source", "modelscope", "-o", "table")
     assert result.returncode == 0, result.stderr
     assert f"{REPO_ID} from modelscope: 3 files" in result.stdout
     assert model_files(out) == FILES and sorted(hub.fetched()) == sorted(FILES)
@@ -98,3 +99,29 @@ def test_unknown_model_is_one_line(hub, tmp_path):
     assert "cannot download model 'Qwen/Nope' from huggingface" in line
     line = one_error_line(run_rlgen("data", "model", "--model", "Qwen", "--out", str(tmp_path / "m"), env=env))
     assert "'Qwen' is not an owner/name repository id" in line
+
+
+@pytest.mark.parametrize("source", ["huggingface", "modelscope"])
+def test_a_terminal_sees_the_download_progress_and_a_log_sees_none(hub, tmp_path, source):
+    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "0",
+           "MODELSCOPE_ENDPOINT": hub.endpoint, "MODELSCOPE_CACHE": str(tmp_path / "ms-cache")}
+    env.pop("HF_TOKEN", None)
+    code, stdout, screen = on_terminal("data", "model", "--source", source, "--model", REPO_ID,
+                                       "--out", str(tmp_path / "tty"), "-o", "table", env=env)
+    assert code == 0, screen.decode(errors="replace")
+    assert f"{REPO_ID} from {source}: ".encode() in screen and b" files" in screen
+    assert stdout.startswith(f"{REPO_ID} from {source}: 3 files")
+    assert b"it/s]" not in screen and b"Downloading [" not in screen  # the hubs' own tqdm bars stay off
+
+    logged = model(hub, tmp_path, tmp_path / "log", "--source", source, "-o", "table")
+    assert logged.returncode == 0 and logged.stdout.startswith(f"{REPO_ID} from {source}: 3 files")
+    assert f"from {source}: " not in logged.stderr and "\x1b[" not in logged.stderr
+
+
+def test_model_json_names_the_folder_and_its_files(hub, tmp_path):
+    import json
+
+    result = model(hub, tmp_path, tmp_path / "model", "-o", "json")
+    doc = json.loads(result.stdout)
+    assert doc == {"model": REPO_ID, "source": "huggingface", "revision": None, "folder": str(tmp_path / "model"),
+                   "files": 3, "bytes": sum(len(b) for b in FILES.values())}

@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 import threading
@@ -20,6 +18,7 @@ from rlgen.errors import RlgenError
 from support.datafix import invoke
 from support.oss_server import OssTestServer
 from support.repos import run_rlgen
+from support.terminal import on_terminal
 
 SECRET = "s3cr3t-" + uuid.uuid4().hex
 KEYS = {"OSS_ACCESS_KEY_ID": "test-key-id", "OSS_ACCESS_KEY_SECRET": SECRET}
@@ -354,30 +353,18 @@ def test_the_rlgen_command_uploads_and_never_prints_a_secret(server, bucket, tmp
     assert all(SECRET not in out for out in (ok.stdout, ok.stderr, bad.stdout, bad.stderr))
 
 
-def test_a_terminal_gets_a_progress_bar(server, bucket, tmp_path):
+def test_a_terminal_gets_a_progress_bar_and_a_log_none(server, bucket, tmp_path):
     tree(tmp_path, small=6)
     env = {**{k: v for k, v in os.environ.items() if k not in UNSET}, **KEYS}
-    leader, follower = pty.openpty()
-    child = subprocess.Popen([sys.executable, "-m", "rlgen", "data", "upload", str(tmp_path), f"oss://{bucket}/tty",
-                              "--endpoint", server.endpoint, "--region", "cn-hangzhou", "-o", "table"],
-                             stdout=subprocess.PIPE, stderr=follower, env={**env, "TERM": "xterm", "COLUMNS": "120"})
-    os.close(follower)
-    screen, deadline = b"", time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if not select.select([leader], [], [], 1)[0]:
-            continue
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        screen += chunk
-    stdout = child.communicate(timeout=60)[0].decode()
-    os.close(leader)
-    assert child.returncode == 0
+    code, stdout, screen = on_terminal("data", "upload", str(tmp_path), f"oss://{bucket}/tty", "--endpoint",
+                                       server.endpoint, "--region", "cn-hangzhou", "-o", "table", env=env)
+    assert code == 0
     assert b"7/7 files" in screen
     assert stdout.startswith("uploaded 7 files")
+    logged = run_rlgen("data", "upload", str(tmp_path), f"oss://{bucket}/log", "--endpoint", server.endpoint,
+                       "--region", "cn-hangzhou", "-o", "table", env=env)
+    assert logged.returncode == 0 and logged.stdout.startswith("uploaded 7 files")
+    assert logged.stderr == ""  # no bar, no escape codes in a log
 
 
 def test_memory_stays_bounded_for_a_file_far_larger_than_a_part(server, bucket, tmp_path):

@@ -201,3 +201,24 @@ def test_a_volcano_repository_needs_kuberay_started_with_its_batch_scheduler(gen
     assert row["state"] == state, row
     if state == "problem":
         assert row["fix"] == "start the KubeRay operator with --batch-scheduler=volcano (Helm value batchScheduler.name)"
+
+
+@pytest.mark.parametrize("command", ["doctor", "status"])
+def test_no_kubeconfig_names_the_file_tried_and_the_option(generate, tmp_path, command):
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    line = one_error_line(rlgen_in(generate(), command, env={**env, "HOME": str(home)}))
+    assert str(home / ".kube" / "config") in line and "--kubeconfig" in line, line
+
+    missing = tmp_path / "nowhere" / "config"
+    line = one_error_line(rlgen_in(generate(), command, env={**env, "HOME": str(home), "KUBECONFIG": str(missing)}))
+    assert str(missing) in line and "KUBECONFIG" in line and "--kubeconfig" in line, line
+
+    broken = home / ".kube" / "config"
+    broken.parent.mkdir()
+    broken.write_text('{"apiVersion": "v1", "kind": "Config"}')
+    line = one_error_line(rlgen_in(generate(), command, env={**env, "HOME": str(home)}))
+    assert str(broken) in line and "--kubeconfig" in line, line
