@@ -121,7 +121,21 @@ def test_the_template_source_is_checked_at_the_door(tmp_path):
     assert "has no --template-ref v9" in one_error_line(new(tmp_path / "e", template.as_uri(), "--template-ref", "v9"))
     (template / "cookiecutter.json").write_text("{}\n")
     assert "uncommitted changes" in one_error_line(new(tmp_path / "f", template))
-    assert not any((tmp_path / name).exists() for name in "abcdef")
+    gone = (tmp_path / "gone").as_uri()
+    assert f"cannot fetch {gone}" in one_error_line(new(tmp_path / "g", gone))
+    assert not any((tmp_path / name).exists() for name in "abcdefg")
+
+
+def test_a_template_cannot_write_into_git_s_own_folder(tmp_path):
+    template = team_template(tmp_path)
+    hook = template / PROJECT / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\ntouch ran\n")
+
+    line = one_error_line(new(tmp_path / "repo", template))
+
+    assert ".git/hooks/post-commit is inside a .git folder" in line
+    assert not (tmp_path / "repo").exists()
 
 
 def test_new_without_a_template_never_imports_cookiecutter(tmp_path):

@@ -97,8 +97,12 @@ def _read(project: Path, shown: str) -> dict[str, bytes]:
         rel = path.relative_to(project).as_posix()
         if path.is_symlink():
             raise RlgenError(f"template {shown}: {rel} is a symbolic link: rlgen writes files only")
-        if path.is_file():
-            files[rel] = path.read_bytes()
+        if not path.is_file():
+            continue
+        if ".git" in (part.lower() for part in path.relative_to(project).parts):
+            # git would run what a template put there (hooks, config) at rlgen's own commit.
+            raise RlgenError(f"template {shown}: {rel} is inside a .git folder, which is git's own")
+        files[rel] = path.read_bytes()
     return files
 
 

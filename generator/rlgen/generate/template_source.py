@@ -127,7 +127,10 @@ def _git_top(folder: Path) -> Path | None:
 
 def _checkout(remote: str, shown: str, sub: str, ref: str | None, commit: str | None, clone: Path,
               where: str) -> Fetched:
-    git.run(clone.parent, "clone", "--quiet", "--no-checkout", "--", remote, clone.name, extra_env=_NO_PROMPT)
+    try:
+        git.run(clone.parent, "clone", "--quiet", "--no-checkout", "--", remote, clone.name, extra_env=_NO_PROMPT)
+    except RlgenError as exc:
+        raise RlgenError(f"{where}: cannot fetch {redact(shown)} ({exc})") from None
     if commit:
         wanted, named = [commit], f"commit {commit}"
     elif ref:
