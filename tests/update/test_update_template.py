@@ -95,3 +95,17 @@ def test_a_failing_hook_stops_the_update_and_changes_nothing(team):
 
 def test_template_ref_needs_a_recorded_template(repo):
     assert "records no template" in one_error_line(rlgen_in(repo, "update", "--template-ref", "main"))
+
+
+def test_a_plain_folder_template_is_rendered_as_it_is_now(tmp_path):
+    template = team_template(tmp_path)
+    repo = tmp_path / "repo"
+    ok(run_rlgen("new", str(repo), *REQUIRED, "--no-input", "--template", str(template)))
+    before = YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["template"]["digest"]
+    edit(template / PROJECT / "CODEOWNERS", "* ", "/runs/ @my-org/ml-research\n* ")
+
+    out = ok(rlgen_in(repo, "update", "--no-branch"))
+
+    after = YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["template"]["digest"]
+    assert after != before and f"{str(template)}: {before[7:19]} -> {after[7:19]}" in out
+    assert (repo / "CODEOWNERS").read_text().startswith("/runs/ @my-org/ml-research\n")

@@ -71,7 +71,7 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
 def _moved(before: dict[str, str] | None, after: dict[str, str] | None) -> str:
     if not before or not after or before == after:
         return ""
-    old, new = (r.get("commit", r.get("digest", ""))[:12] for r in (before, after))
+    old, new = ((r.get("commit") or r.get("digest", "").removeprefix("sha256:"))[:12] for r in (before, after))
     return f"{after['source']}: {old} -> {new}"
 
 
