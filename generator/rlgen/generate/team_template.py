@@ -81,9 +81,9 @@ def render(template: Fetched, extra_context: dict[str, Any]) -> dict[str, bytes]
             project = cookiecutter(str(template.folder), no_input=True, extra_context=extra_context,
                                    output_dir=str(out), default_config=config, accept_hooks=True)
     except FailedHookException as exc:
-        hook = hooks.failed or ("pre_prompt" if "Pre-Prompt" in str(exc) else "a")
+        hook = hooks.failed or ("pre_prompt" if "Pre-Prompt" in str(exc) else "")
         said = _last_line(scratch / "hooks.log")
-        raise RlgenError(f"template {shown}: its {hook} hook failed ({_cause(exc)})"
+        raise RlgenError(f"template {shown}: {f'its {hook}' if hook else 'a'} hook failed ({_cause(exc)})"
                          + (f": {said}" if said else "")) from None
     except (CookiecutterException, TemplateError, ValueError, OSError) as exc:
         hook = f" in its {hooks.failed} hook" if hooks.failed else ""
