@@ -20,9 +20,11 @@ from rlgen.errors import ProblemsFound, RlgenError
 @click.option("--abort", is_flag=True, help="Undo a conflicted update: HEAD, index and files as before it.")
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output of --check.")
+@click.option("--template-ref", metavar="REF", help="Merge the team's template (rlgen.yaml: template) at this branch, "
+              "tag or commit instead of the newest commit of its source.")
 @click.option("--force", is_flag=True, help="With --set rlgen.verl=...: drop config keys the new verl release "
               "removed instead of refusing the move.")
-def command(plugins, sets, unsets, no_branch, check_only, abort, output, force):
+def command(plugins, sets, unsets, no_branch, check_only, abort, output, force, template_ref):
     """Render the answers in rlgen.yaml with these changes and merge the render into the current
     branch: your edits stay, conflicts are left as standard conflict markers (exit 1)."""
     from rlgen.repo.workspace import find_root
@@ -34,7 +36,8 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, output, force):
         return _check(root, output)
     from rlgen.update.answers_change import Change
 
-    run_change(root, Change(list(plugins), list(sets), list(unsets), force=force), no_branch)
+    run_change(root, Change(list(plugins), list(sets), list(unsets), force=force, template_ref=template_ref,
+                            template_newest=True), no_branch)
 
 
 def run_change(root: Path, change, no_branch: bool) -> None:
@@ -58,6 +61,11 @@ def run_change(root: Path, change, no_branch: bool) -> None:
     git.require_branch(root)
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch)
+    if outcome.clashes:
+        from rlgen.generate.team_template import clash_line
+
+        for path in outcome.clashes:
+            click.echo(clash_line(path), err=True)
     if not outcome.render:
         click.echo("Up to date: this rlgen renders the same repository from these answers.")
         return
@@ -68,6 +76,8 @@ def run_change(root: Path, change, no_branch: bool) -> None:
                             "or rlgen update --abort")
     for line in outcome.verl.describe() if outcome.verl else []:
         click.echo(f"Moved trainer configs: {line}")
+    if outcome.template_moved:
+        click.echo(f"Template {outcome.template_moved}")
     for run, old, new in outcome.repinned:
         click.echo(f"Run {run}: RayJob {old} -> {new}")
     # On its own branch the update is what HEAD adds to the synced branch (rlgen diff's default);
