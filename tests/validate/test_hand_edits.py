@@ -6,9 +6,15 @@ user in a pull request makes them."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
-from support.repos import commit_all, ok, pinned, rlgen_in, run_rlgen
+from support.repos import commit_all, git, ok, pinned, rlgen_in, run_rlgen
 
 LR = ("actor_rollout_ref", "actor", "optim", "lr")
 
@@ -68,3 +74,51 @@ def test_a_sized_run_keeps_its_name_and_size_through_validate(repo):
     """The name validate expects is the one rlgen run gave: a run of its own size is not stale."""
     ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=2"))
     assert stale(validate(repo, "-o", "json")) == []
+
+
+
+@pytest.fixture
+def fix_step(tmp_path):
+    """``fix_step(checkout)`` runs the validate workflow's fix step there as a runner does;
+    returns its outputs and job summary."""
+    if not shutil.which("jq"):
+        message = "jq is missing (GitHub's runners have it)"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+
+    def run(checkout: Path) -> tuple[str, str]:
+        doc = YAML(typ="safe").load((checkout / ".github" / "workflows" / "validate.yaml").read_text())
+        step = next(s for s in doc["jobs"]["validate"]["steps"]
+                    if s.get("name") == "Offer the fix of hand-edited runs as a commit")
+        runner = tmp_path / "runner"
+        runner.mkdir()
+        env = {**os.environ, **step["env"], "RUNNER_TEMP": str(runner),
+               "GITHUB_OUTPUT": str(runner / "output"), "GITHUB_STEP_SUMMARY": str(runner / "summary"),
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        ran = subprocess.run(["bash", "-c", step["run"]], cwd=checkout, env=env, capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        read = lambda name: (runner / name).read_text() if (runner / name).exists() else ""  # noqa: E731
+        return read("output"), read("summary")
+
+    return run
+
+
+def test_the_generated_ci_offers_the_fix_as_a_commit(repo, tmp_path, fix_step):
+    """On a pull request's merge checkout (a detached HEAD), the step's patch, applied with
+    ``git am`` on the user's branch, makes validate pass."""
+    edit_yaml(repo / "runs" / "baseline" / "run.yaml", LR, 5e-6)
+    commit_all(repo, "baseline: a lower learning rate")
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "--quiet", str(repo), str(checkout))
+    git(checkout, "checkout", "--quiet", "--detach")
+
+    output, summary = fix_step(checkout)
+    assert "1 hand-edited run(s)" in summary and "git am rlgen-fix.patch" in summary
+    git(repo, "-c", "user.name=u", "-c", "user.email=u@localhost", "am", "--quiet", output.strip().removeprefix("patch="))
+    assert pinned(repo, "baseline") == pinned(checkout, "baseline")
+    assert validate(repo, "-o", "json").returncode == 0
+
+
+def test_the_fix_step_offers_nothing_when_no_run_is_stale(repo, fix_step):
+    head = git(repo, "rev-parse", "HEAD")
+    assert fix_step(repo) == ("", "")
+    assert git(repo, "rev-parse", "HEAD") == head

@@ -12,6 +12,7 @@ from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, 
 from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
+from rlgen.generate.template_source import Fetched
 from rlgen.generate.kustomizations import (
     Components,
     env_runs_index,
@@ -51,6 +52,9 @@ class Build:
     delivery: SecretDelivery | None = None
     #: How ``rlgen run`` names RayJobs (:mod:`rlgen.repo.naming_scheme`): a repository keeps its own.
     run_naming: int = naming_scheme.CURRENT
+    #: The team's cookiecutter template (``--template``), and its files that rlgen's own won over.
+    template: Fetched | None = None
+    clashes: list[str] = field(default_factory=list)
 
     def secrets(self) -> list[SecretRef]:
         return declared_secrets(self.hooks, self.ctx)
@@ -221,7 +225,8 @@ def first_run(b: Build) -> None:
 
 
 def answers_file(b: Build) -> None:
-    b.tree.add(answers.FILENAME, answers.text(b.selection, [s.name for s in b.secrets()], b.run_naming))
+    b.tree.add(answers.FILENAME, answers.text(b.selection, [s.name for s in b.secrets()], b.run_naming,
+                                              template=b.template.pin.record() if b.template else None))
 
 
 def skeleton(b: Build) -> None:
@@ -234,18 +239,27 @@ def skeleton(b: Build) -> None:
                   f"{image['newName']}:{image['newTag']}")
 
 
+def team_template(b: Build) -> None:
+    """The team's template last, so every file of rlgen's is there to win a clash."""
+    if b.template:
+        from rlgen.generate import team_template as rendered
+
+        b.clashes = rendered.add_to(b.tree, b.template, rendered.context(b.spec, b.selection.plugins))
+
+
 STAGES = (check_selection, plugin_components, training_base, platform_base, secret_delivery, sync_entry_points,
           plugin_files,
-          reader_role, schemas, first_run, answers_file, skeleton)
+          reader_role, schemas, first_run, answers_file, skeleton, team_template)
 
 
-def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT) -> Build:
+def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None) -> Build:
     """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob.
-    ``run_naming``: the scheme of the repository being updated (a new one gets the current)."""
+    ``run_naming``: the scheme of the repository being updated (a new one gets the current);
+    ``template``: the team's cookiecutter template, fetched, whose files join the tree."""
     hooks = selection.hooks()
     spec = selection.spec(hooks)
     build = Build(selection, hooks, spec, selection.context(spec), selection.values["rlgen"]["run"],
-                  run_naming=run_naming)
+                  run_naming=run_naming, template=template)
     for stage in STAGES:
         stage(build)
     return build

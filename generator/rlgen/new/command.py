@@ -17,12 +17,18 @@ from rlgen.output import output_option, resolve_output, to_json
 @click.option("--set", "sets", multiple=True, metavar="PLUGIN.OPTION=VALUE", help="Set a plugin option (repeatable).")
 @click.option("--cluster", help="Cluster name (same as --set rlgen.cluster=NAME).")
 @click.option("--no-input", is_flag=True, help="Never prompt; a missing required option is an error.")
+@click.option("--template", metavar="PATH_OR_GIT_URL",
+              help="The team's cookiecutter template: its files join the repository (rlgen's own win a clash).")
+@click.option("--template-ref", metavar="REF", help="Branch, tag or commit of --template (default: the newest commit).")
 @output_option()
-def command(directory: Path, plugins, sets, cluster, no_input, output):
+def command(directory: Path, plugins, sets, cluster, no_input, template, template_ref, output):
     """Generate a repository in DIRECTORY, then git init and commit it."""
+    from contextlib import nullcontext
+
     from rlgen.generate.filetree import check_target, empty_clone, staged
     from rlgen.generate.pipeline import generate
     from rlgen.generate.staged_rules import refuse_failing
+    from rlgen.generate import template_source
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
     from rlgen.errors import RlgenError
@@ -32,6 +38,10 @@ def command(directory: Path, plugins, sets, cluster, no_input, output):
 
     target = directory.resolve()
     check_target(target)
+    if template_ref is not None and template is None:
+        raise RlgenError("--template-ref needs --template")
+    if template is not None:
+        template_source.check(template, template_ref)
     kustomize.command()
     answers = parse_sets(list(sets))
     if cluster:
@@ -46,7 +56,13 @@ def command(directory: Path, plugins, sets, cluster, no_input, output):
         answers.setdefault("rlgen", {})["git_url"] = origin
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
-    build = generate(selection)
+    with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
+        build = generate(selection, template=fetched)
+    if build.clashes:
+        from rlgen.generate.team_template import clash_line
+
+        for path in build.clashes:
+            click.echo(clash_line(path), err=True)
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)

@@ -21,9 +21,13 @@ class Change:
     remove_clusters: list[str] = field(default_factory=list)
     #: Drop trainer-config keys the new verl release removed instead of refusing the move.
     force: bool = False
+    #: The team's template (``template`` in rlgen.yaml) at this branch, tag or commit; else, with
+    #: ``template_newest``, at the newest commit of its source; else at the recorded commit.
+    template_ref: str | None = None
+    template_newest: bool = False
 
     def describe(self) -> list[str]:
-        return ([f"plugin {p}" for p in self.plugins] + [f"set {s}" for s in self.sets]
+        return ([f"template at {self.template_ref}"] if self.template_ref else []) + ([f"plugin {p}" for p in self.plugins] + [f"set {s}" for s in self.sets]
                 + [f"unset {u}" for u in self.unsets]
                 + [f"add cluster {c} (environment {e})" for c, e in self.add_clusters.items()]
                 + [f"remove cluster {c}" for c in self.remove_clusters])

@@ -16,7 +16,7 @@ from rlgen.repo import answers
 from rlgen.tools import yamlio
 from rlgen.tools import git_plumbing
 from rlgen.update.answers_change import Change, new_selection
-from rlgen.update.render import base_render, keep_runs
+from rlgen.update.render import base_render, keep_runs, team_template
 
 
 @dataclass
@@ -43,7 +43,9 @@ def check(root: Path) -> Status:
             f"{answers.FILENAME} differs from the answers of the last render (edited by hand?): "
             "run rlgen update to render them")
         return status
-    build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"])
+    # The template at the recorded commit: behind means behind this rlgen or the answers.
+    with team_template(recorded) as template:
+        build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"], template)
     files = keep_runs(root, build.tree.files, base)
     ids = git_plumbing.blob_ids(root, files, write=False)
     before = {p: sha for p, (_, sha) in git_plumbing.tree_blobs(root, base).items()}

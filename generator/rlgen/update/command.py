@@ -21,9 +21,11 @@ from rlgen.output import output_option, resolve_output, to_json
 @click.option("--dry-run", is_flag=True, help="Show what the update would change (files, branch, conflicts), "
               "and change nothing.")
 @output_option()
+@click.option("--template-ref", metavar="REF", help="Merge the team's template (rlgen.yaml: template) at this branch, "
+              "tag or commit instead of the newest commit of its source.")
 @click.option("--force", is_flag=True, help="With --set rlgen.verl=...: drop config keys the new verl release "
               "removed instead of refusing the move.")
-def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output, force):
+def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output, template_ref, force):
     """Render the answers in rlgen.yaml with these changes and merge the render into the current
     branch: your edits stay, conflicts are left as standard conflict markers (exit 1)."""
     from rlgen.repo.workspace import find_root
@@ -36,7 +38,8 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output
         return _check(root, output)
     from rlgen.update.answers_change import Change
 
-    run_change(root, Change(list(plugins), list(sets), list(unsets), force=force), no_branch, output, dry_run)
+    run_change(root, Change(list(plugins), list(sets), list(unsets), force=force, template_ref=template_ref,
+                            template_newest=True), no_branch, output, dry_run)
 
 
 def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool = False, **fields) -> None:
@@ -60,6 +63,11 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
     git.require_branch(root)
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch, dry_run)
+    if outcome.clashes:
+        from rlgen.generate.team_template import clash_line
+
+        for path in outcome.clashes:
+            click.echo(clash_line(path), err=True)
     if output == "json":
         click.echo(to_json({**fields, **_as_json(outcome, dry_run)}))
         if outcome.conflicts:
@@ -77,6 +85,8 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
                             "or rlgen update --abort")
     for line in outcome.verl.describe() if outcome.verl else []:
         click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
+    if outcome.template_moved:
+        click.echo(f"Template {outcome.template_moved}")
     for run, old, new in outcome.repinned:
         click.echo(f"Run {run}: RayJob {old} -> {new}")
     if dry_run:
@@ -100,7 +110,8 @@ def _as_json(outcome, dry_run: bool) -> dict:
             "files": outcome.files, "conflicts": outcome.conflicts,
             "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
             "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
-            "verl": outcome.verl.describe() if outcome.verl else []}
+            "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
+            "clashes": outcome.clashes}
 
 
 def _check(root: Path, output: str) -> None:

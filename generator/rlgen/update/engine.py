@@ -19,7 +19,7 @@ from rlgen.tools import git
 from rlgen.tools import git_plumbing
 from rlgen.update import migrations, state, verl_move
 from rlgen.update.answers_change import Change
-from rlgen.update.render import base_render, commit_render, keep_runs, write_render
+from rlgen.update.render import base_render, commit_render, keep_runs, team_template, write_render
 from rlgen.update.repin import repin_runs
 
 BRANCH_PREFIX = "rlgen/update-"
@@ -38,6 +38,10 @@ class Outcome:
     repinned: list[tuple[str, str, str]] = field(default_factory=list)
     migrated: list[migrations.Migration] = field(default_factory=list)
     verl: verl_move.Move | None = None
+    #: Template files that rlgen's own won over (reported, not an error).
+    clashes: list[str] = field(default_factory=list)
+    #: ``source: old -> new`` when the team's template moved to another commit.
+    template_moved: str = ""
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
@@ -52,19 +56,29 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     if move:
         # Removed keys are refused here, before anything is rendered or written.
         verl_move.apply(move, git_plumbing.tree_files(root, "HEAD"), report=True)
-    build = generate(selection, recorded["run_naming"])
+    with team_template(recorded, change.template_ref, change.template_newest) as template:
+        build = generate(selection, recorded["run_naming"], template)
     render = write_render(root, keep_runs(root, build.tree.files, base))
     pending = migrations.pending(selection, recorded["plugin_versions"])
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
-        return Outcome()
+        return Outcome(clashes=build.clashes)
     new_render = commit_render(root, render, base, selection.plugins)
     ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending, move)
     merged = git_plumbing.merge(root, ours, theirs)
-    outcome = Outcome(render=new_render, migrated=pending, verl=move)
+    pin = build.template.pin.record() if build.template else None
+    outcome = Outcome(render=new_render, migrated=pending, verl=move, clashes=build.clashes,
+                      template_moved=_moved(recorded.get("template"), pin))
     final_answers = answers.text(selection, [s.name for s in build.secrets()], recorded["run_naming"],
-                                 new_render).encode()
+                                 new_render, template=pin).encode()
     _apply(root, merged, final_answers, build.spec, change, no_branch, outcome, dry_run)
     return outcome
+
+
+def _moved(before: dict[str, str] | None, after: dict[str, str] | None) -> str:
+    if not before or not after or before == after:
+        return ""
+    old, new = ((r.get("commit") or r.get("digest", "").removeprefix("sha256:"))[:12] for r in (before, after))
+    return f"{after['source']}: {old} -> {new}"
 
 
 def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pending,
@@ -154,6 +168,7 @@ def _message(change: Change, outcome: Outcome) -> str:
     subject = ", ".join(change.describe()) or "what this rlgen renders"
     body = [f"Migrated {m.plugin} {m.from_version} -> {m.to_version}" for m in outcome.migrated]
     body += [f"Moved trainer configs: {line}" for line in (outcome.verl.describe() if outcome.verl else [])]
+    body += [f"Template {outcome.template_moved}"] if outcome.template_moved else []
     body += [f"Run {run}: RayJob {old} -> {new} (the training base changed)" for run, old, new in outcome.repinned]
     paragraphs = [f"Update with rlgen {__version__}: {subject}", "\n".join(body), f"Render: {outcome.render}"]
     return "\n\n".join(p for p in paragraphs if p) + "\n"

@@ -2,12 +2,14 @@
 history) and a fresh render of the new answers (committed on top of it)."""
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rlgen import __version__
 from rlgen.errors import RlgenError
+from rlgen.generate import template_source
 from rlgen.repo import answers
 from rlgen.tools import git
 from rlgen.tools import git_plumbing
@@ -59,3 +61,16 @@ def commit_render(root: Path, render: Render, base: str, plugins: dict[str, str]
     line = ", ".join(f"{slot}={name}" for slot, name in plugins.items())
     return git_plumbing.commit_tree(root, render.tree, [base],
                                 f"Render with rlgen {__version__}\n\nPlugins: {line}\n")
+
+
+def team_template(recorded: dict[str, Any], ref: str | None = None,
+                  newest: bool = False) -> AbstractContextManager[template_source.Fetched | None]:
+    """The recorded cookiecutter template, fetched: at ``ref``, at the newest commit of its
+    source (``newest``), or at the commit the last render recorded (the same files again)."""
+    record = recorded.get("template")
+    if record is None:
+        if ref is not None:
+            raise RlgenError(f"--template-ref: {answers.FILENAME} records no template (rlgen new --template)")
+        return nullcontext()
+    pinned = None if newest or ref is not None else record.get("commit")
+    return template_source.fetched(record["source"], ref, pinned, where=f"{answers.FILENAME}: template.source")
