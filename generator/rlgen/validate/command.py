@@ -120,6 +120,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
                                  if scope is None or (f.source, f.obj) in scope]
                 cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
                 secrets = _secret_findings(repo, objects)
+                sources = schema_sources(checked, validator, located, repo)
             finally:  # its scratch folder is removed however the rules end
                 engine, findings = pending()
             findings = findings_by_run_file(findings, runs, ws.spec.run_config_key) + rule_findings + stale
@@ -127,7 +128,6 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for line in warning_lines(cautions):
         click.echo(line, err=True)
-    sources = schema_sources(checked, validator, located, repo)
     report(findings, len(checked), engine, sources, resolve_output(output), cautions, verbose)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
