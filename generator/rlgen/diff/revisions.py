@@ -3,7 +3,6 @@ what differs, compare and print."""
 from __future__ import annotations
 
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -25,17 +24,8 @@ from rlgen.tools.signals import terminate_as_interrupt
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     ws = open_workspace(Path.cwd())
-    # The hand-editable files are checked while git and kustomize work (separate processes):
-    # the check reads every run, the builds only what changed. A defect it finds is still the
-    # one error reported, whatever it made fail meanwhile.
-    with ThreadPoolExecutor(max_workers=1) as background:
-        checked = background.submit(run_files.check_repository, ws.root, ws.spec, plain=True)
-        try:
-            comparison, labels = _compare(ws, base, head)
-        except Exception:
-            checked.result()
-            raise
-        checked.result()
+    run_files.check_repository(ws.root, ws.spec, plain=True)
+    comparison, labels = _compare(ws, base, head)
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
     if output == "json":
         click.echo(to_json(report.as_data(comparison, *labels)))

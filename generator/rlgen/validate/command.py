@@ -86,15 +86,14 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         # Files with markers do not load or render: report them alone.
         report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
         raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
+    # A hand-edited file that does not load stops validate before anything is rendered (or cached).
+    ws = open_workspace(target or Path.cwd())
+    repo = ws.root
+    runs = run_files.check_repository(repo, ws.spec, plain=True)
     # The kustomize builds start now and the rest is read while they run: the builds are most
-    # of the time, and a build of runs/ leaves the other cores idle. A hand-edited file that
-    # does not load is still the one error reported (renders are cached by content: what
-    # was cached meanwhile is a true render of the files).
+    # of the time, and a build of runs/ leaves the other cores idle.
     with ThreadPoolExecutor(max_workers=1) as background:
         rendering = background.submit(collect, root)
-        ws = open_workspace(target or Path.cwd())
-        repo = ws.root
-        runs = run_files.check_repository(repo, ws.spec, plain=True)
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
         from rlgen.validate.locations import default_locations
         from rlgen.validate.schema import SchemaValidator
