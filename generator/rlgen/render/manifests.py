@@ -13,15 +13,13 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import tempfile
-from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.render import inputs, parts
+from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
 from rlgen.render.checkouts import Checkout, WorkingTree
 from rlgen.tools import kustomize, yamlio
@@ -178,74 +176,41 @@ class Unit:
         return inputs.key(self.checkout, self.root, self.files)
 
 
-def build(units: list[Unit], cache: RenderCache, listing: dict[int, list[str]] | None = None) -> list[str]:
-    """Each unit's render, from the cache or from kustomize (several builds at a time).
-    ``listing``: unit index -> the roots that unit's root only lists, built in parts
-    (:mod:`rlgen.render.parts`) when there are enough of them."""
+def build(units: list[Unit], cache: RenderCache) -> list[str]:
+    """Each unit's render, from the cache or from kustomize (several builds at a time)."""
     kustomize.command()
     texts: list[str | None] = [cache.get(u.key) for u in units]
     missing = [i for i, t in enumerate(texts) if t is None]
     folders = {i: units[i].checkout.on_disk(units[i].files) for i in missing}
-    workers = max(2, os.cpu_count() or 2)
-    split_up = {i: groups for i in missing
-                if len(groups := parts.groups((listing or {}).get(i, []), workers)) > 1}
 
-    def one(i: int, root: Path | None = None) -> str:
+    def one(i: int) -> str:
         unit, folder = units[i], folders[i]
         try:
-            return kustomize.build(root or folder / unit.root)
+            return kustomize.build(folder / unit.root)
         except RlgenError as exc:
             raise RlgenError(f"{unit.label}: {exc}".replace(str(folder), ".")) from None
 
     # Each build is a separate process: threads only wait on them. The builds that read the
     # most files start first (runs/ reads every run): started last, the longest build would
     # run alone on one core after the short ones.
-    by_size = sorted(missing, key=lambda i: (i not in split_up, -len(units[i].files)))
-    # The parts' kustomizations are removed once every build has ended (the pool first).
-    scratch = tempfile.TemporaryDirectory(prefix="rlgen-parts-") if split_up else nullcontext("")
-    with scratch as tmp, ThreadPoolExecutor(max_workers=workers) as pool:
-        started = {}
+    by_size = sorted(missing, key=lambda i: -len(units[i].files))
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        started = {i: pool.submit(one, i) for i in by_size}
         for i in by_size:
-            if i in split_up:
-                roots = [parts.write_part(Path(tmp) / f"{i}-{n}", folders[i] / units[i].root, group)
-                         for n, group in enumerate(split_up[i])]
-                started[i] = [pool.submit(_quiet(one), i, root) for root in roots]
-            else:
-                started[i] = pool.submit(one, i)
-        for i in by_size:
-            if i in split_up:
-                pieces = [future.result() for future in started[i]]
-                # A part that fails, or parts kustomize would not join: the whole root, whose
-                # build says what is wrong in kustomize's words.
-                text = parts.join(pieces) if None not in pieces else None
-                texts[i] = one(i) if text is None else text
-            else:
-                texts[i] = started[i].result()
+            texts[i] = started[i].result()
             cache.put(units[i].key, texts[i])
     return texts  # type: ignore[return-value]
-
-
-def _quiet(build_part):
-    def run(*args):
-        try:
-            return build_part(*args)
-        except RlgenError:
-            return None
-    return run
 
 
 def render(trees: dict[str, Path], cache_repo: Path | None = None) -> dict[str, dict[str, list[str]]]:
     """``{label: {source: [document]}}`` for each checkout: every top root and plain file."""
     checkouts = [WorkingTree(label, tree) for label, tree in trees.items()]
-    units, listing = [], {}
+    units = []
     for co in checkouts:
-        reads, roots = inputs.Reads(co), kustomizations(co)
-        for root in top_roots(co, roots):
-            if listed := children(root, roots):
-                listing[len(units)] = [posixpath.relpath(r, root) for r in listed]
-            units.append(Unit(co, root, root, reads))
+        reads = inputs.Reads(co)
+        units += [Unit(co, root, root, reads) for root in top_roots(co)]
     out: dict[str, dict[str, list[str]]] = {label: {} for label in trees}
-    for unit, text in zip(units, build(units, RenderCache(cache_repo), listing)):
+    for unit, text in zip(units, build(units, RenderCache(cache_repo))):
         out[unit.label][unit.source] = split(text)
     for co in checkouts:
         out[co.label].update(plain_documents(co))
