@@ -40,10 +40,17 @@ def rlgen(*args: str, cwd: Path | None = None) -> None:
         raise SystemExit(f"rlgen {' '.join(args)} failed:\n{result.stdout[-2000:]}{result.stderr}")
 
 
-def timed(*args: str, cwd: Path) -> float:
-    start = time.perf_counter()
-    rlgen(*args, cwd=cwd)
-    return time.perf_counter() - start
+def timed(*args: str, cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of rlgen and the processes it waited for)."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "rlgen", *args], cwd=cwd, env=ENV, stdout=out, stderr=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            out.seek(0)
+            raise SystemExit(f"rlgen {' '.join(args)} failed:\n{out.read().decode()[-2000:]}")
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
 def sized_repo(parent: Path, nodes: int) -> Path:
@@ -73,12 +80,14 @@ def many_runs(parent: Path, name: str, sizes: tuple[int, ...], count: int = 200)
     return repo
 
 
-def interleaved(cases: dict[str, tuple[tuple[str, ...], Path]]) -> dict[str, float]:
-    samples: dict[str, list[float]] = {k: [] for k in cases}
+def interleaved(cases: dict[str, tuple[tuple[str, ...], Path]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and median CPU seconds of each case."""
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
     for _ in range(ROUNDS):
         for key, (args, cwd) in cases.items():
             samples[key].append(timed(*args, cwd=cwd))
-    return {k: statistics.median(v) for k, v in samples.items()}
+    return ({k: statistics.median(s[0] for s in v) for k, v in samples.items()},
+            {k: statistics.median(s[1] for s in v) for k, v in samples.items()})
 
 
 def main() -> None:
@@ -89,19 +98,22 @@ def main() -> None:
             repo = sized_repo(work, n)
             cases[f"render {n}"] = (("render", "runs/baseline"), repo)
             cases[f"validate {n}"] = (("validate", ".", "--output", "json"), repo)
-        medians = interleaved(cases)
-        print(f"rounds: {ROUNDS}; median seconds, ratio against the 1-node run")
-        print(f"{'nodes':>6} {'GPUs':>6} {'render s':>9} {'ratio':>6} {'validate s':>11} {'ratio':>6}")
+        medians, cpu = interleaved(cases)
+        print(f"rounds: {ROUNDS}; median seconds (wall, and CPU of the process tree), ratio against the 1-node run")
+        print(f"{'nodes':>6} {'GPUs':>6} {'render s':>9} {'ratio':>6} {'CPU s':>6} {'ratio':>6} "
+              f"{'validate s':>11} {'ratio':>6} {'CPU s':>6} {'ratio':>6}")
         for n in SIZES:
             r, v = medians[f"render {n}"], medians[f"validate {n}"]
-            print(f"{n:>6} {n * 8:>6} {r:>9.2f} {r / medians['render 1']:>6.2f} "
-                  f"{v:>11.2f} {v / medians['validate 1']:>6.2f}")
+            rc, vc = cpu[f"render {n}"], cpu[f"validate {n}"]
+            print(f"{n:>6} {n * 8:>6} {r:>9.2f} {r / medians['render 1']:>6.2f} {rc:>6.2f} {rc / cpu['render 1']:>6.2f} "
+                  f"{v:>11.2f} {v / medians['validate 1']:>6.2f} {vc:>6.2f} {vc / cpu['validate 1']:>6.2f}")
         mixed, single = many_runs(work, "mixed", MIXED), many_runs(work, "single", (1,))
-        whole = interleaved({"mixed": (("validate", ".", "--output", "json"), mixed),
-                             "single": (("validate", ".", "--output", "json"), single)})
+        whole, whole_cpu = interleaved({"mixed": (("validate", ".", "--output", "json"), mixed),
+                                        "single": (("validate", ".", "--output", "json"), single)})
         print(f"\n200 runs, validate the whole repository: 1-node runs {whole['single']:.2f} s, "
               f"mixed sizes {'/'.join(map(str, MIXED))} nodes {whole['mixed']:.2f} s, "
-              f"ratio {whole['mixed'] / whole['single']:.2f}")
+              f"ratio {whole['mixed'] / whole['single']:.2f}; CPU {whole_cpu['single']:.2f} s and "
+              f"{whole_cpu['mixed']:.2f} s, ratio {whole_cpu['mixed'] / whole_cpu['single']:.2f}")
     finally:
         shutil.rmtree(work)
 

@@ -40,7 +40,8 @@ def validate(repo: Path, cold: bool) -> Cmd:
 def scaling(measure_name: str, small: timing.Row, large: timing.Row) -> timing.Row:
     """How much more than its floor a command costs at 200 runs than at 50: 1 when it grows
     exactly as the floor does."""
-    return timing.Row(measure_name, large.ratio, "the same ratio at 50 runs", small.ratio, 1.1, unit="x")
+    return timing.Row(measure_name, large.ratio, "the same ratio at 50 runs", small.ratio, 1.1, unit="x",
+                      rlgen_cpu=large.cpu_ratio, baseline_cpu=small.cpu_ratio)
 
 
 def rows() -> list[timing.Row]:

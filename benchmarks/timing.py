@@ -3,7 +3,9 @@
 Each :class:`Pair` is an rlgen command and its baseline. :func:`measure` runs them in turns
 (A, B, B, A, ...: neither side always goes first and meets a warmer or colder machine), each
 as a separate process, ``runs`` times, with an untimed ``setup`` before each run. A row of the
-final table is the median of each side and their ratio, with the goal it must meet.
+final table is the median of each side and their ratio, with the goal it must meet, and beside
+it the median CPU time of each side (user + system, the processes each waited for included):
+on a shared machine the wall times move with the load, the CPU times much less.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,16 +38,25 @@ class Cmd:
     ok_codes: tuple[int, ...] = (0,)
 
     def once(self) -> float:
+        return self.timed()[0]
+
+    def timed(self) -> tuple[float, float]:
+        """(wall seconds, CPU seconds): the CPU time is user + system of the process and of
+        every process it waited for (kustomize, git, kubeconform), from wait4."""
         if self.setup:
             self.setup()
         env = {**os.environ, **self.env}
-        start = time.perf_counter()
-        result = subprocess.run(list(self.argv), cwd=self.cwd, env=env, capture_output=True)
-        seconds = time.perf_counter() - start
-        if result.returncode not in self.ok_codes:
-            raise SystemExit(f"{self.label} exited {result.returncode}:\n"
-                             f"{result.stdout.decode()[-1500:]}{result.stderr.decode()[-1500:]}")
-        return seconds
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            start = time.perf_counter()
+            proc = subprocess.Popen(list(self.argv), cwd=self.cwd, env=env, stdout=out, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)
+            seconds = time.perf_counter() - start
+            proc.returncode = code = os.waitstatus_to_exitcode(status)
+            if code not in self.ok_codes:
+                out.seek(0), err.seek(0)
+                raise SystemExit(f"{self.label} exited {code}:\n"
+                                 f"{out.read().decode()[-1500:]}{err.read().decode()[-1500:]}")
+        return seconds, usage.ru_utime + usage.ru_stime
 
 
 @dataclass
@@ -55,10 +67,17 @@ class Row:
     baseline: float
     goal: float  # the ratio rlgen / baseline must be at most this
     unit: str = "s"  # of rlgen and baseline: seconds, MB, or "x" (each already a ratio)
+    #: Medians of the CPU seconds (user + system, child processes included) of each side.
+    rlgen_cpu: float | None = None
+    baseline_cpu: float | None = None
 
     @property
     def ratio(self) -> float:
         return self.rlgen / self.baseline
+
+    @property
+    def cpu_ratio(self) -> float | None:
+        return None if self.rlgen_cpu is None or not self.baseline_cpu else self.rlgen_cpu / self.baseline_cpu
 
     @property
     def met(self) -> bool:
@@ -68,22 +87,29 @@ class Row:
 def measure(measure_name: str, rlgen: Cmd, baseline: Cmd, goal: float, runs: int = RUNS) -> Row:
     """Both commands ``runs`` times each, interleaved, after one untimed warm-up of each."""
     rlgen.once(), baseline.once()
-    samples: dict[int, list[float]] = {0: [], 1: []}
+    samples: dict[int, list[tuple[float, float]]] = {0: [], 1: []}
     for i in range(runs):
         order = (0, 1) if i % 2 == 0 else (1, 0)
         for side in order:
-            samples[side].append((rlgen, baseline)[side].once())
-    row = Row(measure_name, statistics.median(samples[0]), baseline.label, statistics.median(samples[1]), goal)
-    print(f"  {row.measure}: {row.rlgen * 1000:.0f} ms vs {row.baseline * 1000:.0f} ms -> {row.ratio:.2f}x",
+            samples[side].append((rlgen, baseline)[side].timed())
+    wall = [statistics.median(s[0] for s in samples[side]) for side in (0, 1)]
+    cpu = [statistics.median(s[1] for s in samples[side]) for side in (0, 1)]
+    row = Row(measure_name, wall[0], baseline.label, wall[1], goal, rlgen_cpu=cpu[0], baseline_cpu=cpu[1])
+    print(f"  {row.measure}: {row.rlgen * 1000:.0f} ms vs {row.baseline * 1000:.0f} ms -> {row.ratio:.2f}x; "
+          f"CPU {row.rlgen_cpu * 1000:.0f} ms vs {row.baseline_cpu * 1000:.0f} ms -> {row.cpu_ratio:.2f}x",
           file=sys.stderr)
     return row
 
 
 def table(rows: list[Row]) -> str:
-    lines = ["| measure | rlgen | baseline in the same run | ratio | goal | met |", "|---|---|---|---|---|---|"]
+    lines = ["| measure | rlgen | baseline in the same run | ratio | goal | met | CPU: rlgen, baseline, ratio |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
+        unit = "x" if r.unit == "x" else "s"
+        cpu = "" if r.cpu_ratio is None else \
+            f"{_value(r.rlgen_cpu, unit)}, {_value(r.baseline_cpu, unit)}, {r.cpu_ratio:.2f}x"
         lines.append(f"| {r.measure} | {_value(r.rlgen, r.unit)} | {r.baseline_label}, {_value(r.baseline, r.unit)} | "
-                     f"{r.ratio:.2f}x | <= {r.goal:g}x | {'yes' if r.met else 'NO'} |")
+                     f"{r.ratio:.2f}x | <= {r.goal:g}x | {'yes' if r.met else 'NO'} | {cpu} |")
     return "\n".join(lines)
 
 

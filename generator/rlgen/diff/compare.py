@@ -18,7 +18,6 @@ from typing import Any
 
 from rlgen.errors import RlgenError
 from rlgen.naming import HASH_LENGTH
-from rlgen.generate import run_folders
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules
@@ -204,6 +203,9 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
         return [], []
     new_data = new.get("data") or {}
     if old is None:
+        # Imported here: what it writes (kustomizations, the RayJob) is not a comparison's to load.
+        from rlgen.generate import run_folders
+
         own = run_folders.changes(spec, run, _load(new_data.get(spec.run_config_key)))
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}

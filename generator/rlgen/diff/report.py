@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
-from rlgen.generate import run_folders
 
 SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 #: GitHub refuses comments over 65536 characters; the object details are cut to fit.
@@ -21,6 +20,9 @@ def summary(c: Comparison) -> str:
 
 
 def _value(value) -> str:
+    # Imported here: a report without config keys (most objects) loads no generator code.
+    from rlgen.generate import run_folders
+
     return "(unset)" if value is UNSET else run_folders.show(value)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from rlgen.diff import report
-from rlgen.diff.compare import compare
+from rlgen.diff.compare import Comparison, compare
 from rlgen.diff.scratch import scratch
 from rlgen.errors import RlgenError
 from rlgen.output import resolve_output, to_json
@@ -25,6 +25,17 @@ from rlgen.tools.signals import terminate_as_interrupt
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     ws = open_workspace(Path.cwd())
     run_files.check_repository(ws.root, ws.spec, plain=True)
+    comparison, labels = _compare(ws, base, head)
+    output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
+    if output == "json":
+        click.echo(to_json(report.as_data(comparison, *labels)))
+    else:
+        click.echo((report.markdown if output == "markdown" else report.text)(comparison, *labels), nl=False)
+    if exit_code and comparison.objects:
+        sys.exit(1)
+
+
+def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Comparison, tuple[str, str]]:
     kustomize.command()
     head_sha = _commit(ws.root, head) if head else None
     base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
@@ -39,14 +50,7 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
         rendered = render_changes(*sides, cache_repo=ws.root)
         rendered = {co.label: synced(rendered[co.label], co) for co in sides}
-    comparison = compare(rendered[labels[0]], rendered[labels[1]], ws.spec)
-    output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
-    if output == "json":
-        click.echo(to_json(report.as_data(comparison, *labels)))
-    else:
-        click.echo((report.markdown if output == "markdown" else report.text)(comparison, *labels), nl=False)
-    if exit_code and comparison.objects:
-        sys.exit(1)
+    return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
 
 
 def _check_hand_edited(head: Commit, working: WorkingTree, ws: Workspace) -> None:

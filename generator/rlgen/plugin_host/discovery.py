@@ -33,9 +33,10 @@ class Installed:
 def discover() -> dict[str, Installed]:
     """Every plugin registered under the ``rlgen`` entry-point group, by name."""
     modules = {}
+    origins: dict[int, tuple[str, str]] = {}
     for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name):
         try:
-            modules[ep.name] = (ep.load(), ep.dist.version if ep.dist else "", ep.dist.name if ep.dist else "")
+            modules[ep.name] = (ep.load(), *_origin(ep.dist, origins))
         except Exception as exc:  # a broken third-party plugin must not break rlgen
             raise RlgenError(f"plugin '{ep.name}' failed to load: {exc}") from None
     infos = describe({name: module for name, (module, _, _) in modules.items()})
@@ -48,6 +49,18 @@ def discover() -> dict[str, Installed]:
             raise RlgenError(f"plugin '{name}' names unknown slot '{info.slot}' (slots: {', '.join(SLOTS)})")
         found[name] = Installed(module, info, version, distribution)
     return found
+
+
+def _origin(dist, seen: dict[int, tuple[str, str]]) -> tuple[str, str]:
+    """(version, name) of the distribution that installed an entry point. Each read of a
+    distribution's metadata parses its whole METADATA file (rlgen's holds the README): once
+    per distribution, not once per plugin it installs."""
+    if dist is None:
+        return "", ""
+    if id(dist) not in seen:
+        metadata = dist.metadata
+        seen[id(dist)] = (metadata["Version"], metadata["Name"])
+    return seen[id(dist)]
 
 
 def dataset_format(installed: dict[str, Installed], name: str) -> DatasetFormat:

@@ -190,11 +190,15 @@ def build(units: list[Unit], cache: RenderCache) -> list[str]:
         except RlgenError as exc:
             raise RlgenError(f"{unit.label}: {exc}".replace(str(folder), ".")) from None
 
-    # Each build is a separate process: threads only wait on them.
+    # Each build is a separate process: threads only wait on them. The builds that read the
+    # most files start first (runs/ reads every run): started last, the longest build would
+    # run alone on one core after the short ones.
+    by_size = sorted(missing, key=lambda i: -len(units[i].files))
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        for i, text in zip(missing, pool.map(one, missing)):
-            texts[i] = text
-            cache.put(units[i].key, text)
+        started = {i: pool.submit(one, i) for i in by_size}
+        for i in by_size:
+            texts[i] = started[i].result()
+            cache.put(units[i].key, texts[i])
     return texts  # type: ignore[return-value]
 
 

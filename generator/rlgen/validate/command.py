@@ -118,27 +118,34 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
                 rule_findings = [f for f in check(objects, external, plugins, runs)
                                  if scope is None or (f.source, f.obj) in scope]
                 cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
+                secrets = _secret_findings(repo, objects)
+                sources = schema_sources(checked, validator, located, repo)
             finally:  # its scratch folder is removed however the rules end
                 engine, findings = pending()
             findings = findings_by_run_file(findings, runs, ws.spec.run_config_key) + rule_findings + stale
-            findings = _with_secret_findings(repo, objects, findings, scope)
+            findings = _with_secret_findings(findings, secrets, scope)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for line in warning_lines(cautions):
         click.echo(line, err=True)
-    sources = schema_sources(checked, validator, located, repo)
     report(findings, len(checked), engine, sources, resolve_output(output), cautions, verbose)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
 
-def _with_secret_findings(repo: Path, objects, findings, scope) -> list:
-    """The secrets rules (they read the repository's files too); a plaintext Secret found in a
-    committed file is reported once, at that file, not again as a rendered object."""
+def _secret_findings(repo: Path, objects) -> list:
+    """The secrets rules (they read the repository's files too)."""
     from rlgen.generate.secret_plan import plan
-    from rlgen.rules.secrets import PLAINTEXT, secret_findings
+    from rlgen.rules.secrets import secret_findings
 
     found = plan(repo)
-    extra = secret_findings(repo, objects, found.secrets, found.encrypted)
+    return secret_findings(repo, objects, found.secrets, found.encrypted)
+
+
+def _with_secret_findings(findings, extra, scope) -> list:
+    """``findings`` and those of the secrets rules; a plaintext Secret found in a committed
+    file is reported once, at that file, not again as a rendered object."""
+    from rlgen.rules.secrets import PLAINTEXT
+
     in_files = {f.obj for f in extra if f.message == PLAINTEXT}
     findings = [f for f in findings if not (f.message == PLAINTEXT and f.obj in in_files)]
     return findings + [f for f in extra if scope is None or f.message == PLAINTEXT or (f.source, f.obj) in scope]
