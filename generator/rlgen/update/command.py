@@ -55,6 +55,7 @@ def run_change(root: Path, change, no_branch: bool) -> None:
     click.get_current_context().with_resource(terminate_as_interrupt())
     click.get_current_context().with_resource(git.lock(root))
     git.require_no_stale_lock(root)
+    git.require_writable(root)
     git.require_branch(root)
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch)
@@ -66,6 +67,10 @@ def run_change(root: Path, change, no_branch: bool) -> None:
             click.echo(f"CONFLICT {path}")
         raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
                             "or rlgen update --abort")
+    if hooks := git.hooks_present(root):
+        from rlgen.update.render import HOOKS_SKIPPED
+
+        click.echo("Hooks: " + HOOKS_SKIPPED.format(render=outcome.render[:7], hooks=" or ".join(hooks)))
     for line in outcome.verl.describe() if outcome.verl else []:
         click.echo(f"Moved trainer configs: {line}")
     for run, old, new in outcome.repinned:

@@ -16,7 +16,7 @@ from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
 from rlgen.tools import git
-from rlgen.tools import git_plumbing
+from rlgen.tools import git_plumbing, git_recovery
 from rlgen.update import migrations, state, verl_move
 from rlgen.update.answers_change import Change
 from rlgen.update.render import base_render, commit_render, keep_runs, write_render
@@ -103,6 +103,7 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
     if update_branch and git.run(root, "branch", "--list", update_branch).strip():
         raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
     before = state.Before(branch, head, update_branch)
+    git_recovery.begin(root, git_recovery.Journal("update", branch, head, new_branch=update_branch, start=head))
     try:
         if update_branch:
             git.run(root, "switch", "-q", "-c", update_branch)
@@ -115,12 +116,17 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
         git.run(root, "add", "-A")
         tree = git.run(root, "write-tree").strip()
         outcome.changed = git.run(root, "diff", "--name-only", head, tree).split()
-        outcome.commit = git_plumbing.commit_tree(root, tree, [head, outcome.render], _message(change, outcome))
-        git.run(root, "update-ref", "-m", "rlgen update", "HEAD", outcome.commit)
+        # git commit with MERGE_HEAD set: the merge of the render, made by the porcelain so that
+        # the repository's hooks run and its signing settings apply.
+        git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
+        git.commit(root, _message(change, outcome))
+        outcome.commit = git.run(root, "rev-parse", "HEAD").strip()
         outcome.branch = update_branch or branch
     except BaseException:
         state.restore(root, before)
+        git_recovery.end(root)
         raise
+    git_recovery.end(root)
 
 
 def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, before: state.Before,
@@ -132,6 +138,7 @@ def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, be
     git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
     git_plumbing.git_path(root, "MERGE_MSG").write_text(_message(change, outcome))
     state.save(root, before)
+    git_recovery.end(root)
     outcome.conflicts = merged.conflicted_paths
     outcome.branch = before.update_branch or before.branch
 
