@@ -36,7 +36,7 @@ def _dripping_server() -> int:
 
 
 def test_a_dripping_sts_endpoint_ends_at_the_deadline(tmp_path, monkeypatch):
-    from rlgen.data import credentials
+    from rlgen.oss import credentials
 
     monkeypatch.setattr(credentials, "STS_DEADLINE_SECONDS", 3)
     token = tmp_path / "token"

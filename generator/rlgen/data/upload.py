@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
-import os
 import random
 import re
 import threading
@@ -34,13 +33,12 @@ from pathlib import Path
 
 import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
-from alibabacloud_oss_v2.endpoints import from_region
 
 from rlgen.option_checks import oss_bucket_error
 from rlgen.data import MANIFEST, visible_files
-from rlgen.data.credentials import CredentialsError, from_environment, redact
-from rlgen.data.oss_client import (CLEANUP_SECONDS, Deadline, DeadlineExceeded, abort_incomplete, chain,
-                                   make_client, service_error)
+from rlgen.oss.credentials import CredentialsError, from_environment, redact
+from rlgen.oss.client import (CLEANUP_SECONDS, Deadline, DeadlineExceeded, abort_incomplete, chain,
+                              make_client, resolve_endpoint, service_error)
 from rlgen.errors import RlgenError
 
 MiB = 1 << 20
@@ -73,19 +71,6 @@ def parse_target(url: str) -> Target:
     if prefix and any(part in ("", ".", "..") for part in parts):
         raise RlgenError(f"the prefix of '{url}' has an empty, '.' or '..' part")
     return Target(bucket, prefix.rstrip("/") + "/" if prefix else "")
-
-
-def resolve_endpoint(endpoint: str | None, region: str) -> str:
-    """``endpoint`` when given; else the region's endpoint: the internal one inside a
-    Kubernetes pod (ACK pods reach it from the VPC, and its traffic is free), else the
-    public one."""
-    if endpoint:
-        from rlgen.option_checks import endpoint_error
-
-        if problem := endpoint_error(endpoint):
-            raise RlgenError(f"--endpoint: {problem}")
-        return endpoint if "://" in endpoint else f"https://{endpoint}"
-    return from_region(region, False, "internal" if os.environ.get("KUBERNETES_SERVICE_HOST") else "default")
 
 
 @dataclass(frozen=True)

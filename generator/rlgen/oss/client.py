@@ -3,6 +3,7 @@ reported retries, connect and read timeouts and a deadline for the whole command
 chain the SDK wraps, and the multipart uploads a stopped upload leaves behind."""
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -11,7 +12,7 @@ import weakref
 import alibabacloud_oss_v2 as oss
 import requests
 
-from rlgen.data.credentials import redact
+from rlgen.oss.credentials import redact
 
 REQUEST_ATTEMPTS = 5
 #: Seconds to open a connection, and to wait for any byte of an answer.
@@ -128,18 +129,35 @@ class ReportingRetryer(oss.retry.StandardRetryer):
     def retry_delay(self, attempt: int, error: Exception) -> float:
         service = service_error(error)
         reason = f"{service.status_code} {service.code}" if service is not None else type(error).__name__
-        self._progress.retry(f"a request (attempt {attempt + 1} of {REQUEST_ATTEMPTS}) after {redact(reason)}")
+        self._progress.retry(f"a request (attempt {attempt + 1} of {self.max_attempts()}) after {redact(reason)}")
         return min(super().retry_delay(attempt, error), self._deadline.remaining())
 
 
-def make_client(region: str, endpoint: str, credentials, connections: int, progress, deadline: Deadline) -> oss.Client:
+def resolve_endpoint(endpoint: str | None, region: str) -> str:
+    """``endpoint`` when given; else the region's endpoint: the internal one inside a
+    Kubernetes pod (ACK pods reach it from the VPC, and its traffic is free), else the
+    public one."""
+    if endpoint:
+        from rlgen.errors import RlgenError
+        from rlgen.option_checks import endpoint_error
+
+        if problem := endpoint_error(endpoint):
+            raise RlgenError(f"--endpoint: {problem}")
+        return endpoint if "://" in endpoint else f"https://{endpoint}"
+    from alibabacloud_oss_v2.endpoints import from_region
+
+    return from_region(region, False, "internal" if os.environ.get("KUBERNETES_SERVICE_HOST") else "default")
+
+
+def make_client(region: str, endpoint: str, credentials, connections: int, progress, deadline: Deadline,
+                attempts: int = REQUEST_ATTEMPTS) -> oss.Client:
     """``progress.retry(what)`` hears of every retried request; no request outlives ``deadline``."""
     cfg = oss.config.load_default()
     cfg.region = region
     cfg.endpoint = endpoint
     cfg.credentials_provider = credentials
     cfg.connect_timeout, cfg.readwrite_timeout = CONNECT_TIMEOUT, READ_TIMEOUT
-    cfg.retryer = ReportingRetryer(progress, deadline, max_attempts=REQUEST_ATTEMPTS, base_delay=0.2,
+    cfg.retryer = ReportingRetryer(progress, deadline, max_attempts=attempts, base_delay=0.2,
                                    max_backoff=10.0)
     cfg.http_client = oss.transport.RequestsHttpClient(
         max_connections=connections, connect_timeout=CONNECT_TIMEOUT, readwrite_timeout=READ_TIMEOUT,
