@@ -9,9 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from rlgen.errors import RlgenError
 
@@ -177,30 +175,3 @@ def require_branch(repo: Path) -> str:
         raise RlgenError("HEAD is detached (no branch checked out): switch to a branch first, "
                          "or a commit here would belong to no branch")
     return branch
-
-
-@contextmanager
-def lock(repo: Path) -> Iterator[None]:
-    """Hold ``.git/rlgen.lock`` while a command changes the repository: two commands at once
-    would commit each other's files or branch from each other's half-written state."""
-    import fcntl
-
-    path = Path(repo, run(repo, "rev-parse", "--git-common-dir").strip()) / "rlgen.lock"
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-    except OSError as exc:
-        raise RlgenError(f"cannot open {path} to lock the repository: {exc.strerror} (a read-only .git?): "
-                         "make the repository writable and run this again") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RlgenError(f"another rlgen command is changing this repository (it holds {path}): "
-                             "wait for it to finish, then run this one again") from None
-        # The lock is ours, so no rlgen runs here: what a killed one left can be undone now.
-        from rlgen.tools import git_recovery
-
-        git_recovery.recover(repo)
-        yield
-    finally:
-        os.close(fd)

@@ -1,4 +1,4 @@
-"""What a killed rlgen leaves, found and undone by the next one.
+"""rlgen's lock on a repository, and what a killed rlgen leaves, found and undone by the next one.
 
 A command that changes the repository first writes a journal (``.git/rlgen-change.json``):
 its process, the branch and commit it started from, the branch it creates and the paths it
@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from rlgen.errors import RlgenError
 from rlgen.tools import git
@@ -36,6 +38,31 @@ class Journal:
     new_branch: str | None = None
     start: str | None = None  #: the commit the new branch starts from
     pid: int = field(default_factory=os.getpid)
+
+
+@contextmanager
+def lock(repo: Path) -> Iterator[None]:
+    """Hold ``.git/rlgen.lock`` while a command changes the repository: two commands at once
+    would commit each other's files or branch from each other's half-written state."""
+    import fcntl
+
+    path = Path(repo, git.run(repo, "rev-parse", "--git-common-dir").strip()) / "rlgen.lock"
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError as exc:
+        raise RlgenError(f"cannot open {path} to lock the repository: {exc.strerror} (a read-only .git?): "
+                         "make the repository writable and run this again") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RlgenError(f"another rlgen command is changing this repository (it holds {path}): "
+                             "wait for it to finish, then run this one again") from None
+        # The lock is ours, so no rlgen runs here: what a killed one left can be undone now.
+        recover(repo)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _path(repo: Path) -> Path:

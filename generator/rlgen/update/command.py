@@ -45,7 +45,7 @@ def run_change(root: Path, change, no_branch: bool) -> None:
     from rlgen.update.answers_change import new_selection
     from rlgen.update.engine import update
 
-    from rlgen.tools import git
+    from rlgen.tools import git, git_recovery
 
     kustomize.command()
     from rlgen.tools.signals import terminate_as_interrupt
@@ -53,7 +53,7 @@ def run_change(root: Path, change, no_branch: bool) -> None:
     # One change at a time, on a branch, from a repository no killed git left locked; SIGTERM
     # restores the repository like Ctrl-C (exit 130).
     click.get_current_context().with_resource(terminate_as_interrupt())
-    click.get_current_context().with_resource(git.lock(root))
+    click.get_current_context().with_resource(git_recovery.lock(root))
     git.require_no_stale_lock(root)
     git.require_writable(root)
     git.require_branch(root)

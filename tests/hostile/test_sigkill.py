@@ -1,0 +1,88 @@
+"""Hostile timing, the hard way: ``rlgen run new``, ``rlgen update`` and ``rlgen cluster add``
+killed with SIGKILL (no handler, no cleanup) at moments spread over the whole command, then run
+again. The rerun finds what the killed one left (its journal, the branch it made, its git's lock
+files), undoes it or keeps its finished commit, and succeeds; the repository is consistent
+after it: git fsck passes, the tree is clean, no lock, journal or scratch ref is left, and the
+change is there once."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.hostile import leftovers, record
+from support.repos import git
+
+TRIALS = {"run-new": 10, "update": 5, "cluster-add": 5}
+COMMANDS = {
+    "run-new": ("run", "new", "second"),
+    "update": ("update", "--set", "ak-storage.bucket=other-bucket"),
+    "cluster-add": ("cluster", "add", "second", "--env", "staging"),
+}
+
+
+def _done(repo: Path, name: str) -> bool:
+    """The change is on the branch HEAD is on, once."""
+    if name == "run-new":
+        return git(repo, "branch", "--show-current").strip() == "run/second" and \
+            (repo / "runs" / "second" / "run.yaml").is_file() and \
+            "  - second\n" in (repo / "runs" / "kustomization.yaml").read_text()
+    if name == "update":
+        return "bucket: other-bucket" in (repo / "rlgen.yaml").read_text()
+    return (repo / "clusters" / "second").is_dir() and "second: staging" in (repo / "rlgen.yaml").read_text()
+
+
+def _run(repo: Path, args: tuple[str, ...]):
+    return subprocess.Popen([sys.executable, "-m", "rlgen", *args], cwd=repo, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def seconds(generate, tmp_path_factory) -> dict[str, float]:
+    """How long each command takes here, undisturbed: the kills are spread over it."""
+    took = {}
+    for name, args in COMMANDS.items():
+        repo = shutil.copytree(generate(), tmp_path_factory.mktemp("timing") / "repo", symlinks=True)
+        started = time.monotonic()
+        proc = _run(repo, args)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        took[name] = time.monotonic() - started
+    return took
+
+
+CASES = [(name, i) for name, n in TRIALS.items() for i in range(n)]
+
+
+@pytest.mark.parametrize(("name", "trial"), CASES, ids=[f"{n}-{i}" for n, i in CASES])
+def test_killed_then_rerun(name, trial, seconds, generate, tmp_path, record_property):
+    repo = Path(shutil.copytree(generate(), tmp_path / "repo", symlinks=True))
+    # From just after start-up to the end of the command (the last trials may find it done).
+    delay = seconds[name] * (0.3 + 0.8 * (trial + 0.5) / TRIALS[name])
+    proc = _run(repo, COMMANDS[name])
+    time.sleep(delay)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    time.sleep(0.2)  # its git children die with it (PR_SET_PDEATHSIG); give the kernel a moment
+    rerun = subprocess.run([sys.executable, "-m", "rlgen", *COMMANDS[name]], cwd=repo, capture_output=True, text=True,
+                           timeout=300)
+    fsck = subprocess.run(["git", "fsck", "--no-dangling", "--no-progress"], cwd=repo, capture_output=True, text=True)
+    left = leftovers(repo)
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    consistent = fsck.returncode == 0 and not left and status == "" and _done(repo, name)
+    record(record_property, expected=0, result=rerun, changed=not consistent, leftovers=left)
+    # A rerun after a kill that came once the commit was made finds its own work done: run
+    # new's branch exists (one line, exit 2), update and cluster add are up to date.
+    finished_before = rerun.returncode == 2 and "branch run/second already exists" in rerun.stderr
+    assert rerun.returncode == 0 or finished_before, f"killed after {delay:.2f} s: {rerun.stderr}"
+    if finished_before:
+        assert len(rerun.stderr.strip().splitlines()) == 1, rerun.stderr
+        git(repo, "switch", "-q", "run/second")
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert left == [] and status == "", (left, status)
+    assert _done(repo, name), f"killed after {delay:.2f} s: {rerun.stdout}{rerun.stderr}"
