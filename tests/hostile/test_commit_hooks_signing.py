@@ -112,8 +112,8 @@ def test_every_commit_of_every_command_is_signed_and_hooks_ran(repo, signing_key
 def test_rlgen_new_signs_its_first_commit(tmp_path, signing_key):
     key, allowed = signing_key
     config = tmp_path / "gitconfig"
-    config.write_text("".join(f"[{k.split('.')[0]}]\n\t{k.split('.', 1)[1]} = {v}\n"
-                              for k, v in _sign_config(key, allowed).items()))
+    for option, value in _sign_config(key, allowed).items():
+        subprocess.run(["git", "config", "--file", str(config), option, value], check=True)
     result = _rlgen(tmp_path, "new", "repo", *REQUIRED, "--no-input", env={"GIT_CONFIG_GLOBAL": str(config)})
     assert result.returncode == 0, result.stderr
     verified = subprocess.run(["git", "verify-commit", "HEAD"], cwd=tmp_path / "repo", capture_output=True, text=True,
