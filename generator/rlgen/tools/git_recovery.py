@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -107,12 +106,14 @@ def recover(repo: Path) -> None:
     finished = conflicted or _finished(repo, journal)
     if finished and not conflicted:
         git.run(repo, "reset", "-q")  # the index as the commit has it, had git no time to write it
+        _drop_merge_state(git_dir)  # git commit removes it after the commit: killed in between
     elif not finished:
         _put_back(repo, git_dir, journal)
     end(repo)
     what = f"rlgen {journal.command}" + (f" (branch {journal.new_branch})" if journal.new_branch else "")
     outcome = "kept its commit" if finished else "put the repository back as it was before it"
-    print(f"rlgen: {what} was killed before it finished: {outcome}", file=sys.stderr)
+    # On standard output: a note, not an error (stderr keeps its one line for those).
+    print(f"rlgen: {what} was killed before it finished: {outcome}")
 
 
 def _alive(pid: int) -> bool:
@@ -151,5 +152,9 @@ def _put_back(repo: Path, git_dir: Path, journal: Journal) -> None:
     # The tree was clean when the change began (every committing command requires it), so the
     # untracked files among the paths it writes are its own.
     git.run(repo, "clean", "-q", "-f", "-d", "--", *(journal.paths or ["."]))
+    _drop_merge_state(git_dir)
+
+
+def _drop_merge_state(git_dir: Path) -> None:
     for name in ("MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"):
         (git_dir / name).unlink(missing_ok=True)
