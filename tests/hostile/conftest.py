@@ -30,3 +30,7 @@ def pytest_terminal_summary(terminalreporter):
                 properties.append(dict(getattr(report, "user_properties", ())))
     if line := figures(properties):
         terminalreporter.write_line(line)
+    kills = [p["hostile_kill"] for p in properties if "hostile_kill" in p]
+    if kills:
+        terminalreporter.write_line(f"SIGKILL trials: {len(kills)}; " + "; ".join(
+            f"{kills.count(k)} {k}" for k in sorted(set(kills))))

@@ -75,10 +75,15 @@ def test_killed_then_rerun(name, trial, seconds, generate, tmp_path, record_prop
     left = leftovers(repo)
     status = git(repo, "status", "--porcelain", "--untracked-files=all")
     consistent = fsck.returncode == 0 and not left and status == "" and _done(repo, name)
-    record(record_property, expected=0, result=rerun, changed=not consistent, leftovers=left)
     # A rerun after a kill that came once the commit was made finds its own work done: run
-    # new's branch exists (one line, exit 2), update and cluster add are up to date.
-    finished_before = rerun.returncode == 2 and "branch run/second already exists" in rerun.stderr
+    # new's branch or cluster add's cluster exists (one line, exit 2), update is up to date.
+    finished_before = rerun.returncode == 2 and any(
+        said in rerun.stderr for said in ("branch run/second already exists", "cluster 'second' already exists"))
+    record(record_property, expected=2 if finished_before else 0, result=rerun, changed=not consistent,
+           leftovers=left)
+    record_property("hostile_kill", "already done" if finished_before or "Up to date" in rerun.stdout else
+                    "undone, rerun made it" if "put the repository back" in rerun.stdout else
+                    "kept, rerun made it" if "kept its commit" in rerun.stdout else "nothing to undo, rerun made it")
     assert rerun.returncode == 0 or finished_before, f"killed after {delay:.2f} s: {rerun.stderr}"
     if finished_before:
         assert len(rerun.stderr.strip().splitlines()) == 1, rerun.stderr
