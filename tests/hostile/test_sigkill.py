@@ -18,7 +18,7 @@ import pytest
 from support.hostile import leftovers, record
 from support.repos import git
 
-TRIALS = {"run-new": 10, "update": 5, "cluster-add": 5}
+TRIALS = {"run-new": 10, "update": 6, "cluster-add": 6}
 COMMANDS = {
     "run-new": ("run", "new", "second"),
     "update": ("update", "--set", "ak-storage.bucket=other-bucket"),
@@ -62,10 +62,18 @@ CASES = [(name, i) for name, n in TRIALS.items() for i in range(n)]
 @pytest.mark.parametrize(("name", "trial"), CASES, ids=[f"{n}-{i}" for n, i in CASES])
 def test_killed_then_rerun(name, trial, seconds, generate, tmp_path, record_property):
     repo = Path(shutil.copytree(generate(), tmp_path / "repo", symlinks=True))
-    # From just after start-up to the end of the command (the last trials may find it done).
-    delay = seconds[name] * (0.3 + 0.8 * (trial + 0.5) / TRIALS[name])
     proc = _run(repo, COMMANDS[name])
-    time.sleep(delay)
+    started = time.monotonic()
+    if trial % 2 == 0:
+        # Spread from just after start-up to the end of the command (the last may find it done).
+        time.sleep(seconds[name] * (0.3 + 0.8 * (trial + 0.5) / TRIALS[name]))
+    else:
+        # Inside the change itself: once its journal exists, after 0, 0.05, 0.1, ... s.
+        journal = repo / ".git" / "rlgen-change.json"
+        while not journal.exists() and proc.poll() is None and time.monotonic() - started < 120:
+            time.sleep(0.005)
+        time.sleep(0.05 * (2 ** (trial // 2) - 1))
+    delay = time.monotonic() - started
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     time.sleep(0.2)  # its git children die with it (PR_SET_PDEATHSIG); give the kernel a moment
@@ -87,7 +95,6 @@ def test_killed_then_rerun(name, trial, seconds, generate, tmp_path, record_prop
     assert rerun.returncode == 0 or finished_before, f"killed after {delay:.2f} s: {rerun.stderr}"
     if finished_before:
         assert len(rerun.stderr.strip().splitlines()) == 1, rerun.stderr
-        git(repo, "switch", "-q", "run/second")
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     assert left == [] and status == "", (left, status)
     assert _done(repo, name), f"killed after {delay:.2f} s: {rerun.stdout}{rerun.stderr}"
