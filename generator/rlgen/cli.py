@@ -8,6 +8,7 @@ naming the plugin and its hook, and the path of a file with the traceback for it
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 
@@ -33,6 +34,8 @@ COMMANDS = {
     "cluster": ("rlgen.update.cluster_command", "Add or remove clusters that sync the repository."),
     "secret": ("rlgen.secret.command", "Set and list the values of the Secrets the repository reads."),
 }
+#: Errors of the machine, not of rlgen: no permission, a read-only file system, no space left.
+_ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 #: Commands defined here (they need the group itself).
 OWN_COMMANDS = {"completion": "Print the completion script of a shell (bash, zsh or fish)."}
 
@@ -93,14 +96,27 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("rlgen: interrupted", err=True)
         sys.exit(130)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            _internal_error()
+        # A read-only folder, a full disk: the machine's state, not a bug. What a command
+        # changes it puts back on any error, so nothing is half-written.
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(redact(f"rlgen: error: cannot write {where}{exc.strerror}"), err=True)
+        sys.exit(2)
     except (RecursionError, MemoryError) as exc:
         # Input nested or sized beyond what any real file needs (a YAML bomb): not a bug.
         click.echo(f"rlgen: error: the input is too deeply nested or too large ({type(exc).__name__})", err=True)
         sys.exit(2)
-    except Exception:  # a bug: one line for the user, the traceback in a file for the report
-        click.echo(f"rlgen: internal error ({sys.exc_info()[1].__class__.__name__}); "
-                   f"details in {_save_traceback()}", err=True)
-        sys.exit(INTERNAL_ERROR)
+    except Exception:
+        _internal_error()
+
+
+def _internal_error() -> None:
+    """A bug: one line for the user, the traceback in a file for the report."""
+    click.echo(f"rlgen: internal error ({sys.exc_info()[1].__class__.__name__}); "
+               f"details in {_save_traceback()}", err=True)
+    sys.exit(INTERNAL_ERROR)
 
 
 def _save_traceback(details: str | None = None) -> str:

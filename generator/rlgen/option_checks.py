@@ -43,12 +43,8 @@ def oss_bucket_error(value: str) -> str | None:
 
 
 def image_reference_error(value: str) -> str | None:
-    text = str(value)
-    if problem := _plain(text):
-        return problem
-    if len(text) > 255 or not _IMAGE.fullmatch(text):
-        return f"{_show(value)} is not an image reference like registry.example.com/team/image:tag"
-    return None
+    return _shaped(value, _IMAGE, "an image reference like registry.example.com/team/image:tag",
+                   lambda text: len(text) > 255)
 
 
 def git_branch_error(value: str) -> str | None:
@@ -147,6 +143,17 @@ def _plain(value: Any) -> str | None:
     return control_error(text) or credential_error(text)
 
 
+def _shaped(value: Any, pattern: re.Pattern, kind: str, refuse: Callable[[str], bool] = lambda text: False) -> str | None:
+    """The one shape of most checkers: a plain line (no control character, no credential) that
+    ``pattern`` matches whole and ``refuse`` does not; else "VALUE is not ``kind``"."""
+    text = str(value)
+    if problem := _plain(text):
+        return problem
+    if not pattern.fullmatch(text) or refuse(text):
+        return f"{_show(value)} is not {kind}"
+    return None
+
+
 def registry_error(value: str) -> str | None:
     """A registry and namespace images are pushed to: ``host[:port]/path``, no scheme, tag or
     digest, short enough that every image below it stays within 255 characters."""
@@ -165,33 +172,20 @@ def registry_error(value: str) -> str | None:
 def git_url_error(value: str) -> str | None:
     """A Git URL Flux and Argo CD can fetch: ``https://host/path``, ``ssh://[user@]host/path``
     or scp-like ``user@host:path``; only characters a shell reads as a plain word."""
-    text = str(value)
-    if problem := _plain(text):
-        return problem
-    if not _GIT_URL.fullmatch(text) or ".." in text.split("/", 3)[-1].split("/"):
-        return (f"{_show(value)} is not a Git URL (https://host/owner/repo.git, ssh://git@host/owner/repo.git "
-                "or git@host:owner/repo.git)")
-    return None
+    return _shaped(value, _GIT_URL, "a Git URL (https://host/owner/repo.git, ssh://git@host/owner/repo.git "
+                   "or git@host:owner/repo.git)", lambda text: ".." in text.split("/", 3)[-1].split("/"))
 
 
 def hub_id_error(value: str) -> str | None:
     """A model or dataset id on Hugging Face or ModelScope: ``owner/name``."""
-    text = str(value)
-    if problem := _plain(text):
-        return problem
-    if not _HUB_ID.fullmatch(text) or ".." in text or "--" in text:
-        return f"{_show(value)} is not a hub id like Qwen/Qwen2.5-7B-Instruct (letters, digits, '.', '_', '-')"
-    return None
+    return _shaped(value, _HUB_ID, "a hub id like Qwen/Qwen2.5-7B-Instruct (letters, digits, '.', '_', '-')",
+                   lambda text: ".." in text or "--" in text)
 
 
 def revision_error(value: str) -> str | None:
     """A branch, tag or commit of a hub repository."""
-    text = str(value)
-    if problem := _plain(text):
-        return problem
-    if not _REVISION.fullmatch(text) or ".." in text or text.endswith(("/", ".lock")):
-        return f"{_show(value)} is not a branch, tag or commit (letters, digits, '.', '_', '-', '/')"
-    return None
+    return _shaped(value, _REVISION, "a branch, tag or commit (letters, digits, '.', '_', '-', '/')",
+                   lambda text: ".." in text or text.endswith(("/", ".lock")))
 
 
 def uri_error(value: str, schemes: tuple[str, ...] = ("http", "https")) -> str | None:

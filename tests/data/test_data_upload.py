@@ -416,7 +416,7 @@ def test_the_endpoint_defaults_to_the_regions_internal_one_inside_a_pod(monkeypa
      "https://sts-vpc.cn-shanghai.aliyuncs.com"),
 ])
 def test_sts_is_reached_where_the_pod_identity_webhook_says(monkeypatch, env, url):
-    from rlgen.data.credentials import sts_endpoint
+    from rlgen.oss.credentials import sts_endpoint
 
     for name in ("ALIBABA_CLOUD_STS_ENDPOINT", "ALIBABA_CLOUD_STS_REGION", "ALIBABA_CLOUD_VPC_ENDPOINT_ENABLED"):
         monkeypatch.delenv(name, raising=False)

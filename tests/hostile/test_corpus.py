@@ -7,6 +7,7 @@ Every case runs the real command line and asserts what a user would notice: the 
 the output or a crash file. conftest.py counts the outcomes into the corpus figures."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from support.hostile import leftovers, record
 from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git
 
 #: Secrets planted in the inputs: none may come out anywhere.
@@ -92,6 +94,25 @@ def _detach(repo: Path) -> None:
 
 def _stale_lock(repo: Path) -> None:
     (repo / ".git" / "index.lock").write_text("")
+
+
+def _refusing_hook(name: str) -> Callable[[Path], None]:
+    def install(repo: Path) -> None:
+        hook = repo / ".git" / "hooks" / name
+        hook.write_text("#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n")
+        hook.chmod(0o755)
+    return install
+
+
+def _signing_key_missing(repo: Path) -> None:
+    for option, value in (("gpg.format", "ssh"), ("user.signingkey", str(repo.parent / "gone.pub")),
+                          ("commit.gpgsign", "true")):
+        git(repo, "config", option, value)
+
+
+def _journal(text: str) -> Callable[[Path], None]:
+    """The journal a killed rlgen leaves (tests/hostile/test_sigkill.py kills real ones)."""
+    return lambda repo: (repo / ".git" / "rlgen-change.json").write_text(text)
 
 
 def _link_run_yaml(repo: Path) -> None:
@@ -234,6 +255,24 @@ CASES = [
     Case("update-detached", ("update", "--set", "ak-storage.bucket=other-bucket"), _detach, says="detached"),
     Case("cluster-add-detached", ("cluster", "add", "second", "--env", "staging"), _detach, says="detached"),
 
+    # -- the repository's own hooks and signing settings (tests/hostile/test_commit_hooks_signing.py)
+    Case("run-new-pre-commit-refuses", ("run", "new", "second"), _refusing_hook("pre-commit"),
+         says="the pre-commit hook (.git/hooks/pre-commit) refused the commit"),
+    Case("run-set-commit-msg-refuses", ("run", "set", "baseline", "trainer.total_epochs=3"),
+         _refusing_hook("commit-msg"), says="the commit-msg hook (.git/hooks/commit-msg) refused the commit"),
+    Case("run-rm-pre-commit-refuses", ("run", "rm", "baseline"), _refusing_hook("pre-commit"), says="pre-commit hook"),
+    Case("update-pre-commit-refuses", ("update", "--set", "ak-storage.bucket=other-bucket"),
+         _refusing_hook("pre-commit"), says="pre-commit hook"),
+    Case("cluster-add-commit-msg-refuses", ("cluster", "add", "second", "--env", "staging"),
+         _refusing_hook("commit-msg"), says="commit-msg hook"),
+    Case("run-new-signing-key-missing", ("run", "new", "second"), _signing_key_missing, says="git commit failed"),
+    # -- what a killed rlgen leaves: a journal whose process still runs, one that is not rlgen's
+    Case("run-new-journal-of-a-live-process", ("run", "new", "second"),
+         _journal(json.dumps({"command": "run new", "branch": "main", "head": "0" * 40, "pid": os.getpid()})),
+         says="which still runs"),
+    Case("update-journal-garbage", ("update", "--set", "ak-storage.bucket=other-bucket"), _journal("{not json"),
+         says="not the journal rlgen writes"),
+
     # -- kustomize sources edited by hand
     Case("platform-bad-yaml", ("validate",), write("base/platform/kustomization.yaml", "resources: [unclosed\n"),
          says="base/platform"),
@@ -281,6 +320,8 @@ def _state(folder: Path) -> dict:
         state["refs"] = git(folder, "for-each-ref", "--format=%(refname) %(objectname)")
         state["head"] = (folder / ".git" / "HEAD").read_text()
         state["worktrees"] = git(folder, "worktree", "list", "--porcelain")
+        state["index"] = git(folder, "ls-files", "--stage")
+        state["leftovers"] = leftovers(folder)
     return state
 
 
@@ -314,8 +355,8 @@ def test_hostile_input_is_refused_cleanly(case: Case, generate, tmp_path, record
         "leftovers": sorted(p.name for p in tmp.iterdir()),
         "secrets": [s for s in SECRETS if any(s in text for text in (result.stdout, result.stderr, *crash))],
     }
-    for key, value in outcome.items():
-        record_property(f"hostile_{key}", value)
+    record(record_property, expected=case.code, result=result, data_lost=outcome["data_lost"],
+           changed=outcome["changed"], leftovers=outcome["leftovers"], secrets=outcome["secrets"])
     assert outcome["exit"] != 70, result.stderr
     assert outcome["exit"] == case.code, result.stdout[-2000:] + result.stderr
     if case.code == 2:

@@ -86,7 +86,7 @@ def _findings(folder: Path, secret_names: set[str]) -> list[str]:
     return found
 
 
-def test_credentials_offered_everywhere_reach_no_file_history_or_output(tmp_path):
+def test_credentials_offered_everywhere_reach_no_file_history_or_output(tmp_path, record_property):
     top = tmp_path / "work"
     (top / "tmp").mkdir(parents=True)
     outputs = []
@@ -112,11 +112,15 @@ def test_credentials_offered_everywhere_reach_no_file_history_or_output(tmp_path
     assert TOKEN not in text and PASSWORD not in text
 
     names = set(yaml.safe_load((repo / "rlgen.yaml").read_text())["external"]["secrets"])
-    assert _findings(repo, names) == []
+    in_repo = _findings(repo, names)
     outputs_folder = tmp_path / "outputs"
     outputs_folder.mkdir()
     shutil.move(tmp_path / "outputs.txt", outputs_folder / "outputs.txt")
-    assert _findings(outputs_folder, names) == []
+    in_outputs = _findings(outputs_folder, names)
+    record_property("hostile_scanner_findings", len(in_repo) + len(in_outputs))
+    record_property("hostile_scanned", ["tree", "history", "outputs", "crash files"])
+    assert in_repo == []
+    assert in_outputs == []
 
     # The scanners do find these credentials once one is committed: the scan above could fail.
     planted = Path(shutil.copytree(repo, tmp_path / "planted", symlinks=True))

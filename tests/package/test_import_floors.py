@@ -31,8 +31,8 @@ FLOORS = (
     {"render", "rules", "schemas"},
     # The generator: every file rlgen writes, whole repositories and run folders.
     {"generate"},
-    # The read-only Kubernetes client of doctor and status.
-    {"kube"},
+    # The read-only Kubernetes client of doctor and status; the OSS client of data and doctor.
+    {"kube", "oss"},
     COMMANDS,
     {"cli"},
     {"__main__"},

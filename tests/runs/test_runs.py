@@ -132,7 +132,8 @@ def test_a_failure_after_writing_restores_files_and_branch(repo):
     hook.write_text("#!/bin/sh\necho refused by hook >&2\nexit 1\n")
     hook.chmod(0o755)
     before = state(repo)
-    assert "git commit failed: refused by hook" in one_error_line(rlgen_in(repo, "run", "new", "exp", "--set", f"{LR}=2e-6"))
+    said = one_error_line(rlgen_in(repo, "run", "new", "exp", "--set", f"{LR}=2e-6"))
+    assert "the pre-commit hook (.git/hooks/pre-commit) refused the commit" in said and "refused by hook" in said
     assert state(repo) == before
 
 

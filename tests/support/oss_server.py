@@ -135,6 +135,7 @@ class OssAdapter:
         self.requests: list[tuple[str, str]] = []
         self.signers: set[tuple[str, str]] = set()
         self.max_in_flight = 0
+        self.denied: set[str] = set()  # key ids answered 403 AccessDenied
         self._in_flight = 0
         self._crc: dict[tuple[str, str], int] = {}  # (bucket, key) -> CRC-64 of the last write
         self._part_crc: dict[tuple[str, int], tuple[int, int]] = {}  # (upload id, part) -> (CRC, size)
@@ -157,6 +158,8 @@ class OssAdapter:
         with self._lock:
             self.requests.append((method, environ.get("PATH_INFO", "")))
             self.signers.add((key_id.group(1) if key_id else "", environ.get("HTTP_X_OSS_SECURITY_TOKEN", "")))
+        if key_id and key_id.group(1) in self.denied:
+            return self._deny(environ, start_response)
         if self.faults.take():
             return self._fault(environ, start_response)
         if method == "PUT" and int(environ.get("CONTENT_LENGTH") or 0) and self.corruptions.take():
@@ -246,6 +249,13 @@ class OssAdapter:
         return _error_xml("AccessDenied" if status_code == "403" else "ServiceError", status)
 
     @staticmethod
+    def _deny(environ, start_response):
+        data = _error_xml("AccessDenied", "the key may not use this bucket")
+        headers = [("Content-Type", "application/xml"), ("Content-Length", str(len(data)))]
+        start_response("403 Forbidden", headers)
+        return [data]
+
+    @staticmethod
     def _fault(environ, start_response):
         # Drain the request body so the client sees the 503, not a reset connection.
         stream, remaining = environ["wsgi.input"], int(environ.get("CONTENT_LENGTH") or 0)
@@ -286,6 +296,10 @@ class OssTestServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+    def deny(self, key_id: str) -> None:
+        """Answer every request signed with ``key_id`` 403 AccessDenied."""
+        self.adapter.denied.add(key_id)
 
     def inject_faults(self, count: int, every: int = 1) -> None:
         """Answer every ``every``-th request from now on with 503, ``count`` times in all."""

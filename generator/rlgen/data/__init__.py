@@ -4,7 +4,7 @@ cluster's dataset and model Jobs.
 - :mod:`rlgen.data.prepare` maps a source data set to the parquet rows verl reads;
 - :mod:`rlgen.data.model` downloads a model from the Hugging Face Hub or ModelScope;
 - :mod:`rlgen.data.upload` copies a prepared or downloaded folder to OSS with the OSS SDK;
-- :mod:`rlgen.data.credentials` picks RRSA or an AccessKey from the environment;
+- :mod:`rlgen.oss.credentials` picks RRSA or an AccessKey from the environment;
 - :mod:`rlgen.data.command` is the ``rlgen data`` command group.
 
 Only this package's ``command`` module is imported by ``rlgen``; the others pull in datasets,

@@ -93,9 +93,13 @@ def model_cmd(source: str, model: str, revision: str | None, out: Path, output: 
 @click.option("--jobs", type=click.IntRange(1, 64), default=8, show_default=True, help="Files sent at once.")
 @click.option("--part-size", type=click.IntRange(1, 5 * 1024), default=16, show_default=True, metavar="MIB",
               help="Files of this size and larger go by multipart upload, in parts of this size.")
+@click.option("--deadline", envvar="RLGEN_OSS_DEADLINE", type=click.FloatRange(min=0, min_open=True),
+              default=12 * 3600, show_default=True, metavar="SECONDS",
+              help="End the upload (exit 2) when it has not finished after this long, however slowly the "
+                   "endpoint answers [env RLGEN_OSS_DEADLINE].")
 @output_option()
 def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | None, jobs: int, part_size: int,
-               output: str | None):
+               deadline: float, output: str | None):
     """Upload DIRECTORY below oss://BUCKET/PREFIX; unchanged objects are skipped.
 
     Credentials come from the environment: the RRSA variables ALIBABA_CLOUD_ROLE_ARN,
@@ -108,7 +112,7 @@ def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | No
     def run(progress):
         with terminate_as_interrupt():
             return upload(directory, url, region=region, endpoint=endpoint, jobs=jobs,
-                          part_size=part_size * MiB, progress=progress)
+                          part_size=part_size * MiB, progress=progress, deadline=deadline)
 
     if sys.stderr.isatty():
         with _TerminalProgress() as progress:

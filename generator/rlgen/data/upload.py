@@ -14,12 +14,16 @@ Retries: the SDK retries every request (5xx, throttling, broken connections) wit
 exponential backoff and full jitter; a file that still fails with a retryable error, or
 does not verify, is sent again up to ``FILE_ATTEMPTS`` times. Any other failure stops the
 upload with one line that names the bucket, key or endpoint, never a credential.
+
+Time: each connection has ``CONNECT_TIMEOUT``, each wait for a byte ``READ_TIMEOUT``, and the
+whole command a deadline (``--deadline``, ``RLGEN_OSS_DEADLINE``) that also ends an endpoint
+answering a byte at a time. An interrupt (Ctrl-C, SIGTERM) ends the requests in flight at
+once, then aborts the incomplete multipart uploads within ``CLEANUP_SECONDS``.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import hashlib
-import os
 import random
 import re
 import threading
@@ -29,12 +33,12 @@ from pathlib import Path
 
 import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
-from alibabacloud_oss_v2.endpoints import from_region
 
 from rlgen.option_checks import oss_bucket_error
 from rlgen.data import MANIFEST, visible_files
-from rlgen.data.credentials import CredentialsError, from_environment, redact
-from rlgen.data.oss_client import abort_incomplete, chain, make_client, service_error
+from rlgen.oss.credentials import CredentialsError, from_environment, redact
+from rlgen.oss.client import (CLEANUP_SECONDS, Deadline, DeadlineExceeded, abort_incomplete, chain,
+                              make_client, resolve_endpoint, service_error)
 from rlgen.errors import RlgenError
 
 MiB = 1 << 20
@@ -67,19 +71,6 @@ def parse_target(url: str) -> Target:
     if prefix and any(part in ("", ".", "..") for part in parts):
         raise RlgenError(f"the prefix of '{url}' has an empty, '.' or '..' part")
     return Target(bucket, prefix.rstrip("/") + "/" if prefix else "")
-
-
-def resolve_endpoint(endpoint: str | None, region: str) -> str:
-    """``endpoint`` when given; else the region's endpoint: the internal one inside a
-    Kubernetes pod (ACK pods reach it from the VPC, and its traffic is free), else the
-    public one."""
-    if endpoint:
-        from rlgen.option_checks import endpoint_error
-
-        if problem := endpoint_error(endpoint):
-            raise RlgenError(f"--endpoint: {problem}")
-        return endpoint if "://" in endpoint else f"https://{endpoint}"
-    return from_region(region, False, "internal" if os.environ.get("KUBERNETES_SERVICE_HOST") else "default")
 
 
 @dataclass(frozen=True)
@@ -173,8 +164,13 @@ class _FileError(Exception):
         return self._error
 
 
+#: The default deadline of a whole upload: a day's worth of a large model on a slow link.
+DEADLINE_SECONDS = 12 * 3600
+
+
 def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
-           part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None) -> Summary:
+           part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None,
+           deadline: float = DEADLINE_SECONDS) -> Summary:
     """Upload every file under ``directory`` below ``url``; the whole command."""
     target = parse_target(url)
     if not region:
@@ -185,8 +181,9 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
     credentials, kind = from_environment()
     address = resolve_endpoint(endpoint, region)
     progress = progress or Progress()
-    client = make_client(region, address, credentials, jobs * part_jobs, progress)
-    run = _Upload(client, target, address, part_size, part_jobs, progress)
+    budget = Deadline(deadline)
+    client = make_client(region, address, credentials, jobs * part_jobs, progress, budget)
+    run = _Upload(client, target, address, part_size, part_jobs, progress, budget)
     summary = Summary(target, address, kind)
     started = time.monotonic()
     keys = {f.key for f in files}
@@ -202,13 +199,19 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
         run.all(files, jobs, summary)
     except BaseException as exc:
         # An interrupt aborts whatever this or a killed run left; a setup error (a wrong
-        # bucket) has nothing to abort.
-        if sending or not isinstance(exc, Exception):
+        # bucket) has nothing to abort, and past the deadline nothing is sent any more.
+        interrupted = not isinstance(exc, Exception)
+        if interrupted:
+            budget.cut()
+            budget.extend(CLEANUP_SECONDS)
+        if sending or interrupted:
             run.abort_incomplete(keys, quiet=True)
-        if not isinstance(exc, Exception):
+        budget.stop()
+        if interrupted:
             raise
         resume = f"; {_sent(summary, len(files))}" if sending else ""
         raise RlgenError(redact(run.explain(exc)) + resume) from None
+    budget.stop()
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -221,8 +224,9 @@ def _sent(summary: Summary, total: int) -> str:
 
 class _Upload:
     def __init__(self, client: oss.Client, target: Target, endpoint: str, part_size: int, part_jobs: int,
-                 progress: Progress):
+                 progress: Progress, deadline: Deadline):
         self.client = client
+        self.deadline = deadline
         self.target = target
         self.endpoint = endpoint
         self.uploader = oss.Uploader(client, part_size=part_size, parallel_num=part_jobs)
@@ -247,9 +251,11 @@ class _Upload:
             try:
                 for future in concurrent.futures.as_completed(futures):
                     future.result()
-            except BaseException:
+            except BaseException as exc:
                 for future in futures:
                     future.cancel()
+                if not isinstance(exc, Exception):
+                    self.deadline.cut()  # an interrupt: the files in flight stop now, not when sent
                 raise
         for f in manifest:
             _for_key(f.key, self.one, f, summary)
@@ -321,6 +327,9 @@ class _Upload:
         """One line for the error that stopped the upload."""
         errors = list(chain(exc))
         key = next((e.key for e in errors if isinstance(e, _FileError)), str(self.target))
+        if self.deadline.expired or any(isinstance(e, DeadlineExceeded) for e in errors):
+            return (f"OSS at {self.endpoint} did not finish within the deadline of {self.deadline.seconds:g} s "
+                    "(--deadline, RLGEN_OSS_DEADLINE)")
         for error in errors:
             if isinstance(error, CredentialsError):
                 return f"cannot get OSS credentials: {error}"

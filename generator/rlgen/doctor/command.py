@@ -16,6 +16,9 @@ uses, KubeRay (>= v1.2.0 for a RayJob's submitterConfig, >= v1.5.0 for SidecarMo
 the CSI drivers of its volumes, the RRSA webhook (rrsa-storage), RDMA devices or gang
 scheduling when a run asks for them, GPU nodes whose taints the largest run tolerates,
 its PersistentVolumeClaims Bound, and every Secret it references, by name and key.
+The bucket rlgen.yaml records is asked with the OSS SDK (found, not found, access denied,
+unreachable) when OSS_ACCESS_KEY_ID and OSS_ACCESS_KEY_SECRET (or the RRSA variables) are
+set, as for rlgen data upload; without them its row says it was skipped.
 
 \b
 Secrets: the API has no way to list a Secret's key names without its values, so doctor
@@ -36,8 +39,8 @@ def command(kubeconfig, context, output):
 
     from rlgen.kube import client, needs as needs_mod
     from rlgen.repo import sync_engines
-    from rlgen.kube.report import CANNOT, OK, PROBLEM, emit, guarded
-    from rlgen.doctor import operators, resources
+    from rlgen.kube.report import CANNOT, OK, PROBLEM, SKIPPED, emit, guarded
+    from rlgen.doctor import bucket, operators, resources
     from rlgen.repo.workspace import find_root
 
     repo = find_root(Path.cwd())
@@ -53,9 +56,10 @@ def command(kubeconfig, context, output):
         rows += guarded(f"{engine.name} controllers", lambda: operators.controllers(cluster, engine))
     for name, check in checks:
         rows += guarded(name, lambda check=check: check(cluster, needs))
+    rows += bucket.check(repo)
     emit(rows, ("check", "state", "detail", "fix"), output or ("table" if sys.stdout.isatty() else "json"),
          header(cluster))
-    bad = [r for r in rows if r.state != OK]
+    bad = [r for r in rows if r.state not in (OK, SKIPPED)]
     if bad:
         problems = sum(r.state == PROBLEM for r in bad)
         raise ProblemsFound(f"{problems} problem(s), {sum(r.state == CANNOT for r in bad)} check(s) "

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 OK, PROBLEM, CANNOT = "ok", "problem", "cannot check"
+#: A check that did not run, by design (what it needs is not given): no problem, said why.
+SKIPPED = "skipped"
 #: What to do when the API server forbids a read: the reader role ships in the repository.
 GRANT = "grant the read-only role in rbac/rlgen-reader.yaml (see its comment)"
 

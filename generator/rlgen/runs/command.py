@@ -19,7 +19,7 @@ from rlgen.repo.workspace import Workspace, open_workspace
 from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.tools.git_change import GitChange
-from rlgen.tools import git, yamlio
+from rlgen.tools import git, git_recovery, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.verl import batch_rules, keys, releases, trainer_config
 
@@ -195,7 +195,7 @@ def _open(committing: bool) -> tuple[Workspace, dict]:
         # Locked before anything is read: a concurrent command's half-made change is not ours.
         # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
         click.get_current_context().with_resource(terminate_as_interrupt())
-        click.get_current_context().with_resource(git.lock(ws.root))
+        click.get_current_context().with_resource(git_recovery.lock(ws.root))
     runs = run_files.check_repository(ws.root, ws.spec)
     if committing:
         git.require_no_stale_lock(ws.root)

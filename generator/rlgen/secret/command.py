@@ -18,7 +18,7 @@ from rlgen.generate.secret_plan import SecretPlan, plan
 from rlgen.output import output_option, resolve_output, to_json
 from rlgen.repo import secret_files
 from rlgen.repo.workspace import find_root
-from rlgen.tools import git, sops
+from rlgen.tools import git, git_recovery, sops
 from rlgen.tools.git_change import GitChange
 
 
@@ -45,7 +45,7 @@ def set_(name: str, key: str, namespace: str | None, env: str | None):
         hint = found.delivery.set_hints.get(f"{secret.namespace}/{secret.name}")
         click.echo((hint or f"The {found.plugin} plugin keeps Secret values outside Git.").replace("{key}", key))
         return
-    click.get_current_context().with_resource(git.lock(root))
+    click.get_current_context().with_resource(git_recovery.lock(root))
     git.require_clean(root)
     git.require_branch(root)
     value = _value(env)

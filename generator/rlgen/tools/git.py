@@ -5,11 +5,11 @@ plumbing of ``rlgen update`` is in :mod:`rlgen.tools.git_plumbing`, the all-or-n
 change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
-from contextlib import contextmanager
+import sys
 from pathlib import Path
-from typing import Iterator
 
 from rlgen.errors import RlgenError
 
@@ -30,12 +30,23 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
         # A user's own identity wins when git has one; rlgen's fills in otherwise.
         env = env if _has_identity(repo) else {**env, **IDENTITY}
     try:
-        result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, input=input)
+        result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, input=input,
+                                preexec_fn=_die_with_parent)
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
     if result.returncode not in ok_codes and check:
         raise RlgenError(f"git {args[0]} failed: {' '.join(result.stderr.split())}")
     return result.stdout if result.returncode in ok_codes else ""
+
+
+def _die_with_parent() -> None:
+    # A git that outlived a killed rlgen would go on changing the repository while the next
+    # rlgen repairs it; on Linux the kernel ends it with its parent (prctl PR_SET_PDEATHSIG).
+    if sys.platform == "linux":
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
 def _has_identity(repo: Path) -> bool:
@@ -52,7 +63,56 @@ def init(repo: Path, branch: str) -> None:
 
 def commit_all(repo: Path, message: str) -> None:
     run(repo, "add", "-A")
-    run(repo, "commit", "-q", "-m", message, identity=True)
+    commit(repo, message)
+
+
+def commit(repo: Path, message: str) -> None:
+    """``git commit`` of the index, the porcelain way: the repository's hooks (pre-commit,
+    prepare-commit-msg, commit-msg, post-commit) run and its signing settings
+    (``commit.gpgsign``, ``gpg.format``, ``user.signingkey``) apply. A hook that refuses the
+    commit is named, from the hook events git traces (trace2) into a file with no name."""
+    import tempfile
+
+    env = {**os.environ}
+    if not _has_identity(repo):
+        env.update(IDENTITY)
+    with tempfile.TemporaryFile("w+") as trace:
+        fds: tuple[int, ...] = ()
+        if os.path.isdir("/dev/fd"):
+            env.update(GIT_TRACE2_EVENT=f"/dev/fd/{trace.fileno()}", GIT_TRACE2_EVENT_NESTING="1")
+            fds = (trace.fileno(),)
+        try:
+            result = subprocess.run(["git", "commit", "-q", "-F", "-"], cwd=repo, capture_output=True, text=True,
+                                    env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent)
+        except FileNotFoundError:
+            raise RlgenError("git is not installed") from None
+        if result.returncode == 0:
+            return
+        trace.seek(0)
+        events = [json.loads(line) for line in trace if line.startswith("{")]
+    said = " ".join(result.stderr.split())
+    hooks = {e["child_id"]: e for e in events if e.get("event") == "child_start" and e.get("child_class") == "hook"}
+    for event in events:
+        hook = hooks.get(event.get("child_id"))
+        if event.get("event") == "child_exit" and hook and event.get("code"):
+            where = (hook.get("argv") or [hook["hook_name"]])[0]
+            raise RlgenError(f"the {hook['hook_name']} hook ({where}) refused the commit, so nothing was committed"
+                             + (f": {said}" if said else ""))
+    raise RlgenError(f"git commit failed: {said or f'exit code {result.returncode}'}")
+
+
+def signing_args(repo: Path) -> list[str]:
+    """``-S`` when the repository asks every commit to be signed: ``git commit-tree``, plumbing,
+    reads ``gpg.format`` and ``user.signingkey`` but not ``commit.gpgsign`` (see docs/upstream.md)."""
+    return ["-S"] if run(repo, "config", "--bool", "commit.gpgsign", check=False).strip() == "true" else []
+
+
+def hooks_present(repo: Path, names: tuple[str, ...] = ("pre-commit", "commit-msg")) -> list[str]:
+    """Those of ``names`` the repository has as executable hooks (``core.hooksPath`` or the git directory's)."""
+    configured = run(repo, "config", "core.hooksPath", check=False).strip()
+    folder = Path(repo, os.path.expanduser(configured)) if configured else Path(
+        repo, run(repo, "rev-parse", "--git-path", "hooks").strip())
+    return [n for n in names if (folder / n).is_file() and os.access(folder / n, os.X_OK)]
 
 
 def origin_url(repo: Path) -> str | None:
@@ -98,6 +158,26 @@ def require_no_stale_lock(repo: Path) -> None:
                              "its lock; if no git runs, delete that file and run this again")
 
 
+def require_writable(repo: Path, paths: list[Path] = ()) -> None:
+    """A read-only work tree or git directory said before anything is written: a change that
+    fails halfway could not even be put back."""
+    git_dir = Path(repo, run(repo, "rev-parse", "--git-common-dir").strip()).resolve()
+    folders = [repo, git_dir, git_dir / "objects", git_dir / "refs" / "heads"]
+    for path in paths:
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        folders.append(existing if existing.is_dir() else existing.parent)
+        if path.is_dir():
+            folders += [p for p in path.rglob("*") if p.is_dir()]
+    files = [git_dir / "index", git_dir / "HEAD"] + [p for path in paths if path.exists()
+                                                      for p in ([path] if path.is_file() else path.rglob("*"))
+                                                      if p.is_file()]
+    for path in [*folders, *(f for f in files if f.exists())]:
+        if not os.access(path, os.W_OK):
+            what = "folder" if path.is_dir() else "file"
+            raise RlgenError(f"{path} is read-only: this command writes that {what}; make it writable "
+                             "(chmod u+w) and run this again")
+
+
 def require_branch(repo: Path) -> str:
     # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
     branch = head(repo)[0]
@@ -105,22 +185,3 @@ def require_branch(repo: Path) -> str:
         raise RlgenError("HEAD is detached (no branch checked out): switch to a branch first, "
                          "or a commit here would belong to no branch")
     return branch
-
-
-@contextmanager
-def lock(repo: Path) -> Iterator[None]:
-    """Hold ``.git/rlgen.lock`` while a command changes the repository: two commands at once
-    would commit each other's files or branch from each other's half-written state."""
-    import fcntl
-
-    path = Path(repo, run(repo, "rev-parse", "--git-common-dir").strip()) / "rlgen.lock"
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RlgenError(f"another rlgen command is changing this repository (it holds {path}): "
-                             "wait for it to finish, then run this one again") from None
-        yield
-    finally:
-        os.close(fd)

@@ -3,7 +3,9 @@
 ``with GitChange(repo, paths) as change:`` remembers ``paths`` (files or folders) and the
 current branch; if the block fails, the files, the index and the branch are put back, so an
 error after writing leaves the repository exactly as it was. With ``dry_run`` the change is
-made, shown (:attr:`GitChange.preview`) and put back instead of committed.
+made, shown (:attr:`GitChange.preview`) and put back instead of committed. A read-only file or
+folder is refused before anything is written; a journal (:mod:`rlgen.tools.git_recovery`) lets
+the next command undo a change whose process was killed.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.tools import git
+from rlgen.tools import git, git_recovery
 
 
 class GitChange:
@@ -29,17 +31,24 @@ class GitChange:
         self.new_branch: str | None = None
 
     def __enter__(self) -> GitChange:
+        git.require_writable(self.repo, self.paths)
+        self.journal = git_recovery.Journal(_command(), self.head[0], self.head[1], self._pathspecs())
+        git_recovery.begin(self.repo, self.journal)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
             self._rollback()
+        git_recovery.end(self.repo)
 
     def _pathspecs(self) -> list[str]:
         return [p.relative_to(self.repo).as_posix() for p in self.paths]
 
     def branch(self, name: str, start: str | None = None) -> None:
         """Switch to a new branch from ``start`` (default HEAD), carrying files written so far."""
+        self.journal.new_branch = name
+        self.journal.start = git.run(self.repo, "rev-parse", f"{start or 'HEAD'}^{{commit}}").strip()
+        git_recovery.begin(self.repo, self.journal)
         git.run(self.repo, "switch", "-q", "-c", name, *([start] if start else []))
         self.new_branch = name
 
@@ -61,7 +70,7 @@ class GitChange:
             self.preview = f"Dry run: nothing written. Would commit {where}:\n\n{body}\n\n{stat.rstrip()}"
             self._rollback()
             return
-        git.run(self.repo, "commit", "-q", "-m", message, identity=True)
+        git.commit(self.repo, message)
         self.commit_sha = git.head(self.repo)[1]
 
     def _rollback(self) -> None:
@@ -74,6 +83,13 @@ class GitChange:
         _quiet(self.repo, "reset", "-q", "--", *self._pathspecs())
         for path, snapshot in self.saved.items():
             _restore(path, snapshot)
+
+
+def _command() -> str:
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path.removeprefix("rlgen ") if ctx else "change"
 
 
 def _quiet(repo: Path, *args: str) -> None:

@@ -75,8 +75,11 @@ def make_tree(repo: Path, start: str | None, changes: dict[str, bytes | None]) -
         return git.run(repo, "write-tree", extra_env=env).strip()
 
 
-def commit_tree(repo: Path, tree: str, parents: list[str], message: str) -> str:
-    args = [a for p in parents for a in ("-p", p)]
+def commit_tree(repo: Path, tree: str, parents: list[str], message: str, sign: bool = False) -> str:
+    """A commit of ``tree``, with no hook (plumbing). ``sign``: signed when the repository sets
+    ``commit.gpgsign``, for a commit that enters the branch's history; the merge's scratch
+    commits, never reachable, are not."""
+    args = [a for p in parents for a in ("-p", p)] + (git.signing_args(repo) if sign else [])
     return git.run(repo, "commit-tree", tree, *args, "-m", message, identity=True).strip()
 
 

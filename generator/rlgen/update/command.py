@@ -50,7 +50,7 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
     from rlgen.update.answers_change import new_selection
     from rlgen.update.engine import update
 
-    from rlgen.tools import git
+    from rlgen.tools import git, git_recovery
 
     kustomize.command()
     from rlgen.tools.signals import terminate_as_interrupt
@@ -58,8 +58,9 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
     # One change at a time, on a branch, from a repository no killed git left locked; SIGTERM
     # restores the repository like Ctrl-C (exit 130).
     click.get_current_context().with_resource(terminate_as_interrupt())
-    click.get_current_context().with_resource(git.lock(root))
+    click.get_current_context().with_resource(git_recovery.lock(root))
     git.require_no_stale_lock(root)
+    git.require_writable(root)
     git.require_branch(root)
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch, dry_run)
@@ -83,6 +84,10 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
             raise ProblemsFound(f"dry run: {len(outcome.conflicts)} file(s) would conflict; nothing was changed")
         raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
                             "or rlgen update --abort")
+    if hooks := git.hooks_present(root):
+        from rlgen.update.render import HOOKS_SKIPPED
+
+        click.echo("Hooks: " + HOOKS_SKIPPED.format(render=outcome.render[:7], hooks=" or ".join(hooks)))
     for line in outcome.verl.describe() if outcome.verl else []:
         click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
     if outcome.template_moved:

@@ -16,7 +16,7 @@ from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
 from rlgen.tools import git
-from rlgen.tools import git_plumbing
+from rlgen.tools import git_plumbing, git_recovery
 from rlgen.update import migrations, state, verl_move
 from rlgen.update.answers_change import Change
 from rlgen.update.render import base_render, commit_render, keep_runs, team_template, write_render
@@ -124,7 +124,9 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
         raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
     outcome.branch, outcome.new_branch = update_branch or branch, bool(update_branch)
     # A dry run merges on the checked-out branch (no branch is made) and puts everything back.
-    before = state.Before(branch, head, None if dry_run else update_branch)
+    made = None if dry_run else update_branch
+    before = state.Before(branch, head, made)
+    git_recovery.begin(root, git_recovery.Journal("update", branch, head, new_branch=made, start=head))
     try:
         if update_branch and not dry_run:
             git.run(root, "switch", "-q", "-c", update_branch)
@@ -144,11 +146,18 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
         if dry_run:
             state.restore(root, before)
             return
-        outcome.commit = git_plumbing.commit_tree(root, tree, [head, outcome.render], _message(change, outcome))
-        git.run(root, "update-ref", "-m", "rlgen update", "HEAD", outcome.commit)
+        # git commit with MERGE_HEAD set: the merge of the render, made by the porcelain so that
+        # the repository's hooks run and its signing settings apply.
+        git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
+        git.commit(root, _message(change, outcome))
+        outcome.commit = git.run(root, "rev-parse", "HEAD").strip()
     except BaseException:
         state.restore(root, before)
         raise
+    finally:
+        # Every way out is an end the next command need not undo (conflicts included:
+        # rlgen update --abort undoes those).
+        git_recovery.end(root)
 
 
 def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, before: state.Before,
@@ -160,6 +169,7 @@ def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, be
     git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
     git_plumbing.git_path(root, "MERGE_MSG").write_text(_message(change, outcome))
     state.save(root, before)
+    git_recovery.end(root)
     outcome.conflicts = merged.conflicted_paths
     outcome.branch = before.update_branch or before.branch
 

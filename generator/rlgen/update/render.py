@@ -57,10 +57,16 @@ def write_render(root: Path, files: dict[str, bytes]) -> Render:
 
 def commit_render(root: Path, render: Render, base: str, plugins: dict[str, str]) -> str:
     """The render as a commit whose parent is the previous render: the chain of renders is
-    rlgen's side of every merge, kept in the history the update commit joins."""
+    rlgen's side of every merge, kept in the history the update commit joins. Signed as the
+    repository asks; made in git's object store, it runs no hook (see HOOKS_SKIPPED)."""
     line = ", ".join(f"{slot}={name}" for slot, name in plugins.items())
-    return git_plumbing.commit_tree(root, render.tree, [base],
-                                f"Render with rlgen {__version__}\n\nPlugins: {line}\n")
+    return git_plumbing.commit_tree(root, render.tree, [base], f"Render with rlgen {__version__}\n\nPlugins: {line}\n",
+                                    sign=True)
+
+
+#: Why the render commit runs no hook, said when the repository has one.
+HOOKS_SKIPPED = ("the render commit {render} ran no {hooks} hook: rlgen makes it in git's object store from "
+                 "its own render, not from your index or work tree; the update commit that merges it ran them")
 
 
 def team_template(recorded: dict[str, Any], ref: str | None = None,

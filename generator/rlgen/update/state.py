@@ -8,8 +8,7 @@ from pathlib import Path
 
 from rlgen.tools import git
 from rlgen.tools import git_plumbing
-
-FILE = "rlgen-update.json"
+from rlgen.tools.git_recovery import UPDATE_STATE as FILE
 
 
 @dataclass(frozen=True)
