@@ -148,7 +148,7 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
             return
         # git commit with MERGE_HEAD set: the merge of the render, made by the porcelain so that
         # the repository's hooks run and its signing settings apply.
-        git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
+        _merge_state(root, outcome.render)
         git.commit(root, _message(change, outcome))
         outcome.commit = git.run(root, "rev-parse", "HEAD").strip()
     except BaseException:
@@ -166,7 +166,7 @@ def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, be
     index, MERGE_HEAD naming the render, so ``git commit`` after the resolution records the merge."""
     git_plumbing.index_entries(root, merged.conflicts)
     git.run(root, "add", "--", answers.FILENAME)
-    git_plumbing.git_path(root, "MERGE_HEAD").write_text(outcome.render + "\n")
+    _merge_state(root, outcome.render)
     git_plumbing.git_path(root, "MERGE_MSG").write_text(_message(change, outcome))
     state.save(root, before)
     git_recovery.end(root)
@@ -182,3 +182,11 @@ def _message(change: Change, outcome: Outcome) -> str:
     body += [f"Run {run}: RayJob {old} -> {new} (the training base changed)" for run, old, new in outcome.repinned]
     paragraphs = [f"Update with rlgen {__version__}: {subject}", "\n".join(body), f"Render: {outcome.render}"]
     return "\n\n".join(p for p in paragraphs if p) + "\n"
+
+
+def _merge_state(root: Path, render: str) -> None:
+    """What ``git merge --no-ff`` leaves for ``git commit``: without ``no-ff`` in MERGE_MODE, git
+    commit drops HEAD from the parents when the render descends from it (a repository with no
+    commit since the last render), and the update commit would no longer hold the change."""
+    git_plumbing.git_path(root, "MERGE_HEAD").write_text(render + "\n")
+    git_plumbing.git_path(root, "MERGE_MODE").write_text("no-ff")
