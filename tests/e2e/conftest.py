@@ -72,10 +72,9 @@ def start_flux(cp: ControlPlane) -> None:
 
 
 @contextmanager
-def running_cluster(workdir: Path, *, operator: bool = True) -> Iterator[ControlPlane]:
-    """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay (its CRDs, and
-    its operator unless ``operator`` is false), Flux's controllers and ACK's OSS CSI driver.
-    Stopped on leaving, whatever happened."""
+def running_cluster(workdir: Path) -> Iterator[ControlPlane]:
+    """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay, Flux's
+    controllers and ACK's OSS CSI driver. Stopped on leaving, whatever happened."""
     cp = ControlPlane(workdir)
     try:
         cp.start()
@@ -83,10 +82,7 @@ def running_cluster(workdir: Path, *, operator: bool = True) -> Iterator[Control
             cp.add_lingjun_node(f"lingjun-gpu-{i}")
         for i in range(CPU_NODES):
             cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
-        if operator:
-            start_kuberay(cp)
-        else:
-            _install_crds(cp, module_dir("kuberay", KUBERAY) / "config" / "crd" / "bases")
+        start_kuberay(cp)
         start_flux(cp)
         # ACK's csi-plugin add-on registers the OSS driver the repository's volumes name.
         cp.kubectl("apply", "-f", "-", input=json.dumps({
@@ -178,9 +174,9 @@ def synced(control_plane, git_server, tmp_path_factory):
 @pytest.fixture(scope="module")
 def second_control_plane(tmp_path_factory):
     """A cluster of its own for a module whose repository cannot share the first one's API server
-    (same Flux Kustomization names, namespaces and cluster-scoped volumes). No KubeRay operator:
-    its CRDs are enough for RayJobs to sync. Stopped when the module ends."""
-    with running_cluster(tmp_path_factory.mktemp("second-controlplane"), operator=False) as cp:
+    (same Flux Kustomization names, namespaces and cluster-scoped volumes). Stopped when the
+    module ends."""
+    with running_cluster(tmp_path_factory.mktemp("second-controlplane")) as cp:
         yield cp
 
 

@@ -162,13 +162,12 @@ def test_rrsa_volumes_bind_and_the_pipeline_identity_is_annotated(second_control
 
 def test_doctor_on_the_addon_cluster(second_control_plane, ack_synced):
     """doctor with nothing of ACK's webhook installed: the claims Bound, no AccessKey Secret asked
-    for, and the RRSA webhook named as what is missing. (This cluster runs no KubeRay operator:
-    only its CRDs, so that RayJobs sync.)"""
+    for, and the RRSA webhook named as what is missing."""
     result = run_rlgen("doctor", "--kubeconfig", str(second_control_plane.kubeconfig), "-o", "json",
                        cwd=ack_synced["repo"])
     rows = {r["check"]: r for r in json.loads(result.stdout)["rows"]}
     problems = {c: r for c, r in rows.items() if r["state"] != "ok"}
-    assert result.returncode == 1 and set(problems) == {"RRSA webhook", "KubeRay operator"}, problems
+    assert result.returncode == 1 and set(problems) == {"RRSA webhook"}, problems
     assert problems["RRSA webhook"]["fix"] == "install the ack-pod-identity-webhook add-on"
     claims = [c for c in rows if c.startswith("PersistentVolumeClaim ")]
     assert len(claims) == 3, rows
