@@ -1,7 +1,8 @@
 """The control plane the end-to-end tests share: one per session, with the operators a cluster
 running rlgen's repositories has (KubeRay, Flux's source- and kustomize-controller), nodes shaped
 like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
-generated repository points at."""
+generated repository points at. A module whose repository cannot share that API server (another
+cluster, another variant with the same object names) gets a second control plane of its own."""
 from __future__ import annotations
 
 import json
@@ -212,7 +213,7 @@ def dump_second_on_failure(second_control_plane, request):
 #: before left (healthy: a test that breaks something restores it). Modules not listed run after
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_pull_request_loop",
-         "test_variants"]
+         "test_variants", "test_ack_addons", "test_second_cluster"]
 LAST = ["test_secrets_sops"]
 
 
