@@ -31,10 +31,12 @@ def staging(control_plane, second_control_plane, synced, sync_repository):
     git(repo, "checkout", "--quiet", "main")
     ok(run_rlgen("cluster", "add", CLUSTER, "--env", "staging", cwd=repo))
     branch = git(repo, "branch", "--show-current").strip()
-    # The README's way to run a run on staging first: list it in the environment's runs index.
+    # The README's way to run a run on staging first: list it in the environment's runs index
+    # (the first run the repository has now: earlier modules rename and remove runs).
+    run = json.loads(ok(run_rlgen("run", "list", "-o", "json", cwd=repo)))[0]["run"]
     index = repo / "overlays" / "staging" / "runs" / "kustomization.yaml"
-    index.write_text(index.read_text().replace("resources: []", "resources:\n  - ../../../runs/baseline"))
-    git(repo, "commit", "--quiet", "-am", "staging: run baseline")
+    index.write_text(index.read_text().replace("resources: []", f"resources:\n  - ../../../runs/{run}"))
+    git(repo, "commit", "--quiet", "-am", f"staging: run {run}")
     validate = run_rlgen("validate", "--offline", "-o", "json", cwd=repo)
     assert validate.returncode == 0, validate.stdout + validate.stderr
     git(repo, "checkout", "--quiet", "main")
@@ -42,7 +44,7 @@ def staging(control_plane, second_control_plane, synced, sync_repository):
     git(repo, "push", "--quiet", "origin", "main")
     first = reconcile(control_plane)
     second = sync_repository(second_control_plane, repo, synced["url"], f"clusters/{CLUSTER}")
-    return {"repo": repo, "first": first, "second": second}
+    return {"repo": repo, "run": run, "first": first, "second": second}
 
 
 def test_cluster_list_names_both_clusters(staging):
@@ -75,11 +77,12 @@ def test_the_second_cluster_syncs_the_staging_overlays_and_the_first_keeps_produ
 def test_the_run_listed_for_staging_runs_on_the_second_cluster(second_control_plane, staging):
     cp, repo = second_control_plane, staging["repo"]
     rayjob = {r["run"]: r["rayjob"] for r in json.loads(ok(run_rlgen("run", "list", "-o", "json", cwd=repo)))}
-    assert {j["metadata"]["name"] for j in cp.objects("rayjobs", "-n", NAMESPACE)} == {rayjob["baseline"]}
+    name = rayjob[staging["run"]]
+    assert {j["metadata"]["name"] for j in cp.objects("rayjobs", "-n", NAMESPACE)} == {name}
     waited = run_rlgen("status", "--wait", "--timeout", "3m", "--interval", "2", "--kubeconfig", str(cp.kubeconfig),
                        "-o", "json", cwd=repo)
     assert waited.returncode == 0, waited.stdout + waited.stderr
-    pods = ray_pods(cp, NAMESPACE, rayjob["baseline"])
+    pods = ray_pods(cp, NAMESPACE, name)
     assert pods and all(p["spec"].get("nodeName") for p in pods)
     doctor = run_rlgen("doctor", "--kubeconfig", str(cp.kubeconfig), "-o", "json", cwd=repo)
     problems = [r for r in json.loads(doctor.stdout)["rows"] if r["state"] != "ok"]
