@@ -180,6 +180,25 @@ def test_a_claim_that_is_not_bound_names_its_missing_volume(generate):
     assert found[f"PersistentVolumeClaim {NS}/rl-datasets"]["detail"] == "not created yet: the sync creates it"
 
 
+def test_a_claim_created_again_names_the_volume_still_reserved_for_the_deleted_one(generate):
+    """A claim deleted and created again: its Retain volume is Released, reserved for the old uid."""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": co.meta("rl-checkpoints", NS),
+             "spec": {"accessModes": ["ReadWriteMany"], "selector": {"matchLabels": {"alicloud-pvname": "rl-checkpoints"}}},
+             "status": {"phase": "Pending"}}
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": co.meta("rl-checkpoints"),
+              "spec": {"claimRef": {"kind": "PersistentVolumeClaim", "namespace": NS, "name": "rl-checkpoints",
+                                    "uid": "uid-deleted"}, "persistentVolumeReclaimPolicy": "Retain"},
+              "status": {"phase": "Released"}}
+    result, _ = against(generate(), [*co.healthy({"namespace": NS}), claim, volume], "doctor")
+    row = rows(result)[f"PersistentVolumeClaim {NS}/rl-checkpoints"]
+    assert result.returncode == 1 and row["state"] == "problem"
+    assert row["detail"] == ("Pending: pods that mount it stay Pending; its PersistentVolume rl-checkpoints is "
+                             f"Released, still reserved for a claim {NS}/rl-checkpoints (uid uid-deleted), which no "
+                             "longer exists")
+    assert row["fix"] == ("once the data on rl-checkpoints may serve this claim, release it: kubectl patch pv "
+                          "rl-checkpoints --type=json -p '[{\"op\": \"remove\", \"path\": \"/spec/claimRef\"}]'")
+
+
 def test_a_sops_repository_needs_the_age_key_secret_of_flux(generate):
     recipient = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
     repo = generate("--plugin", "sops", "--set", f"sops.age_recipients={recipient}")

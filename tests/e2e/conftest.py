@@ -1,13 +1,16 @@
 """The control plane the end-to-end tests share: one per session, with the operators a cluster
 running rlgen's repositories has (KubeRay, Flux's source- and kustomize-controller), nodes shaped
 like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
-generated repository points at."""
+generated repository points at. A module whose repository cannot share that API server (another
+cluster, another variant with the same object names) gets a second control plane of its own."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,9 +72,11 @@ def start_flux(cp: ControlPlane) -> None:
     ], env=env)
 
 
-@pytest.fixture(scope="session")
-def control_plane(tmp_path_factory):
-    cp = ControlPlane(tmp_path_factory.mktemp("controlplane"))
+@contextmanager
+def running_cluster(workdir: Path) -> Iterator[ControlPlane]:
+    """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay, Flux's
+    controllers and ACK's OSS CSI driver. Stopped on leaving, whatever happened."""
+    cp = ControlPlane(workdir)
     try:
         cp.start()
         for i in range(GPU_NODES):
@@ -90,6 +95,12 @@ def control_plane(tmp_path_factory):
         yield cp
     finally:
         cp.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory):
+    with running_cluster(tmp_path_factory.mktemp("controlplane")) as cp:
+        yield cp
 
 
 def openkruise_agents(tree: Path) -> Path:
@@ -122,6 +133,28 @@ def git_server(tmp_path_factory):
         yield server
 
 
+#: What a user exports before running the README's Secret commands.
+SECRET_VALUES = {"SANDBOX_ADMIN_API_KEY": "admin-key-e2e", "SANDBOX_API_KEY": "api-key-e2e",
+                 "OSS_CREDENTIALS_AKID": "ak-id-e2e", "OSS_CREDENTIALS_AKSECRET": "ak-secret-e2e", "HF_TOKEN": ""}
+
+
+def sync_as_the_readme_says(cp: ControlPlane, repo: Path, url: str, path: str) -> dict[str, dict]:
+    """The README's Secret commands run on the cluster, Flux bootstrapped at ``path`` of the
+    pushed repository, and every Kustomization Ready: their objects, by name."""
+    readme = (repo / "README.md").read_text()
+    for block in readme_blocks(readme, "Secrets to create before the first sync"):
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
+                                env={**os.environ, **SECRET_VALUES, **cp.env()})
+        assert result.returncode == 0, f"the README's command fails on a new cluster:\n{block}{result.stderr}"
+    bootstrap(cp, url, "main", path)
+    return wait_until(
+        "every Flux Kustomization Ready",
+        lambda: (ks := kustomizations(cp)) and len(ks) > 1 and all(
+            (r := ready(k)) and r["status"] == "True" for k in ks.values()) and ks,
+        timeout=SYNC_TIMEOUT, interval=2,
+        on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()) + cp.logs(20))
+
+
 @pytest.fixture(scope="session")
 def synced(control_plane, git_server, tmp_path_factory):
     """The default repository, generated with the answers a user gives, pushed and synced."""
@@ -135,22 +168,28 @@ def synced(control_plane, git_server, tmp_path_factory):
     subprocess.run([*git, "remote", "add", "origin", url], check=True)
     subprocess.run([*git, "push", "--quiet", "-u", "origin", "HEAD:main"], check=True, capture_output=True)
 
-    readme = (repo / "README.md").read_text()
-    values = {"SANDBOX_ADMIN_API_KEY": "admin-key-e2e", "SANDBOX_API_KEY": "api-key-e2e",
-              "OSS_CREDENTIALS_AKID": "ak-id-e2e", "OSS_CREDENTIALS_AKSECRET": "ak-secret-e2e", "HF_TOKEN": ""}
-    for block in readme_blocks(readme, "Secrets to create before the first sync"):
-        result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
-                                env={**os.environ, **values, **cp.env()})
-        assert result.returncode == 0, f"the README's command fails on a new cluster:\n{block}{result.stderr}"
-
-    bootstrap(cp, url, "main", "clusters/production")
-    names = wait_until(
-        "every Flux Kustomization Ready",
-        lambda: (ks := kustomizations(cp)) and len(ks) > 1 and all(
-            (r := ready(k)) and r["status"] == "True" for k in ks.values()) and ks,
-        timeout=SYNC_TIMEOUT, interval=2,
-        on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()) + cp.logs(20))
+    names = sync_as_the_readme_says(cp, repo, url, "clusters/production")
     return {"repo": repo, "url": url, "kustomizations": names}
+
+
+@pytest.fixture(scope="module")
+def second_control_plane(tmp_path_factory):
+    """A cluster of its own for a module whose repository cannot share the first one's API server
+    (same Flux Kustomization names, namespaces and cluster-scoped volumes). Stopped when the
+    module ends."""
+    with running_cluster(tmp_path_factory.mktemp("second-controlplane")) as cp:
+        yield cp
+
+
+@pytest.fixture(scope="session")
+def sync_repository():
+    return sync_as_the_readme_says
+
+
+def dump(cp: ControlPlane) -> str:
+    return cp.logs(40) + "\n" + cp.kubectl(
+        "get", "kustomizations,gitrepositories,rayjobs,rayclusters,pods,jobs,pvc", "-A", "-o", "wide",
+        check=False).stdout
 
 
 @pytest.fixture
@@ -159,16 +198,22 @@ def dump_on_failure(control_plane, request):
     yield
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
-        print(control_plane.logs(40))
-        print(control_plane.kubectl("get", "kustomizations,gitrepositories,rayjobs,rayclusters,pods,jobs,pvc",
-                                    "-A", "-o", "wide", check=False).stdout)
+        print(dump(control_plane))
+
+
+@pytest.fixture
+def dump_second_on_failure(second_control_plane, request):
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print(dump(second_control_plane))
 
 
 #: The order the modules share the one control plane in: each starts from the cluster the one
 #: before left (healthy: a test that breaks something restores it). Modules not listed run after
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_pull_request_loop",
-         "test_variants"]
+         "test_variants", "test_ack_addons", "test_second_cluster"]
 LAST = ["test_secrets_sops"]
 
 

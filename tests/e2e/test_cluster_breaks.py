@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 from support.controlplane import LINGJUN_LABELS, wait_until
-from support.flux import fetch, kustomizations, ready, reconcile
+from support.flux import NAMESPACE, fetch, kustomizations, ready, reconcile
 from support.repos import run_rlgen
 from support.toolchain import module_dir
 
@@ -111,6 +111,44 @@ def test_a_stage_failing_names_the_stage_to_fix_in_status_and_stops_status_wait(
         git(repo, "revert", "--no-edit", "HEAD")
         git(repo, "push", "--quiet", "origin", "main")
         reconcile(cp)
+
+
+def test_a_claim_deleted_and_recreated_stays_unbound_on_its_released_volume(control_plane, synced):
+    """A user deletes a claim; the sync creates it again, but its volume (reclaim policy Retain)
+    still names the deleted claim: the new claim stays Pending until the volume is released."""
+    cp, repo = control_plane, synced["repo"]
+    claim = "rl-checkpoints"
+    cp.kubectl("delete", "pvc", claim, "-n", NAMESPACE, "--wait=false")
+    # Running pods mount it: the protection finalizer would hold it Terminating.
+    cp.kubectl("patch", "pvc", claim, "-n", NAMESPACE, "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    try:
+        wait_until("the volume Released", lambda: json.loads(cp.kubectl(
+            "get", "pv", claim, "-o", "json").stdout)["status"].get("phase") == "Released", timeout=60)
+        fetch(cp)
+        wait_until("the claim created again, Pending", lambda: (c := cp.kubectl(
+            "get", "pvc", claim, "-n", NAMESPACE, "-o", "json", check=False)).returncode == 0
+            and json.loads(c.stdout)["status"].get("phase") == "Pending", timeout=120)
+        code, rows = doctor_rows(cp, repo)
+        row = problem(rows, f"PersistentVolumeClaim {NAMESPACE}/{claim}")
+        assert code == 1
+        assert row["detail"].startswith(f"Pending: pods that mount it stay Pending; its PersistentVolume {claim} "
+                                        f"is Released, still reserved for a claim {NAMESPACE}/{claim} (uid "), row
+        assert row["fix"] == (f"once the data on {claim} may serve this claim, release it: kubectl patch pv {claim} "
+                              "--type=json -p '[{\"op\": \"remove\", \"path\": \"/spec/claimRef\"}]'")
+        # status sees what Flux reports: the stage that owns the claim still checking its health
+        # (the claim itself is doctor's to name), and the run's sync waiting on it.
+        waited = rlgen(cp, repo, "status", "--wait", "--timeout", "20s", "--interval", "2")
+        assert waited.returncode == 1
+        assert waited.stderr.strip().splitlines()[-1].startswith(
+            "rlgen: error: timed out after 20s waiting for Kustomization platform: Ready=Unknown Progressing"), waited.stderr
+        assert "dependency 'flux-system/platform' is not ready" in json.loads(waited.stdout)["rows"][0]["sync"]
+    finally:
+        cp.kubectl("patch", "pv", claim, "--type=json", "-p", '[{"op": "remove", "path": "/spec/claimRef"}]',
+                   check=False)
+        wait_until("the claim Bound again", lambda: json.loads(cp.kubectl(
+            "get", "pvc", claim, "-n", NAMESPACE, "-o", "json").stdout)["status"].get("phase") == "Bound", timeout=120)
+        reconcile(cp)
+    healthy(cp, repo)
 
 
 def test_kuberay_crd_absent(control_plane, synced):

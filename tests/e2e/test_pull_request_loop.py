@@ -82,18 +82,23 @@ def a_removed_run_is_pruned(cp, repo):
     wait_until(f"RayJob {baseline} pruned", lambda: baseline not in rayjobs(cp))
 
 
+def resize(cp, repo, branch: str, nodes: int) -> tuple[str, str]:
+    """``rlgen run set lr-3e-6 trainer.nnodes=<nodes>`` on ``branch``, CI green, merged, pushed and
+    synced: the RayJob names before and after (a changed run gets a new name)."""
+    before = run_names(repo)["lr-3e-6"]
+    git(repo, "checkout", "--quiet", "-b", branch, "main")
+    ok(run_rlgen("run", "set", "lr-3e-6", f"trainer.nnodes={nodes}", cwd=repo))
+    after = run_names(repo)["lr-3e-6"]
+    assert after != before
+    assert ci(repo, "lr-3e-6")
+    merge_and_push(repo, branch)
+    reconcile(cp)
+    return before, after
+
+
 def a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(cp, repo):
     for nodes in (2, 4):
-        before = run_names(repo)["lr-3e-6"]
-        branch = f"resize-{nodes}"
-        git(repo, "checkout", "--quiet", "-b", branch, "main")
-        ok(run_rlgen("run", "set", "lr-3e-6", f"trainer.nnodes={nodes}", cwd=repo))
-        after = run_names(repo)["lr-3e-6"]
-        assert after != before
-        changed = ci(repo, "lr-3e-6")
-        assert changed
-        merge_and_push(repo, branch)
-        reconcile(cp)
+        before, after = resize(cp, repo, f"resize-{nodes}", nodes)
         wait_until(f"RayJob {before} replaced by {after}", lambda: (jobs := rayjobs(cp)) and after in jobs
                    and before not in jobs)
         waited = status_wait(cp, repo)
@@ -105,12 +110,7 @@ def a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(cp,
 
 
 def a_run_larger_than_the_gpu_pool_stays_pending(cp, repo):
-    git(repo, "checkout", "--quiet", "-b", "too-big", "main")
-    ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=8", cwd=repo))
-    ci(repo, "lr-3e-6")
-    merge_and_push(repo, "too-big")
-    reconcile(cp)
-    name = run_names(repo)["lr-3e-6"]
+    _, name = resize(cp, repo, "too-big", 8)
 
     def placed():
         pods = worker_pods(cp, name)
@@ -140,11 +140,7 @@ def a_run_larger_than_the_gpu_pool_stays_pending(cp, repo):
 
 def a_run_shrunk_back_fits_again(cp, repo):
     """The cluster as the next tests expect it: every run scheduled."""
-    git(repo, "checkout", "--quiet", "-b", "shrink", "main")
-    ok(run_rlgen("run", "set", "lr-3e-6", "trainer.nnodes=2", cwd=repo))
-    ci(repo, "lr-3e-6")
-    merge_and_push(repo, "shrink")
-    reconcile(cp)
+    resize(cp, repo, "shrink", 2)
     waited = status_wait(cp, repo)
     assert waited.returncode == 0, waited.stderr
 

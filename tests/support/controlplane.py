@@ -136,9 +136,10 @@ class ControlPlane:
             tool("kube-controller-manager"), "--kubeconfig", str(self.kubeconfig), "--leader-elect=false",
             "--secure-port=0", "--service-account-private-key-file", str(pki / "sa.key"),
             "--root-ca-file", str(pki / "apiserver.crt"), "--use-service-account-credentials=false",
-            # kwok renews node status from this loaded machine; a late heartbeat must not mark
-            # nodes NotReady (and every pod on them unready) as it would a dead kubelet.
-            "--node-monitor-grace-period=10m",
+            # kwok renews a node's status every 10 to 20 minutes (its heartbeat-with-lease stage);
+            # a gap must not mark nodes NotReady (and every pod on them unready, for good) as it
+            # would a dead kubelet, however long the session runs.
+            "--node-monitor-grace-period=1h",
         ])
         self.spawn("kube-scheduler", [tool("kube-scheduler"), "--kubeconfig", str(self.kubeconfig),
                                       "--leader-elect=false", "--secure-port=0"])

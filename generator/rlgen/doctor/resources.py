@@ -119,15 +119,36 @@ def claims(cluster, needs: Needs) -> list[Row]:
             continue
         wanted = (live.get("spec") or {}).get("volumeName") or volume
         detail = f"{phase}: pods that mount it stay Pending"
-        if wanted and cluster.call("CoreV1Api.read_persistent_volume", wanted) is None:
+        pv = cluster.call("CoreV1Api.read_persistent_volume", wanted) if wanted else None
+        held = _held_for_another_claim(pv, live)
+        if wanted and pv is None:
             detail += f"; its PersistentVolume {wanted} does not exist"
             fix = (f"create the PersistentVolume {wanted} (the repository declares it next to the claim: "
                    f"check that stage synced), then kubectl -n {namespace} describe pvc {name}")
+        elif held:
+            # A claim deleted and created again (by hand or by the sync) gets a new uid; a volume
+            # kept by reclaim policy Retain stays reserved for the old one and never binds again.
+            detail += (f"; its PersistentVolume {wanted} is {held[0]}, still reserved for {held[1]}, "
+                       "which no longer exists")
+            fix = (f"once the data on {wanted} may serve this claim, release it: kubectl patch pv {wanted} "
+                   "--type=json -p '[{\"op\": \"remove\", \"path\": \"/spec/claimRef\"}]'")
         else:
             fix = (f"kubectl -n {namespace} describe pvc {name}: the volume it names must match its "
                    "storageClassName, capacity and accessModes and not be bound to another claim")
         rows.append(Row(check, PROBLEM, detail, fix))
     return rows
+
+
+def _held_for_another_claim(pv: dict | None, claim: dict) -> tuple[str, str] | None:
+    """(the volume's phase, the claim it is reserved for) when that is not ``claim`` itself."""
+    ref = ((pv or {}).get("spec") or {}).get("claimRef")
+    if not ref:
+        return None
+    meta = claim.get("metadata") or {}
+    if ref.get("uid") and ref.get("uid") == meta.get("uid"):
+        return None
+    phase = ((pv or {}).get("status") or {}).get("phase") or "Pending"
+    return phase, f"a claim {ref.get('namespace', '')}/{ref.get('name', '')} (uid {ref.get('uid', '?')})"
 
 
 def secrets(cluster, needs: Needs) -> list[Row]:

@@ -68,8 +68,13 @@ class Needs:
     extended: set[str] = field(default_factory=set)
     rrsa: bool = False
     sync_objects: list[dict] = field(default_factory=list)
-    #: (namespace, name, volumeName) of each PersistentVolumeClaim the repository renders.
+    #: (namespace, name, volume) of each PersistentVolumeClaim the repository renders: its
+    #: volumeName, else the rendered PersistentVolume its selector matches, else "".
     claims: list[tuple[str, str, str]] = field(default_factory=list)
+    #: Labels of each rendered PersistentVolume, and the matchLabels of each claim without a
+    #: volumeName: the two are joined once every object is read.
+    volume_labels: dict[str, dict] = field(default_factory=dict)
+    claim_selectors: dict[tuple[str, str], dict] = field(default_factory=dict)
     #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
     secret_stores: set[str] = field(default_factory=set)
 
@@ -87,6 +92,8 @@ def read(repo: Path) -> Needs:
         for obj in read_plain_all("\n---\n".join(docs)):
             if isinstance(obj, dict):
                 _collect(needs, obj, source)
+    needs.claims = [(ns, name, volume or _selected_volume(needs, needs.claim_selectors.get((ns, name))))
+                    for ns, name, volume in needs.claims]
     for ref in declared_secrets(repo):
         rendered = (ref.namespace, ref.name) in needs.secrets
         need = needs.secret(ref.namespace, ref.name)
@@ -129,14 +136,27 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
             _use(needs, ref.get("namespace", ns), ref["name"], None, False, label)
         if get(obj, "spec", "csi", "volumeAttributes", "authType") == "rrsa":
             needs.rrsa = True
+    if kind == "PersistentVolume":
+        needs.volume_labels[get(obj, "metadata", "name")] = get(obj, "metadata", "labels", default={}) or {}
     if kind == "PersistentVolumeClaim":
-        needs.claims.append((ns, get(obj, "metadata", "name"), get(obj, "spec", "volumeName", default="") or ""))
+        name = get(obj, "metadata", "name")
+        needs.claims.append((ns, name, get(obj, "spec", "volumeName", default="") or ""))
+        if selector := get(obj, "spec", "selector", "matchLabels"):
+            needs.claim_selectors[(ns, name)] = selector
     if kind == "Namespace" and get(obj, "metadata", "labels", RRSA_LABEL) == "on":
         needs.rrsa = True
     for pod in pod_specs(obj):
         _pod(needs, pod, ns, label)
     if kind == "RayJob":
         needs.rayjobs.append(_rayjob(obj))
+
+
+def _selected_volume(needs: Needs, selector: dict | None) -> str:
+    """The one rendered PersistentVolume a claim's matchLabels select ("" if none or several)."""
+    if not selector:
+        return ""
+    matching = [n for n, labels in needs.volume_labels.items() if labels.items() >= selector.items()]
+    return matching[0] if len(matching) == 1 else ""
 
 
 def _use(needs: Needs, namespace: str, name: str, key: str | None, optional: bool, label: str) -> None:
