@@ -71,7 +71,7 @@ def history(repo: Path, into: Path) -> Path:
 
 
 def test_set_encrypts_from_stdin_and_env_commits_and_leaks_nothing(repo, keys, tmp_path):
-    first = rlgen_in(repo, "secret", "set", "oss-credentials", "akId", input=AK_ID + "\n", env=_env())
+    first = rlgen_in(repo, "secret", "set", "oss-credentials", "akId", "-o", "table", input=AK_ID + "\n", env=_env())
     assert first.returncode == 0, first.stderr
     assert "Set akId of Secret rl-training/oss-credentials" in first.stdout
     second = rlgen_in(repo, "secret", "set", "oss-credentials", "akSecret", "--from-env", "AK",
@@ -147,3 +147,19 @@ def test_sops_missing_is_one_line(repo):
     line = one_error_line(rlgen_in(repo, "secret", "set", "hf-token", "token", input="v", env=env))
     assert line.startswith("rlgen: error: sops is not on PATH")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_set_in_json_and_as_a_dry_run(repo):
+    dry = rlgen_in(repo, "secret", "set", "hf-token", "token", "--dry-run", "-o", "table", input="hf_dry\n", env=_env())
+    assert dry.returncode == 0, dry.stderr
+    assert "Dry run: nothing written" in dry.stdout and "secrets/rl-training/hf-token/token" in dry.stdout
+    assert "hf_dry" not in dry.stdout + dry.stderr
+    assert git(repo, "status", "--porcelain", "--ignored") == "" and git(repo, "log", "--format=%s").count("\n") == 1
+    assert not (repo / "secrets" / "rl-training" / "hf-token").exists()
+
+    done = json.loads(rlgen_in(repo, "secret", "set", "hf-token", "token", "-o", "json", input="hf_real\n",
+                               env=_env()).stdout)
+    assert done["secret"] == "hf-token" and done["namespace"] == "rl-training" and done["key"] == "token"
+    assert done["file"] == "secrets/rl-training/hf-token/token" and done["dry_run"] is False
+    assert done["commit"] == git(repo, "rev-parse", "HEAD").strip()
+    assert "secrets/rl-training/hf-token/token" in done["files"]["added"]

@@ -33,7 +33,9 @@ def command():
 @click.option("-n", "--namespace", help="Namespace of the Secret, when its name is in several.")
 @click.option("--from-env", "env", metavar="VAR", help="Read the value from environment variable VAR "
               "instead of standard input.")
-def set_(name: str, key: str, namespace: str | None, env: str | None):
+@click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
+@output_option()
+def set_(name: str, key: str, namespace: str | None, env: str | None, dry_run: bool, output: str | None):
     """Set KEY of Secret NAME. The value is read from standard input (one trailing newline
     dropped) or --from-env VAR; sops: encrypted and committed, other plugins: where to put it."""
     root = find_root(Path.cwd())
@@ -41,9 +43,11 @@ def set_(name: str, key: str, namespace: str | None, env: str | None):
     secret = found.find(name, namespace)
     if key not in secret.keys:
         raise RlgenError(f"Secret {secret.namespace}/{secret.name} has no key '{key}' (keys: {', '.join(secret.keys)})")
+    fields = {"secret": secret.name, "namespace": secret.namespace, "key": key, "plugin": found.plugin}
     if not found.encrypted:
         hint = found.delivery.set_hints.get(f"{secret.namespace}/{secret.name}")
-        click.echo((hint or f"The {found.plugin} plugin keeps Secret values outside Git.").replace("{key}", key))
+        hint = (hint or f"The {found.plugin} plugin keeps Secret values outside Git.").replace("{key}", key)
+        _report(output, None, hint, **fields, file=None, hint=hint)
         return
     click.get_current_context().with_resource(git_recovery.lock(root))
     git.require_clean(root)
@@ -52,16 +56,26 @@ def set_(name: str, key: str, namespace: str | None, env: str | None):
     rel = secret_files.value_path(secret.namespace, secret.name, key)
     target = root / rel
     encrypted = sops.encrypt(root, target, value)
-    with GitChange(root, [target.parent, root / secret_files.KUSTOMIZATION]) as change:
+    with GitChange(root, [target.parent, root / secret_files.KUSTOMIZATION], dry_run) as change:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(encrypted)
         secret_files.add(root, secret.namespace, secret.name, key)
         if not change.changed():
-            click.echo(f"{rel}: unchanged")
+            _report(output, change, f"{rel}: unchanged", **fields, file=rel, hint=None)
             return
         change.commit(f"Secret {secret.namespace}/{secret.name}: set {key}\n\n"
                       f"Encrypted with sops for the age recipients of {sops.CONFIG}.\n")
-    click.echo(f"Set {key} of Secret {secret.namespace}/{secret.name}: {rel}, committed (encrypted).")
+    _report(output, change, f"Set {key} of Secret {secret.namespace}/{secret.name}: {rel}, committed (encrypted).",
+            **fields, file=rel, hint=None)
+
+
+def _report(output: str | None, change: GitChange | None, text: str, **fields) -> None:
+    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own
+    (none when the value lives outside Git)."""
+    if resolve_output(output) == "json":
+        click.echo(to_json({**fields, **(change.as_json() if change else {"commit": None})}))
+    else:
+        click.echo((change and change.preview) or text)
 
 
 @command.command("list")
