@@ -95,8 +95,9 @@ def test_every_commit_of_every_command_is_signed_and_hooks_ran(repo, signing_key
         result = _rlgen(repo, *args)
         assert result.returncode == 0, (name, result.stderr)
         if name in ("update", "cluster-add"):
-            said = [line for line in result.stdout.splitlines() if line.startswith("Hooks: ")]
-            assert len(said) == 1 and "ran no pre-commit or commit-msg hook" in said[0], result.stdout
+            said = [line for line in result.stderr.splitlines() if line.startswith("Hooks: ")]
+            assert len(said) == 1 and "ran no pre-commit or commit-msg hook" in said[0], result.stderr
+            assert "Hooks: " not in result.stdout
     added = git(repo, "rev-list", "--all", f"^{start}").split()
     # run new, set, rm: one commit each; update and cluster add: the render and the merge.
     assert len(added) == 3 + 2 * 2

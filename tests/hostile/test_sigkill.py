@@ -98,3 +98,27 @@ def test_killed_then_rerun(name, trial, seconds, generate, tmp_path, record_prop
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     assert left == [] and status == "", (left, status)
     assert _done(repo, name), f"killed after {delay:.2f} s: {rerun.stdout}{rerun.stderr}"
+
+
+def test_update_killed_inside_its_merge_commit_is_undone(generate, tmp_path):
+    """Killed while its git commit runs (MERGE_HEAD written, no commit yet): a pre-commit hook
+    kills rlgen itself, by the pid its journal names. The rerun puts the merge state away first
+    (git switch refuses to leave a merge in progress) and makes the update."""
+    repo = Path(shutil.copytree(generate(), tmp_path / "repo", symlinks=True))
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\n"
+                    "pid=$(sed 's/.*\"pid\": *\\([0-9]*\\).*/\\1/' .git/rlgen-change.json)\n"
+                    "kill -9 \"$pid\"\nsleep 5\nexit 1\n")
+    hook.chmod(0o755)
+    killed = subprocess.run([sys.executable, "-m", "rlgen", *COMMANDS["update"]], cwd=repo, capture_output=True,
+                            text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert (repo / ".git" / "MERGE_HEAD").is_file()
+    hook.unlink()
+    time.sleep(0.2)
+    rerun = subprocess.run([sys.executable, "-m", "rlgen", *COMMANDS["update"]], cwd=repo, capture_output=True,
+                           text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "put the repository back" in rerun.stdout
+    assert _done(repo, "update") and leftovers(repo) == []
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""

@@ -145,6 +145,8 @@ def _finished(repo: Path, journal: Journal) -> bool:
 
 def _put_back(repo: Path, git_dir: Path, journal: Journal) -> None:
     back = [journal.branch] if journal.branch else ["--detach", journal.head]
+    # Killed between writing MERGE_HEAD and its git commit: git switch refuses a merge in progress.
+    _drop_merge_state(git_dir)
     git.run(repo, "switch", "-q", "--force", *back)
     git.run(repo, "reset", "-q", "--hard", journal.head)
     if journal.new_branch and _tip(repo, journal.new_branch):
@@ -152,7 +154,6 @@ def _put_back(repo: Path, git_dir: Path, journal: Journal) -> None:
     # The tree was clean when the change began (every committing command requires it), so the
     # untracked files among the paths it writes are its own.
     git.run(repo, "clean", "-q", "-f", "-d", "--", *(journal.paths or ["."]))
-    _drop_merge_state(git_dir)
 
 
 def _drop_merge_state(git_dir: Path) -> None:

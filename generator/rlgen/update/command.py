@@ -69,6 +69,11 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
 
         for path in outcome.clashes:
             click.echo(clash_line(path), err=True)
+    if outcome.render and not outcome.conflicts and (hooks := git.hooks_present(root)):
+        from rlgen.update.render import HOOKS_SKIPPED
+
+        # A note, not data: on stderr, whatever the output format.
+        click.echo("Hooks: " + HOOKS_SKIPPED.format(render=outcome.render[:7], hooks=" or ".join(hooks)), err=True)
     if output == "json":
         click.echo(to_json({**fields, **_as_json(outcome, dry_run)}))
         if outcome.conflicts:
@@ -84,10 +89,6 @@ def run_change(root: Path, change, no_branch: bool, output: str, dry_run: bool =
             raise ProblemsFound(f"dry run: {len(outcome.conflicts)} file(s) would conflict; nothing was changed")
         raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
                             "or rlgen update --abort")
-    if hooks := git.hooks_present(root):
-        from rlgen.update.render import HOOKS_SKIPPED
-
-        click.echo("Hooks: " + HOOKS_SKIPPED.format(render=outcome.render[:7], hooks=" or ".join(hooks)))
     for line in outcome.verl.describe() if outcome.verl else []:
         click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
     if outcome.template_moved:
