@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -143,8 +144,10 @@ def sync_as_the_readme_says(cp: ControlPlane, repo: Path, url: str, path: str) -
     pushed repository, and every Kustomization Ready: their objects, by name."""
     readme = (repo / "README.md").read_text()
     for block in readme_blocks(readme, "Secrets to create before the first sync"):
+        # A plugin an earlier module selected (mlflow, say) adds Secrets of its own: a value each.
+        asked = {var: f"{var.lower()}-e2e" for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", block)}
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
-                                env={**os.environ, **SECRET_VALUES, **cp.env()})
+                                env={**os.environ, **asked, **SECRET_VALUES, **cp.env()})
         assert result.returncode == 0, f"the README's command fails on a new cluster:\n{block}{result.stderr}"
     bootstrap(cp, url, "main", path)
     return wait_until(
