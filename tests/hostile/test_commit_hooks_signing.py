@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.hostile import record, repository_state
 from support.repos import REQUIRED, git, run_rlgen
-from support.toolchain import tool
+from support.toolchain import missing, tool
 
 #: Each committing command, run in a copy of the generated repository on its main branch.
 COMMANDS = {
@@ -40,7 +40,7 @@ def signing_key(tmp_path_factory) -> tuple[Path, Path]:
     """A real ed25519 key from ssh-keygen and the allowed-signers file git verifies with."""
     folder = tmp_path_factory.mktemp("ssh")
     key = folder / "signer"
-    subprocess.run([shutil.which("ssh-keygen") or pytest.skip("ssh-keygen is not installed"), "-q", "-t",
+    subprocess.run([shutil.which("ssh-keygen") or missing("ssh-keygen is not installed"), "-q", "-t",
                     "ed25519", "-N", "", "-C", "rlgen-test", "-f", str(key)], check=True)
     allowed = folder / "allowed_signers"
     allowed.write_text(f'* namespaces="git" {(folder / "signer.pub").read_text().strip()}\n')

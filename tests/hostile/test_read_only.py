@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.hostile import record, repository_state
+from support.toolchain import missing
 
 COMMANDS = {
     "run-new": ("run", "new", "second"),
@@ -33,7 +34,7 @@ def _prefix() -> list[str]:
         return []
     setpriv = shutil.which("setpriv")
     if setpriv is None:
-        pytest.skip("running as root, which chmod does not stop, and setpriv (util-linux) is missing to drop "
+        missing("running as root, which chmod does not stop, and setpriv (util-linux) is missing to drop "
                     "the capabilities that override file modes")
     return [setpriv, f"--bounding-set={OVERRIDES}", "--"]
 

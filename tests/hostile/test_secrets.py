@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git
+from support.toolchain import missing
 
 TOKEN = "ghp_" + "Hostile0Corpus1Token2Value3abcdefghi"  # the shape of a GitHub token (36 characters)
 PASSWORD = "Hunter2-Hostile-Password-9x"
@@ -37,7 +38,7 @@ def _tool(name: str) -> str:
     if path is None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{name} is not installed (make setup installs it)")
-        pytest.skip(f"{name} is not installed")
+        missing(f"{name} is not installed")
     return path
 
 

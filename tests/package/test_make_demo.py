@@ -7,12 +7,13 @@ import subprocess
 
 import pytest
 from support.repos import REPO
+from support.toolchain import missing
 
 
 @pytest.fixture(scope="module")
 def steps() -> str:
     if shutil.which("make") is None:
-        pytest.skip("make is not installed")
+        missing("make is not installed")
     result = subprocess.run(["make", "-n", "-B", "demo"], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return result.stdout

@@ -24,7 +24,11 @@ def tool(name: str) -> str:
     path = BIN / name
     if path.is_file() and os.access(path, os.X_OK):
         return str(path)
-    message = f"{name} is not built: run `make toolchain` (builds the pinned upstream tools from source)"
+    missing(f"{name} is not built: run `make toolchain` (builds the pinned upstream tools from source)")
+
+
+def missing(message: str):
+    """A tool a test needs is absent: a skip on a developer's machine, a failure under CI=true."""
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
