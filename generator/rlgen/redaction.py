@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 MASK = "***"
-# scheme://user:password@ and scheme://token@ (an SSH user name alone is no secret).
+# A URL's user info (a name with its password, or a bare token) before the host; an SSH user name alone is no secret.
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s@?#'\"]*)@")
 _SECRET_PARAM = re.compile(r"(?i)([?&;](?:access_?token|token|api_?key|key|secret|password|passwd|pwd|signature|sig|"
                            r"x-amz-signature|x-amz-credential|x-oss-signature|x-oss-security-token|security-token|"

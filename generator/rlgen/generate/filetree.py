@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from rlgen.errors import RlgenError
+from rlgen.tools import git_recovery
 from rlgen.tools.signals import terminate_as_interrupt
 
 
@@ -88,22 +89,10 @@ def sweep(parent: Path) -> list[Path]:
     removed = []
     for path in parent.glob(f".*{SUFFIX}"):
         match = re.fullmatch(rf"\..+\.(\d+)\.[^.]+{re.escape(SUFFIX)}", path.name)
-        if match and path.is_dir() and not _alive(int(match[1])):
+        if match and path.is_dir() and int(match[1]) != os.getpid() and not git_recovery.alive(int(match[1])):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _mode(target: Path) -> int:

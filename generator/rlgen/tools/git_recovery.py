@@ -92,7 +92,7 @@ def recover(repo: Path) -> None:
         journal = Journal(**json.loads(path.read_text()))
     except (ValueError, TypeError):
         raise RlgenError(f"{path} is not the journal rlgen writes: delete it and run this again") from None
-    if journal.pid != os.getpid() and _alive(journal.pid):
+    if journal.pid != os.getpid() and alive(journal.pid):
         raise RlgenError(f"{path} names rlgen process {journal.pid}, which still runs: wait for it, or stop it "
                          "and run this again")
     git_dir = path.parent
@@ -116,7 +116,8 @@ def recover(repo: Path) -> None:
     print(f"rlgen: {what} was killed before it finished: {outcome}")
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (one we may not signal counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
