@@ -10,7 +10,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 
 import pytest
 from rlgen.schemas.shipped import CATALOG
@@ -153,23 +152,23 @@ def test_generated_repository_carries_the_schemas_of_its_custom_kinds(generate):
 
 @pytest.fixture
 def fake_kubeconform(tmp_path):
-    """A ``kubeconform`` that records its arguments and reports one unknown field in every
-    RayJob of the folder it is given last."""
+    """A ``kubeconform`` that records its arguments, reads the documents rlgen streams on stdin
+    and, as ``-verbose`` does, reports each in order: one unknown field in every RayJob."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls.json"
     script = bin_dir / "kubeconform"
     script.write_text(
         f"#!{sys.executable}\n"
-        "import json, pathlib, sys\n"
-        "files = sorted(pathlib.Path(sys.argv[-1]).iterdir())\n"
+        "import json, sys, yaml\n"
         f"json.dump(sys.argv[1:], open({str(calls)!r}, 'w'))\n"
-        "docs = [(str(f), json.loads(f.read_text())) for f in files]\n"
-        "res = [{'filename': f, 'kind': d['kind'], 'name': d['metadata']['name'], 'status': 'statusInvalid',\n"
-        "        'validationErrors': [{'path': '/spec', 'msg': \"additional properties 'x' not allowed\"}]}\n"
-        "       for f, d in docs if d['kind'] == 'RayJob']\n"
+        "docs = [yaml.safe_load(d) for d in sys.stdin.read().split('\\n---\\n') if d.strip()]\n"
+        "invalid = {'status': 'statusInvalid',\n"
+        "           'validationErrors': [{'path': '/spec', 'msg': \"additional properties 'x' not allowed\"}]}\n"
+        "res = [{'filename': 'stdin', 'kind': d['kind'], 'name': d['metadata']['name'],\n"
+        "        **(invalid if d['kind'] == 'RayJob' else {'status': 'statusValid'})} for d in docs]\n"
         "print(json.dumps({'resources': res}))\n"
-        "sys.exit(1 if res else 0)\n"
+        "sys.exit(1 if any(r['status'] == 'statusInvalid' for r in res) else 0)\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     env = {**offline_env(), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
@@ -187,8 +186,8 @@ def test_kubeconform_on_path_checks_the_schemas_with_the_same_locations(generate
                              f"{CATALOG}/crds/{{{{ .Group }}}}/{{{{ .ResourceKind }}}}_{{{{ .ResourceAPIVersion }}}}.json"]
     assert len(locations) == 3 and locations[2].endswith("/schemas/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
     assert not any(a.startswith("http") for a in argv)
-    # One folder of objects, one JSON file each (JSON: kubeconform reads YAML 1.1).
-    assert argv[-1].startswith(tempfile.gettempdir()) and not os.path.exists(argv[-1])
+    # One process for every object, read from stdin, each reported in order (-verbose).
+    assert argv[-2:] == ["-verbose", "-"]
     assert code == 1 and report["engine"] == "kubeconform"
     (problem,) = report["problems"]
     assert problem["source"] == "runs/baseline/run.yaml" and problem["obj"].startswith("RayJob/rl-training/baseline-")

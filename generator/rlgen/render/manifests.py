@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -176,17 +177,25 @@ class Unit:
         return inputs.key(self.checkout, self.root, self.files)
 
 
-def build(units: list[Unit], cache: RenderCache) -> list[str]:
-    """Each unit's render, from the cache or from kustomize (several builds at a time)."""
+def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None = None,
+          on_text: Callable[[int, str], None] | None = None) -> list[str]:
+    """Each unit's render, from the cache or from kustomize (several builds at a time).
+    ``on_text(i, text)`` is called with each unit's render as soon as it is there, in the order
+    they finish: a caller can check the short roots' objects while the long one builds."""
     kustomize.command()
+    builds = builds or kustomize.Builds()
     texts: list[str | None] = [cache.get(u.key) for u in units]
     missing = [i for i, t in enumerate(texts) if t is None]
     folders = {i: units[i].checkout.on_disk(units[i].files) for i in missing}
+    if on_text:
+        for i, text in enumerate(texts):
+            if text is not None:
+                on_text(i, text)
 
     def one(i: int) -> str:
         unit, folder = units[i], folders[i]
         try:
-            return kustomize.build(folder / unit.root)
+            return builds.build(folder / unit.root)
         except RlgenError as exc:
             raise RlgenError(f"{unit.label}: {exc}".replace(str(folder), ".")) from None
 
@@ -195,23 +204,43 @@ def build(units: list[Unit], cache: RenderCache) -> list[str]:
     # run alone on one core after the short ones.
     by_size = sorted(missing, key=lambda i: -len(units[i].files))
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        started = {i: pool.submit(one, i) for i in by_size}
-        for i in by_size:
-            texts[i] = started[i].result()
-            cache.put(units[i].key, texts[i])
+        started = {pool.submit(one, i): i for i in by_size}
+        for future in as_completed(started):
+            i = started[future]
+            if future.exception() is None:
+                texts[i] = future.result()
+                cache.put(units[i].key, texts[i])
+                if on_text:
+                    on_text(i, texts[i])
+    for future in started:  # the first failure in the order the builds started: the same each time
+        future.result()
     return texts  # type: ignore[return-value]
 
 
-def render(trees: dict[str, Path], cache_repo: Path | None = None) -> dict[str, dict[str, list[str]]]:
-    """``{label: {source: [document]}}`` for each checkout: every top root and plain file."""
+def render(trees: dict[str, Path], cache_repo: Path | None = None, builds: kustomize.Builds | None = None,
+           on_source: Callable[[str, str, list[str], bool], None] | None = None) -> dict[str, dict[str, list[str]]]:
+    """``{label: {source: [document]}}`` for each checkout: every top root and plain file.
+    ``on_source(label, source, documents, built)`` is called for each as soon as it is there
+    (``built``: kustomize wrote the documents)."""
     checkouts = [WorkingTree(label, tree) for label, tree in trees.items()]
     units = []
     for co in checkouts:
         reads = inputs.Reads(co)
         units += [Unit(co, root, root, reads) for root in top_roots(co)]
     out: dict[str, dict[str, list[str]]] = {label: {} for label in trees}
-    for unit, text in zip(units, build(units, RenderCache(cache_repo))):
-        out[unit.label][unit.source] = split(text)
+
+    def rendered(i: int, text: str) -> None:
+        out[units[i].label][units[i].source] = docs = split(text)
+        if on_source:
+            on_source(units[i].label, units[i].source, docs, True)
+
+    build(units, RenderCache(cache_repo), builds, rendered)
     for co in checkouts:
-        out[co.label].update(plain_documents(co))
-    return out
+        for source, docs in plain_documents(co).items():
+            out[co.label][source] = docs
+            if on_source:
+                on_source(co.label, source, docs, False)
+    # The roots, then the plain files, each sorted: the same order whichever build finished first.
+    roots = {u.source for u in units}
+    return {label: dict(sorted(found.items(), key=lambda item: (item[0] not in roots, item[0])))
+            for label, found in out.items()}

@@ -32,7 +32,10 @@ def plaintext_files(repo: Path) -> Iterator[Finding]:
         if not rel or rel.startswith("schemas/"):
             continue
         try:
-            docs = yamlio.read_plain_all((repo / rel).read_text(encoding="utf-8"))
+            text = (repo / rel).read_text(encoding="utf-8")
+            # A Secret's kind is spelled out, or escaped in a quoted string: any other file
+            # (most of them: runs, kustomizations, values) holds none and is not parsed.
+            docs = yamlio.read_plain_all(text) if "Secret" in text or "\\" in text else []
         except (ValueError, UnicodeDecodeError, OSError):
             continue  # not a manifest; kustomize or the schema check reports what it cannot read
         for doc in docs:
@@ -96,8 +99,11 @@ def external_secrets(objects: list[Rendered], declared: list[SecretRef]) -> Iter
                           f"no ExternalSecret provides {', '.join(sorted(missing))} (used by {s.used_by})")
 
 
-def secret_findings(repo: Path, objects: list[Rendered], declared: list[SecretRef], encrypted: bool) -> list[Finding]:
-    found = list(plaintext_files(repo))
+def secret_findings(repo: Path, objects: list[Rendered], declared: list[SecretRef], encrypted: bool,
+                    in_files: list[Finding] | None = None) -> list[Finding]:
+    """The findings of every secrets rule; ``in_files``: those of :func:`plaintext_files`, when
+    the caller read the files already (before anything was rendered)."""
+    found = list(plaintext_files(repo)) if in_files is None else list(in_files)
     if encrypted:
         if not (repo / sops.CONFIG).is_file():
             raise RlgenError(f"{repo / sops.CONFIG}: missing (the sops plugin writes it; run rlgen update)")

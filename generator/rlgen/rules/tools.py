@@ -5,6 +5,7 @@ MCP loader reads ``config.rate_limit`` unconditionally, and verl 0.9 loads no MC
 a Secret with values in Git is a leak."""
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterator
 
 from rlgen.tools.yamlio import read_plain
@@ -18,8 +19,10 @@ BASE_TOOL = "verl.tools.mcp_base_tool.MCPBaseTool"
 CODE_TOOLS = {"run_code", "run_code_once", "run_command"}
 
 
+@lru_cache(maxsize=64)
 def _tools(raw: str) -> list[dict]:
-    """The tool entries; ValueError when verl could not load the file."""
+    """The tool entries; ValueError when verl could not load the file. Runs mostly share one
+    file: each distinct text is read once (the entries are only read, never changed)."""
     try:
         doc = read_plain(raw) or {}
     except Exception as exc:  # noqa: BLE001 - any parser error means verl fails the same way

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,11 +23,47 @@ def command() -> tuple[str, ...]:
 
 def build(root: Path) -> str:
     """Render one kustomization root; a failure is one line naming the root."""
-    result = subprocess.run([*command(), str(root)], capture_output=True, text=True)
-    if result.returncode != 0:
-        message = " ".join(result.stderr.split()) or f"exit code {result.returncode}"
-        raise RlgenError(f"kustomize failed on {root}: {message}")
-    return result.stdout
+    return Builds().build(root)
+
+
+class Stopped(Exception):
+    """A build of :class:`Builds` that :meth:`Builds.stop` ended."""
+
+
+class Builds:
+    """Builds that can all be ended at once: a command that starts them before the checks that
+    may refuse the repository must not leave them running after a refusal."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self.stopped = False
+
+    def build(self, root: Path) -> str:
+        """As :func:`build`; raises :class:`Stopped` once :meth:`stop` was called."""
+        with self._lock:
+            if self.stopped:
+                raise Stopped(root)
+            proc = subprocess.Popen([*command(), str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            self._running.add(proc)
+        try:
+            stdout, stderr = proc.communicate()
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        if self.stopped:
+            raise Stopped(root)
+        if proc.returncode != 0:
+            message = " ".join(stderr.split()) or f"exit code {proc.returncode}"
+            raise RlgenError(f"kustomize failed on {root}: {message}")
+        return stdout
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            for proc in self._running:
+                proc.kill()
 
 
 def is_root(folder: Path) -> bool:

@@ -2,7 +2,6 @@
 semantic rules, print the findings grouped by file and object."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -11,18 +10,28 @@ from rlgen.errors import ProblemsFound
 from rlgen.output import output_option, resolve_output, status, to_json
 
 
-def collect(repo: Path):
+def collect(repo: Path, rendering=None, schema=None) -> list:
     """Every object the repository gives the cluster, with the root or file it comes from.
 
     Only the top roots are rendered (the overlays and ``runs/``, which contain ``base/`` and
-    every ``runs/<run>``), so each object is checked once.
+    every ``runs/<run>``), so each object is checked once. ``rendering``: one already started;
+    ``schema`` (a :class:`rlgen.validate.schema_findings.SchemaCheck`) gets each root's
+    documents as soon as kustomize wrote them, and then every object.
     """
-    from rlgen.render import manifests
+    from rlgen.render.background import Rendering
     from rlgen.tools.yamlio import read_manifests_all
     from rlgen.rules import Rendered
 
-    sources = manifests.render({"repo": repo}, cache_repo=repo)["repo"]
-    return [Rendered(source, d) for source, docs in sources.items() for d in read_manifests_all("\n---\n".join(docs))]
+    by_source = {}
+    with rendering or Rendering(repo) as rendering:
+        for source, docs, built in rendering.sources():
+            if schema and built:  # kubeconform reads them while they are parsed here
+                schema.send(docs)
+            by_source[source] = [Rendered(source, d) for d in read_manifests_all("\n---\n".join(docs))]
+            if schema:
+                # One object a document: split() keeps only documents with an apiVersion and a kind.
+                schema.add(by_source[source], sent=built)
+    return [o for source in rendering.result for o in by_source[source]]
 
 
 def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
@@ -76,69 +85,80 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
 
     Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
     the same locations, with the same strictness."""
+    from rlgen.render.background import Rendering
     from rlgen.repo import answers
     from rlgen.repo.workspace import find_root, load_selection, open_workspace
     from rlgen.repo import run_files
     from rlgen.validate.conflicts import conflict_findings
 
     root = find_root(target or Path.cwd())
-    if conflicts := conflict_findings(root):
-        # Files with markers do not load or render: report them alone.
-        report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
-        raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
-    # A hand-edited file that does not load stops validate before anything is rendered (or cached).
-    ws = open_workspace(target or Path.cwd())
-    repo = ws.root
-    runs = run_files.check_repository(repo, ws.spec, plain=True)
-    # The kustomize builds start now and the rest is read while they run: the builds are most
-    # of the time, and a build of runs/ leaves the other cores idle.
-    with ThreadPoolExecutor(max_workers=1) as background:
-        rendering = background.submit(collect, root)
+    # The kustomize builds are most of the time: they start first and everything below that
+    # needs no rendered object is done while they run. A refusal below stops them.
+    with Rendering(root) as rendering:
+        if conflicts := conflict_findings(root):
+            # Files with markers do not load or render: report them alone.
+            report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
+            raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
+        # A hand-edited file that does not load stops validate before anything is reported.
+        ws = open_workspace(target or Path.cwd())
+        repo = ws.root
+        runs = run_files.check_repository(repo, ws.spec, plain=True)
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
         from rlgen.validate.locations import default_locations
         from rlgen.validate.schema import SchemaValidator
-        from rlgen.validate.schema_findings import schema_sources, start_schema_findings
+        from rlgen.validate.schema_findings import SchemaCheck, schema_sources
 
         stale = stale_findings(repo, ws.spec, runs, target)
         external = answers.read(repo)["external_secrets"]
         selection = load_selection(repo)
         plugins = (selection.hooks(), selection.context(ws.spec))
+        secret_plan = _secret_plan(repo)
+        located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
+        cache = repo / ".rlgen-cache"
+        validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
+        # kubeconform checks each root's objects as soon as they are rendered, while the others
+        # build and while the rules below run.
+        schema = SchemaCheck(validator, located, cache, offline)
         with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
-            objects = rendering.result()
-            scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
-            if scope is not None:  # findings name a run's objects by its run.yaml
-                scope |= {(run_file(source, label, runs, ws.spec.run_config_key), label) for source, label in scope}
-            checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
-            located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
-            cache = repo / ".rlgen-cache"
-            validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
-            # kubeconform checks the schemas while the rules run.
-            pending = start_schema_findings(checked, validator, located, cache, offline)
+            scope = None
             try:
+                objects = collect(root, rendering, schema)
+                scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+                if scope is not None:  # findings name a run's objects by its run.yaml
+                    scope |= {(run_file(source, label, runs, ws.spec.run_config_key), label) for source, label in scope}
+                checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
                 rule_findings = [f for f in check(objects, external, plugins, runs)
                                  if scope is None or (f.source, f.obj) in scope]
                 cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
-                secrets = _secret_findings(repo, objects)
+                secrets = _secret_findings(repo, objects, secret_plan)
                 sources = schema_sources(checked, validator, located, repo)
             finally:  # its scratch folder is removed however the rules end
-                engine, findings = pending()
+                findings = [f for f in schema.findings() if scope is None or (f.source, f.obj) in scope]
             findings = findings_by_run_file(findings, runs, ws.spec.run_config_key) + rule_findings + stale
             findings = _with_secret_findings(findings, secrets, scope)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.
     for line in warning_lines(cautions):
         click.echo(line, err=True)
-    report(findings, len(checked), engine, sources, resolve_output(output), cautions, verbose)
+    report(findings, len(checked), schema.engine, sources, resolve_output(output), cautions, verbose)
     if findings:
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
 
-def _secret_findings(repo: Path, objects) -> list:
-    """The secrets rules (they read the repository's files too)."""
+def _secret_plan(repo: Path):
+    """What the secrets rules read from the repository's files (before anything is rendered):
+    the plan of its Secrets, and the committed files holding a Secret in plain text."""
     from rlgen.generate.secret_plan import plan
+    from rlgen.rules.secrets import plaintext_files
+
+    return plan(repo), list(plaintext_files(repo))
+
+
+def _secret_findings(repo: Path, objects, read) -> list:
+    """The secrets rules, on the rendered objects and what :func:`_secret_plan` read."""
     from rlgen.rules.secrets import secret_findings
 
-    found = plan(repo)
-    return secret_findings(repo, objects, found.secrets, found.encrypted)
+    found, in_files = read
+    return secret_findings(repo, objects, found.secrets, found.encrypted, in_files)
 
 
 def _with_secret_findings(findings, extra, scope) -> list:

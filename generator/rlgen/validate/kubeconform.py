@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -35,8 +37,30 @@ def validate_with_kubeconform(
 # ValidateResource: Get, then schemaDownload, then Set), so parallel workers that meet objects of
 # one kind at once each compile its schema: on rlgen's repositories, where most objects are
 # RayJobs and ConfigMaps, every added worker costs a compile of RayJob's large schema and
-# checks nothing sooner (docs/upstream.md). One worker; rlgen's own work runs beside it.
+# checks nothing sooner (docs/upstream.md). One worker; rlgen's own work runs beside it. With
+# one worker, the results come in the order of the documents (cmd/kubeconform/main.go).
 WORKERS = "1"
+
+
+def _command(locations: list[str], cache_dir: Path | None) -> list[str]:
+    binary = kubeconform_binary()
+    if binary is None:
+        raise RlgenError("kubeconform is not on PATH")
+    command = [binary, "-strict", "-output", "json", "-n", WORKERS]
+    if cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        command += ["-cache", os.fspath(cache_dir)]
+    for template in resolve(locations):
+        command += ["-schema-location", template]
+    return command
+
+
+def _report(proc: subprocess.Popen, stdout: str, stderr: str) -> dict:
+    try:
+        return json.loads(stdout)
+    except ValueError:
+        detail = next(iter(stderr.strip().splitlines()), "no JSON on stdout")
+        raise RlgenError(f"kubeconform failed (exit {proc.returncode}): {detail}") from None
 
 
 def start_kubeconform(
@@ -46,21 +70,13 @@ def start_kubeconform(
 ) -> Callable[[], list[Problem]]:
     """:func:`validate_with_kubeconform` started in the background: call the result for the
     problems, once the caller's own work is done."""
-    binary = kubeconform_binary()
-    if binary is None:
-        raise RlgenError("kubeconform is not on PATH")
     if isinstance(paths_or_yaml, str):
         targets, stdin = ["-"], paths_or_yaml
     else:
         paths = [paths_or_yaml] if isinstance(paths_or_yaml, os.PathLike) else paths_or_yaml
         targets, stdin = [os.fspath(path) for path in paths], ""
-    command = [binary, "-strict", "-output", "json", "-n", WORKERS]
-    if cache_dir is not None:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        command += ["-cache", os.fspath(cache_dir)]
-    for template in resolve(locations):
-        command += ["-schema-location", template]
-    proc = subprocess.Popen([*command, *targets], stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+    proc = subprocess.Popen([*_command(locations, cache_dir), *targets],
+                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if stdin:  # small (a test's objects): written whole before the caller goes on
         proc.stdin.write(stdin)
@@ -68,15 +84,61 @@ def start_kubeconform(
         proc.stdin = None  # communicate() would flush the closed pipe
 
     def finish() -> list[Problem]:
-        stdout, stderr = proc.communicate()
-        try:
-            report = json.loads(stdout)
-        except ValueError:
-            detail = next(iter(stderr.strip().splitlines()), "no JSON on stdout")
-            raise RlgenError(f"kubeconform failed (exit {proc.returncode}): {detail}") from None
-        return _problems(report)
+        return [p for r in _report(proc, *proc.communicate()).get("resources", []) for p in _resource_problems(r)]
 
     return finish
+
+
+class Stream:
+    """One kubeconform process reading documents on stdin as they are sent: it compiles each
+    schema once, and checks the first documents while the caller is still producing the
+    others. :meth:`results` gives one entry per resource, in the order they were sent
+    (``-verbose`` lists the valid ones too; a ``List`` gives one per item)."""
+
+    def __init__(self, locations: list[str], cache_dir: Path | None = None) -> None:
+        self._proc = subprocess.Popen([*_command(locations, cache_dir), "-verbose", "-"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # A writer of its own: the sender never waits for kubeconform to read.
+        self._pending: queue.Queue[bytes | None] = queue.Queue()
+        self._writer = threading.Thread(target=self._write, name="kubeconform-stdin", daemon=True)
+        self._writer.start()
+
+    def _write(self) -> None:
+        stdin = self._proc.stdin
+        try:
+            while (data := self._pending.get()) is not None:
+                # One write a batch, however large: each return from a blocking write takes
+                # the GIL back from the thread parsing the same objects, up to 5 ms each time.
+                stdin.write(data)
+                stdin.flush()
+        except OSError:
+            pass  # kubeconform ended early: results() reports why
+        finally:
+            try:
+                stdin.close()
+            except OSError:
+                pass
+
+    def send(self, documents: list[str]) -> None:
+        # "\n---" ends a document for kubeconform (pkg/resource/stream.go SplitYAMLDocument).
+        self._pending.put("".join(f"{d}\n---\n" for d in documents).encode())
+
+    def results(self) -> list[Resource]:
+        """Every resource's result, once all were sent; ends the process."""
+        self._pending.put(None)
+        self._writer.join()
+        self._proc.stdin = None  # closed by the writer
+        stdout, stderr = self._proc.communicate()
+        return [Resource(r.get("kind", ""), r.get("name", ""), _resource_problems(r))
+                for r in _report(self._proc, stdout.decode(), stderr.decode(errors="replace")).get("resources", [])]
+
+
+class Resource(NamedTuple):
+    """One resource as kubeconform read it, and its problems."""
+
+    kind: str
+    name: str
+    problems: list[Problem]
 
 
 class Problem(NamedTuple):
@@ -96,20 +158,17 @@ class Problem(NamedTuple):
         return f"{json_path(from_pointer(list(self.pointer), obj))}: {self.message}"
 
 
-def _problems(report: dict) -> list[Problem]:
-    problems = []
-    for resource in report.get("resources", []):
-        # Current kubeconform writes statusInvalid/statusError, early releases INVALID/ERROR.
-        if resource.get("status", "").removeprefix("status").upper() not in ("INVALID", "ERROR"):
-            continue
-        where = (resource.get("filename", ""), resource.get("kind", ""), resource.get("name", ""))
-        leaves = _leaves(resource.get("msg", "")) or [
-            (_tokens(d.get("path", "")), d.get("msg", "")) for d in resource.get("validationErrors") or []]
-        if not leaves:
-            problems.append(Problem(*where, None, resource.get("msg", "")))
-        found = [Problem(*where, pointer, message) for tokens, msg in leaves for pointer, message in _split(tokens, msg)]
-        problems += sorted(found, key=lambda p: (p.pointer, p.message))
-    return problems
+def _resource_problems(resource: dict) -> list[Problem]:
+    # Current kubeconform writes statusInvalid/statusError, early releases INVALID/ERROR.
+    if resource.get("status", "").removeprefix("status").upper() not in ("INVALID", "ERROR"):
+        return []
+    where = (resource.get("filename", ""), resource.get("kind", ""), resource.get("name", ""))
+    leaves = _leaves(resource.get("msg", "")) or [
+        (_tokens(d.get("path", "")), d.get("msg", "")) for d in resource.get("validationErrors") or []]
+    if not leaves:
+        return [Problem(*where, None, resource.get("msg", ""))]
+    found = [Problem(*where, pointer, message) for tokens, msg in leaves for pointer, message in _split(tokens, msg)]
+    return sorted(found, key=lambda p: (p.pointer, p.message))
 
 
 # santhosh-tekuri v6 (output.go) writes its error tree one cause a line, indented two spaces a

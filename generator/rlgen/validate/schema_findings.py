@@ -3,12 +3,10 @@ by rlgen's own validator; and, per kind, where its schema came from."""
 from __future__ import annotations
 
 import json
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from rlgen.schemas.shipped import CATALOG
-from rlgen.validate.kubeconform import kubeconform_binary, start_kubeconform
+from rlgen.validate.kubeconform import Stream, kubeconform_binary
 from rlgen.rules import Finding, Rendered
 from rlgen.validate.schema import SchemaValidator
 
@@ -16,54 +14,70 @@ from rlgen.validate.schema import SchemaValidator
 def schema_findings(objects: list[Rendered], validator: SchemaValidator, located: list[tuple[str, str]],
                     cache: Path, offline: bool) -> tuple[str, list[Finding]]:
     """("kubeconform" or "jsonschema", the problems found)."""
-    return start_schema_findings(objects, validator, located, cache, offline)()
+    check = SchemaCheck(validator, located, cache, offline)
+    check.add(objects)
+    return check.engine, check.findings()
 
 
-def start_schema_findings(objects: list[Rendered], validator: SchemaValidator, located: list[tuple[str, str]],
-                          cache: Path, offline: bool) -> Callable[[], tuple[str, list[Finding]]]:
-    """:func:`schema_findings`, with kubeconform checking in the background while the caller
-    does its own work (the rules); call the result for the findings. rlgen's own validator
-    checks when it is called."""
-    if kubeconform_binary() is None:
-        return lambda: ("jsonschema", [Finding(o.source, o.label, message) for o in objects
-                                       for message in validator.validate(o.obj)])
-    # kubeconform has no cache-only mode: offline, it gets the local locations only.
-    templates = [t for _, t in located if not (offline and t.startswith("http"))]
-    scratch = tempfile.TemporaryDirectory(prefix="rlgen-validate-")
-    try:
-        numbers = {}
-        # One file per object, so a problem names its object even where two share a kind and
-        # name; JSON, because kubeconform reads YAML 1.1, where an unquoted key such as y or on
-        # is a boolean, and rlgen writes YAML 1.2.
-        for number, o in enumerate(objects):
-            path = Path(scratch.name) / f"{number:05d}.json"
-            path.write_text(json.dumps(o.obj), encoding="utf-8")
-            numbers[str(path)] = number
-        pending = start_kubeconform([Path(scratch.name)], templates, cache_dir=cache)
-    except BaseException:
-        scratch.cleanup()
-        raise
+class SchemaCheck:
+    """Schema findings of objects handed over a batch at a time (each root's objects as soon as
+    it is rendered). With kubeconform on PATH, one kubeconform process, started at once, checks
+    each batch while the caller renders and checks the rest; rlgen's own validator checks
+    every batch when the findings are asked for."""
 
-    def finish() -> tuple[str, list[Finding]]:
-        try:
-            return "kubeconform", _findings(objects, numbers, pending())
-        finally:
-            scratch.cleanup()
+    def __init__(self, validator: SchemaValidator, located: list[tuple[str, str]], cache: Path, offline: bool) -> None:
+        self.validator = validator
+        self._objects: list[Rendered] = []
+        self._stream: Stream | None = None
+        if kubeconform_binary() is not None:
+            # kubeconform has no cache-only mode: offline, it gets the local locations only.
+            self._stream = Stream([t for _, t in located if not (offline and t.startswith("http"))], cache_dir=cache)
 
-    return finish
+    @property
+    def engine(self) -> str:
+        return "jsonschema" if self._stream is None else "kubeconform"
+
+    def send(self, documents: list[str]) -> None:
+        """Start checking objects from their documents as kustomize wrote them, which kubeconform
+        reads as it would the objects; :meth:`add` them next, one object a document."""
+        if self._stream is not None:
+            self._stream.send(documents)
+
+    def add(self, objects: list[Rendered], sent: bool = False) -> None:
+        """Check ``objects`` (``sent``: their documents were sent). Any other object is sent as
+        JSON: kubeconform reads YAML 1.1, where an unquoted y or on is a boolean, and rlgen
+        writes YAML 1.2, so a file rlgen or a user wrote is checked as rlgen read it."""
+        self._objects += objects
+        if self._stream is not None and not sent:
+            self._stream.send([json.dumps(o.obj) for o in objects])
+
+    def findings(self) -> list[Finding]:
+        """The problems of every object, in the order the objects were added. Call it once,
+        however the caller's own work ended: it ends the kubeconform process."""
+        if self._stream is None:
+            return [Finding(o.source, o.label, message) for o in self._objects
+                    for message in self.validator.validate(o.obj)]
+        results = iter(self._stream.results())
+        found = []
+        for o in self._objects:
+            for kind, resource in zip(_kinds(o.obj), results):
+                if kind and resource.kind and kind != resource.kind:
+                    raise RuntimeError(f"kubeconform's results are not in the order of the objects: "
+                                       f"{resource.kind}/{resource.name} for {o.label}")
+                found += [Finding(o.source, o.label, problem.text(o.obj)) for problem in resource.problems]
+        return found
 
 
-def _findings(objects: list[Rendered], numbers: dict[str, int], problems) -> list[Finding]:
-    found = []
-    for problem in problems:
-        number = numbers.get(problem.filename, len(objects))
-        if number < len(objects):
-            o = objects[number]
-            found.append((number, Finding(o.source, o.label, problem.text(o.obj))))
-        else:
-            found.append((number, Finding(problem.filename, f"{problem.kind}/{problem.name}", problem.text())))
-    # kubeconform checks files concurrently: report in the order of the objects, as without it.
-    return [finding for _, finding in sorted(found, key=lambda pair: pair[0])]
+def _kinds(obj: dict) -> list[str]:
+    """The kind of each resource kubeconform makes of ``obj`` ("" where it is not a string): a
+    List gives one per item (pkg/resource/resource.go Resources)."""
+    def kind(o: object) -> str:
+        found = o.get("kind") if isinstance(o, dict) else None
+        return found if isinstance(found, str) else ""
+
+    if kind(obj).lower() == "list":
+        return [kind(item) for item in obj["items"]] if isinstance(obj.get("items"), list) else []
+    return [kind(obj)]
 
 
 def schema_sources(objects: list[Rendered], validator: SchemaValidator,

@@ -1,0 +1,57 @@
+"""A render of the whole repository started in the background, before the checks that may
+refuse it: the kustomize builds are most of what ``rlgen validate`` waits for, and need not
+wait for those checks. Each source is handed over as soon as it is rendered; a refusal ends
+the builds still running."""
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from rlgen.render import manifests
+from rlgen.tools import kustomize
+
+
+class Rendering:
+    """``with Rendering(repo) as rendering:`` starts every build; leaving the block early (an
+    exception) stops those still running, so no build outlives the command."""
+
+    def __init__(self, repo: Path) -> None:
+        self._builds = kustomize.Builds()
+        self._ready: queue.Queue = queue.Queue()
+        #: ``{source: [document]}`` in the order of :func:`rlgen.render.manifests.render`, once
+        #: :meth:`sources` has handed over the last one.
+        self.result: dict[str, list[str]] = {}
+        self._thread = threading.Thread(target=self._render, args=(repo,), name="render", daemon=True)
+        self._thread.start()
+
+    def _render(self, repo: Path) -> None:
+        try:
+            rendered = manifests.render({"repo": repo}, cache_repo=repo, builds=self._builds,
+                                        on_source=lambda _, *ready: self._ready.put(ready))
+            self._ready.put(_End(rendered["repo"], None))
+        except BaseException as exc:  # handed to the caller's thread, which reports it
+            self._ready.put(_End({}, exc))
+
+    def sources(self) -> Iterator[tuple[str, list[str], bool]]:
+        """(source, documents, built) of each top root and plain file, in the order they are
+        ready (``built``: kustomize wrote the documents)."""
+        while not isinstance(item := self._ready.get(), _End):
+            yield item
+        if item.error is not None:
+            raise item.error
+        self.result = item.result
+
+    def __enter__(self) -> Rendering:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._builds.stop()
+            self._thread.join()
+
+
+class _End:
+    def __init__(self, result: dict[str, list[str]], error: BaseException | None) -> None:
+        self.result, self.error = result, error
