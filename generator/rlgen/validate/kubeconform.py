@@ -151,6 +151,10 @@ class Problem(NamedTuple):
     pointer: tuple[str, ...] | None
     message: str
 
+    def at(self, prefix: tuple[str, ...]) -> Problem:
+        """The problem of a part of a larger object (an item of a List), as one of the whole."""
+        return self if self.pointer is None or not prefix else self._replace(pointer=(*prefix, *self.pointer))
+
     def text(self, obj: object = None) -> str:
         """The message as rlgen's own validator words it, its path read against ``obj``."""
         if self.pointer is None:

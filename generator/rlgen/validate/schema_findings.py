@@ -60,24 +60,26 @@ class SchemaCheck:
         results = iter(self._stream.results())
         found = []
         for o in self._objects:
-            for kind, resource in zip(_kinds(o.obj), results):
+            for (kind, at), resource in zip(_resources(o.obj), results):
                 if kind and resource.kind and kind != resource.kind:
                     raise RuntimeError(f"kubeconform's results are not in the order of the objects: "
                                        f"{resource.kind}/{resource.name} for {o.label}")
-                found += [Finding(o.source, o.label, problem.text(o.obj)) for problem in resource.problems]
+                found += [Finding(o.source, o.label, problem.at(at).text(o.obj)) for problem in resource.problems]
         return found
 
 
-def _kinds(obj: dict) -> list[str]:
-    """The kind of each resource kubeconform makes of ``obj`` ("" where it is not a string): a
-    List gives one per item (pkg/resource/resource.go Resources)."""
+def _resources(obj: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """What kubeconform makes of ``obj``: each resource's kind ("" where it is not a string)
+    and where it sits in ``obj``. A List is one resource per item (pkg/resource/resource.go
+    Resources)."""
     def kind(o: object) -> str:
         found = o.get("kind") if isinstance(o, dict) else None
         return found if isinstance(found, str) else ""
 
     if kind(obj).lower() == "list":
-        return [kind(item) for item in obj["items"]] if isinstance(obj.get("items"), list) else []
-    return [kind(obj)]
+        items = obj.get("items")
+        return [(kind(item), ("items", str(i))) for i, item in enumerate(items)] if isinstance(items, list) else []
+    return [(kind(obj), ())]
 
 
 def schema_sources(objects: list[Rendered], validator: SchemaValidator,
