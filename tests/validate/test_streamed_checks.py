@@ -45,13 +45,19 @@ def slow_kustomize(repo, tmp_path, monkeypatch) -> Path:
     kustomize.command.cache_clear()
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A child killed but not yet reaped is a zombie: gone for every purpose here.
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+def alive(pids: Path) -> list[int]:
+    """The fake builds still running (a pid can be another process's by now: the command line
+    tells; a killed child not yet reaped is a zombie, gone for every purpose here)."""
+    running = []
+    for pid in (int(p.name) for p in pids.iterdir()):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if state != "Z" and str(pids.parent / "bin" / "kustomize").encode() in cmdline:
+            running.append(pid)
+    return running
 
 
 def test_leaving_a_rendering_early_ends_the_builds_it_started(repo, slow_kustomize):
@@ -62,15 +68,14 @@ def test_leaving_a_rendering_early_ends_the_builds_it_started(repo, slow_kustomi
                 time.sleep(0.05)
             assert any(slow_kustomize.iterdir()), "no build started"
             raise RuntimeError("refused")
-    pids = [int(p.name) for p in slow_kustomize.iterdir()]
-    assert pids and not any(alive(pid) for pid in pids)
+    assert any(slow_kustomize.iterdir()) and alive(slow_kustomize) == []
 
 
 def test_a_refused_run_file_leaves_no_build_running(repo, slow_kustomize):
     (repo / "runs" / "baseline" / "run.yaml").write_text("trainer: [unclosed\n")
     line = one_error_line(run_rlgen("validate", str(repo)))
     assert "runs/baseline/run.yaml" in line
-    assert not any(alive(int(p.name)) for p in slow_kustomize.iterdir())
+    assert alive(slow_kustomize) == []
 
 
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}, "data": {"k": "v"}}

@@ -50,6 +50,22 @@ def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
     return {(o.source, o.label) for o in objects if rel.startswith(o.source + "/") and o.label in labels}
 
 
+def training_types(repo: Path) -> set[tuple[str, str]]:
+    """(apiVersion, kind) of the objects of the training base, which every run renders."""
+    from rlgen.repo.layout import TRAINING_BASE
+    from rlgen.tools.yamlio import read_plain_all
+
+    found = set()
+    for path in sorted((repo / TRAINING_BASE).glob("*.y*ml")):
+        try:
+            docs = read_plain_all(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # the render reports it
+        found |= {(d["apiVersion"], d["kind"]) for d in docs if isinstance(d, dict)
+                  and isinstance(d.get("apiVersion"), str) and isinstance(d.get("kind"), str)}
+    return found
+
+
 def stale_findings(repo: Path, spec, runs: dict, target: Path | None) -> list:
     """A run edited by hand after ``rlgen run`` named it: merged as it is, its RayJob keeps the
     old name and KubeRay never runs the edit. Reported on the run's run.yaml (what one edits)."""
@@ -119,6 +135,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         # kubeconform checks each root's objects as soon as they are rendered, while the others
         # build and while the rules below run.
         schema = SchemaCheck(validator, located, cache, offline)
+        schema.warm(training_types(repo))
         with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
             scope = None
             try:

@@ -3,10 +3,12 @@ by rlgen's own validator; and, per kind, where its schema came from."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from rlgen.schemas.shipped import CATALOG
 from rlgen.validate.kubeconform import Stream, kubeconform_binary
+from rlgen.validate.locations import render
 from rlgen.rules import Finding, Rendered
 from rlgen.validate.schema import SchemaValidator
 
@@ -27,11 +29,27 @@ class SchemaCheck:
 
     def __init__(self, validator: SchemaValidator, located: list[tuple[str, str]], cache: Path, offline: bool) -> None:
         self.validator = validator
-        self._objects: list[Rendered] = []
+        #: What was sent, in order: an object, or None for a probe whose result is not wanted.
+        self._objects: list[Rendered | None] = []
         self._stream: Stream | None = None
+        # kubeconform has no cache-only mode: offline, it gets the local locations only.
+        self._templates = [t for _, t in located if not (offline and t.startswith("http"))]
         if kubeconform_binary() is not None:
-            # kubeconform has no cache-only mode: offline, it gets the local locations only.
-            self._stream = Stream([t for _, t in located if not (offline and t.startswith("http"))], cache_dir=cache)
+            self._stream = Stream(self._templates, cache_dir=cache)
+
+    def warm(self, types: set[tuple[str, str]]) -> None:
+        """Have kubeconform compile the schemas of ``types`` (apiVersion, kind) now, while the
+        objects are still being rendered: compiling RayJob's large schema takes about as long
+        as checking fifty RayJobs. Each gets a probe object whose result is dropped; only
+        types with a schema in a local folder (nothing is downloaded for a probe)."""
+        if self._stream is None:
+            return
+        local = [t for t in self._templates if not t.startswith("http")]
+        probes = [{"apiVersion": api_version, "kind": kind, "metadata": {"name": "rlgen-schema-probe"}}
+                  for api_version, kind in sorted(types)
+                  if any(os.path.isfile(render(t, kind, api_version)) for t in local)]
+        self._stream.send([json.dumps(probe) for probe in probes])
+        self._objects += [None] * len(probes)
 
     @property
     def engine(self) -> str:
@@ -55,11 +73,14 @@ class SchemaCheck:
         """The problems of every object, in the order the objects were added. Call it once,
         however the caller's own work ended: it ends the kubeconform process."""
         if self._stream is None:
-            return [Finding(o.source, o.label, message) for o in self._objects
+            return [Finding(o.source, o.label, message) for o in self._objects if o is not None
                     for message in self.validator.validate(o.obj)]
         results = iter(self._stream.results())
         found = []
         for o in self._objects:
+            if o is None:
+                next(results, None)
+                continue
             for (kind, at), resource in zip(_resources(o.obj), results):
                 if kind and resource.kind and kind != resource.kind:
                     raise RuntimeError(f"kubeconform's results are not in the order of the objects: "
