@@ -1,5 +1,5 @@
 """A plain ``pip install rlgen`` (what a generated repository's CI runs) leaves the cluster
-client and the data stack out: the commands that need them say which extra to install, in one
+client, the data stack and cookiecutter out: the commands that need them say which extra to install, in one
 line, and the commands of the CI never import them."""
 from __future__ import annotations
 
@@ -21,14 +21,15 @@ def rlgen_without(modules: list[str], *args: str, cwd) -> subprocess.CompletedPr
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True)
 
 
-def test_the_cluster_client_and_the_data_stack_are_extras():
+def test_the_cluster_client_the_data_stack_and_cookiecutter_are_extras():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     core = " ".join(project["dependencies"])
-    assert "kubernetes" not in core and "datasets" not in core and "pyarrow" not in core
+    assert not {"kubernetes", "datasets", "pyarrow", "cookiecutter"} & set(core.replace(">", " ").split())
     extras = project["optional-dependencies"]
     assert any(d.startswith("kubernetes") for d in extras["cluster"])
     assert any(d.startswith("datasets") for d in extras["data"])
-    assert "rlgen[data,cluster]" in extras["test"]
+    assert any(d.startswith("cookiecutter") for d in extras["template"])
+    assert "rlgen[data,cluster,template]" in extras["test"]
 
 
 @pytest.mark.parametrize("command", ["doctor", "status"])
@@ -46,9 +47,20 @@ def test_data_commands_without_the_extra_name_it(tmp_path):
     assert "pip install 'rlgen[data]'" in line
 
 
-def test_validate_and_diff_need_neither_extra(repo):
-    """The generated CI's two commands run where neither extra is installed."""
-    hidden = ["kubernetes", "urllib3", "datasets", "pyarrow", "huggingface_hub", "modelscope", "alibabacloud_oss_v2"]
+def test_a_team_template_without_the_extra_names_it(tmp_path):
+    template = tmp_path / "team"
+    template.mkdir()
+    (template / "cookiecutter.json").write_text('{"project_slug": "x"}')
+    line = one_error_line(rlgen_without(["cookiecutter"], "new", str(tmp_path / "repo"), "--no-input",
+                                        "--template", str(template), cwd=tmp_path))
+    assert "pip install 'rlgen[template]'" in line and "cookiecutter" in line
+    assert not (tmp_path / "repo").exists()
+
+
+def test_validate_and_diff_need_no_extra(repo):
+    """The generated CI's two commands run where no extra is installed."""
+    hidden = ["kubernetes", "urllib3", "requests", "cookiecutter", "arrow", "datasets", "pyarrow", "huggingface_hub",
+              "modelscope", "alibabacloud_oss_v2"]
     result = rlgen_without(hidden, "validate", "--offline", "-o", "json", cwd=repo)
     assert result.returncode == 0, result.stderr
     result = rlgen_without(hidden, "diff", "--base", "HEAD", "-o", "json", cwd=repo)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from rlgen.errors import RlgenError
+from rlgen.errors import RlgenError, require_extra
 from rlgen.option_checks import control_error, credential_error, git_url_error, revision_error
 from rlgen.redaction import redact
 from rlgen.tools import git
@@ -66,13 +66,12 @@ def check(source: str, ref: str | None, where: str = "--template") -> None:
         raise RlgenError(f"--template-ref: {problem}")
     if problem := control_error(source) or credential_error(source):
         raise RlgenError(f"{where}: {problem}")
-    if source.startswith("file://"):
-        return
-    if is_url(source):
+    if is_url(source) and not source.startswith("file://"):
         if problem := git_url_error(source):
             raise RlgenError(f"{where}: {problem}")
-        return
-    _require_template(Path(source), where, source)
+    elif not source.startswith("file://"):
+        _require_template(Path(source), where, source)
+    require_extra("template", "a team template", "cookiecutter")
 
 
 def _require_template(folder: Path, where: str, shown: str) -> None:
