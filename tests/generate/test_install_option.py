@@ -17,7 +17,8 @@ PACKAGES = " ".join(f'"{p}"' for p in DATA_PACKAGES)
 
 
 def install_lines(repo) -> dict[str, list[str]]:
-    files = [".github/workflows/validate.yaml", ".github/workflows/diff.yaml", "images/data/Dockerfile"]
+    files = [".github/workflows/validate.yaml", ".github/workflows/diff.yaml", ".github/workflows/cluster-status.yaml",
+             "images/data/Dockerfile"]
     return {name: [line.strip() for line in (repo / name).read_text().splitlines() if "pip install" in line]
             for name in files}
 
@@ -27,6 +28,8 @@ def test_the_answer_reaches_the_ci_and_the_data_image(generate):
     assert install_lines(repo) == {
         ".github/workflows/validate.yaml": [f"pip install rlgen=={__version__}"],
         ".github/workflows/diff.yaml": [f"pip install rlgen=={__version__}"],
+        # rlgen status reads the cluster: the client is the extra rlgen[cluster].
+        ".github/workflows/cluster-status.yaml": [f"pip install 'rlgen[cluster]=={__version__}'"],
         "images/data/Dockerfile": [f"RUN pip install --no-cache-dir 'rlgen[data]=={__version__}' {PACKAGES} \\"],
     }
     # An index release needs no git in the slim image.
@@ -94,11 +97,13 @@ def test_a_git_requirement_puts_git_in_the_data_image(generate):
 def test_the_update_workflow_installs_from_rlgen_install_only(generate):
     index = (generate("--set", f"rlgen.install=rlgen==0.1.0 {INDEX}") / ".github" / "workflows" / "rlgen-update.yaml")
     text = index.read_text()
-    assert f"pip install --upgrade rlgen {INDEX}" in text
+    # An update re-renders a team's template when rlgen.yaml records one: cookiecutter is rlgen[template].
+    assert f"pip install --upgrade 'rlgen[template]' {INDEX}" in text
     # The update pins the version it rendered with, on the same index.
     assert f'--set "rlgen.install=rlgen==$(rlgen --version | cut -d\' \' -f3) {INDEX}"' in text
     pinned = (generate("--set", f"rlgen.install={GIT}") / ".github" / "workflows" / "rlgen-update.yaml").read_text()
-    assert f"pip install '{GIT}'" in pinned and "--upgrade" not in pinned
+    assert f"pip install 'rlgen[template] @ git+https://git.example.com/platform/rlgen.git@v0.1.0'" in pinned
+    assert "--upgrade" not in pinned
     for workflow in (text, pinned):
         assert "github.token" not in workflow and "GITHUB_TOKEN }}" not in workflow
         assert "token: ${{ secrets.RLGEN_UPDATE_TOKEN }}" in workflow
@@ -120,6 +125,8 @@ def test_a_git_tag_and_an_index_url_reach_the_ci_and_the_data_image(generate):
     lines = install_lines(repo)
     expected = f"pip install '{GIT}' {INDEX}"
     assert lines[".github/workflows/validate.yaml"] == lines[".github/workflows/diff.yaml"] == [expected]
+    assert lines[".github/workflows/cluster-status.yaml"] == [
+        f"pip install 'rlgen[cluster] @ git+https://git.example.com/platform/rlgen.git@v0.1.0' {INDEX}"]
     (docker,) = lines["images/data/Dockerfile"]
     assert docker.startswith(f"RUN pip install --no-cache-dir 'rlgen[data] @ git+https://git.example.com/"
                              f"platform/rlgen.git@v0.1.0' {INDEX} ")

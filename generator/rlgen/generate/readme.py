@@ -76,8 +76,12 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "data_image": spec.data_image,
         "stages": list(rows),
         "rlgen_version": __version__,
+        # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
+        # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
         "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
-        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins),
+        "rlgen_install_cluster": pip_arguments(effective(spec.rlgen_install), extra="cluster", plugins=plugins),
+        "rlgen_install_update": pip_arguments(effective(spec.rlgen_install), extra="template", plugins=plugins),
+        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins, extra="template"),
         "rlgen_index_options": index_options(effective(spec.rlgen_install)),
         "namespace": spec.namespace,
         "cluster": spec.cluster,

@@ -131,17 +131,18 @@ def needs_git(value: str) -> bool:
     return "@" in requirement and requirement.split("@", 1)[1].strip().startswith("git+")
 
 
-def upgrade_arguments(value: str, plugins: tuple[str, ...] = ()) -> str:
+def upgrade_arguments(value: str, plugins: tuple[str, ...] = (), extra: str | None = None) -> str:
     """``pip install --upgrade`` arguments for the newest rlgen from ``value``'s index (its
-    name, extras and index options, no version), with the ``plugins`` as pinned; "" when
-    ``value`` pins a URL."""
+    name, extras and index options, no version), with ``extra`` and the ``plugins`` as
+    pinned; "" when ``value`` pins a URL."""
     from packaging.requirements import Requirement
 
     requirement, options = _split(value)
     parsed = Requirement(requirement)
     if parsed.url:
         return ""
-    name = parsed.name + (f"[{','.join(sorted(parsed.extras))}]" if parsed.extras else "")
+    extras = parsed.extras | ({extra} if extra else set())
+    name = parsed.name + (f"[{','.join(sorted(extras))}]" if extras else "")
     return shlex.join([name, *plugins, *options])
 
 
