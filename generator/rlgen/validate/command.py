@@ -136,21 +136,18 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         # build and while the rules below run.
         schema = SchemaCheck(validator, located, cache, offline)
         schema.warm(training_types(repo))
-        with status(f"Rendering and validating {len(runs)} run(s) and the platform"):
-            scope = None
-            try:
-                objects = collect(root, rendering, schema)
-                scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
-                if scope is not None:  # findings name a run's objects by its run.yaml
-                    scope |= {(run_file(source, label, runs, ws.spec.run_config_key), label) for source, label in scope}
-                checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
-                rule_findings = [f for f in check(objects, external, plugins, runs)
-                                 if scope is None or (f.source, f.obj) in scope]
-                cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
-                secrets = _secret_findings(repo, objects, secret_plan)
-                sources = schema_sources(checked, validator, located, repo)
-            finally:  # its scratch folder is removed however the rules end
-                findings = [f for f in schema.findings() if scope is None or (f.source, f.obj) in scope]
+        with status(f"Rendering and validating {len(runs)} run(s) and the platform"), schema:
+            objects = collect(root, rendering, schema)
+            scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
+            if scope is not None:  # findings name a run's objects by its run.yaml
+                scope |= {(run_file(source, label, runs, ws.spec.run_config_key), label) for source, label in scope}
+            checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
+            rule_findings = [f for f in check(objects, external, plugins, runs)
+                             if scope is None or (f.source, f.obj) in scope]
+            cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
+            secrets = _secret_findings(repo, objects, secret_plan)
+            sources = schema_sources(checked, validator, located, repo)
+            findings = [f for f in schema.findings() if scope is None or (f.source, f.obj) in scope]
             findings = findings_by_run_file(findings, runs, ws.spec.run_config_key) + rule_findings + stale
             findings = _with_secret_findings(findings, secrets, scope)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.

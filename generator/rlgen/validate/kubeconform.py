@@ -132,6 +132,14 @@ class Stream:
         return [Resource(r.get("kind", ""), r.get("name", ""), _resource_problems(r))
                 for r in _report(self._proc, stdout.decode(), stderr.decode(errors="replace")).get("resources", [])]
 
+    def stop(self) -> None:
+        """End kubeconform without its results."""
+        self._proc.kill()
+        self._pending.put(None)
+        self._writer.join()
+        self._proc.stdin = None  # closed by the writer
+        self._proc.communicate()
+
 
 class Resource(NamedTuple):
     """One resource as kubeconform read it, and its problems."""

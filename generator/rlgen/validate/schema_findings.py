@@ -51,6 +51,14 @@ class SchemaCheck:
         self._stream.send([json.dumps(probe) for probe in probes])
         self._objects += [None] * len(probes)
 
+    def __enter__(self) -> SchemaCheck:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        """Leaving early (an exception) ends kubeconform: its results are not wanted."""
+        if exc_type is not None and self._stream is not None:
+            self._stream.stop()
+
     @property
     def engine(self) -> str:
         return "jsonschema" if self._stream is None else "kubeconform"
