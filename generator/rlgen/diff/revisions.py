@@ -24,7 +24,6 @@ from rlgen.tools.signals import terminate_as_interrupt
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     ws = open_workspace(Path.cwd())
-    run_files.check_repository(ws.root, ws.spec, plain=True)
     comparison, labels = _compare(ws, base, head)
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
     if output == "json":
@@ -37,34 +36,40 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
 
 def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Comparison, tuple[str, str]]:
     kustomize.command()
-    head_sha = _commit(ws.root, head) if head else None
-    base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
+    branch = ws.spec.git_branch
+    defaults = () if base else (f"origin/{branch}", branch)
+    commits = _commits(ws.root, [r for r in (head, base, *defaults) if r])
+    head_sha = _named(commits, head) if head else None
+    base_name, base_sha = (base, _named(commits, base)) if base else _default_base(ws, head_sha or "HEAD", commits)
     labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
 
     with terminate_as_interrupt(), scratch(ws.root) as tmp:
-        working = WorkingTree(labels[1], ws.root)
         sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
-                 Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else working)
-        if head_sha:
-            _check_hand_edited(sides[1], working, ws)
+                 Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else WorkingTree(labels[1], ws.root))
+        differ = changed(*sides)
+        _check_hand_edited(sides[1], differ, ws)
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
-        rendered = render_changes(*sides, cache_repo=ws.root)
+        rendered = render_changes(*sides, cache_repo=ws.root, differ=differ)
         rendered = {co.label: synced(rendered[co.label], co) for co in sides}
     return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
 
 
-def _check_hand_edited(head: Commit, working: WorkingTree, ws: Workspace) -> None:
-    """The run files and training base of a ``--head`` commit, loaded as in the working tree
-    (one line naming the file and place for a defect); only when they differ from the working
-    tree, which was checked already (a CI checkout of that commit is)."""
+def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
+    """The run files and training base that differ, loaded from the head side as ``rlgen run``
+    loads them (one line naming the file and place for a defect). Files that are the same on
+    both sides are not read: a defect there is no change to review (``rlgen validate`` finds it)."""
     def hand_edited(rel: str) -> bool:
         return rel.startswith(("runs/", TRAINING_BASE + "/"))
 
-    if not any(hand_edited(rel) for rel in changed(head, working)):
+    edited = {rel for rel in differ if hand_edited(rel)}
+    if not edited:
+        return
+    if isinstance(head, WorkingTree):
+        run_files.check_changed(ws.root, ws.spec, edited, plain=True)
         return
     folder = head.on_disk([rel for rel in head.files if hand_edited(rel)])
     try:
-        run_files.check_repository(folder, ws.spec, plain=True)
+        run_files.check_changed(folder, ws.spec, edited, plain=True)
     except RlgenError as exc:
         raise RlgenError(f"{head.label}: {str(exc).replace(str(folder) + '/', '')}") from None
 
@@ -90,19 +95,28 @@ def _applied_paths(obj) -> set[str]:
             for s in sources if isinstance(s, dict) and isinstance(s.get("path"), str)}
 
 
-def _commit(repo: Path, ref: str) -> str:
-    try:
-        return git.run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
-    except RlgenError:
-        raise RlgenError(f"'{ref}' is not a commit of this repository") from None
+def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
+    """The commit each of ``refs`` names (those naming none are left out), from one git call."""
+    # cat-file reads one name a line and answers each on a line of its own, "<name> missing"
+    # for one that names no commit.
+    names = [r for r in dict.fromkeys(refs) if r.strip() and "\n" not in r]
+    if not names:
+        return {}
+    listing = git.run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                      input="".join(f"{r}^{{commit}}\n" for r in names))
+    answers = listing.splitlines()
+    return {r: line.split()[0] for r, line in zip(names, answers) if line.endswith(" commit")}
 
 
-def _default_base(ws: Workspace, head: str) -> tuple[str, str]:
+def _named(commits: dict[str, str], ref: str) -> str:
+    if ref not in commits:
+        raise RlgenError(f"'{ref}' is not a commit of this repository")
+    return commits[ref]
+
+
+def _default_base(ws: Workspace, head: str, commits: dict[str, str]) -> tuple[str, str]:
     branch = ws.spec.git_branch
     for ref in (f"origin/{branch}", branch):
-        try:
-            _commit(ws.root, ref)
-        except RlgenError:
-            continue
-        return ref, git.run(ws.root, "merge-base", head, ref).strip()
+        if ref in commits:
+            return ref, git.run(ws.root, "merge-base", head, commits[ref]).strip()
     raise RlgenError(f"no base revision: neither origin/{branch} nor {branch} exists; pass --base REF")

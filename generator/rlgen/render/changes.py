@@ -49,10 +49,12 @@ def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], differ: set
     return whole
 
 
-def render_changes(base: Checkout, head: Checkout, cache_repo=None) -> dict[str, dict[str, list[str]]]:
+def render_changes(base: Checkout, head: Checkout, cache_repo=None,
+                   differ: set[str] | None = None) -> dict[str, dict[str, list[str]]]:
     """Like :func:`rlgen.render.manifests.render` for a base and a head checkout, but without
-    the documents of roots that render alike in both (a comparison finds nothing there)."""
-    differ = changed(base, head)
+    the documents of roots that render alike in both (a comparison finds nothing there).
+    ``differ``: :func:`~rlgen.render.checkouts.changed` of the two, when the caller has it."""
+    differ = changed(base, head) if differ is None else differ
     if not differ:
         return {base.label: {}, head.label: {}}
     base_plan, head_plan = _plan(base), _plan(head)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 
 from rlgen.tools import git, git_plumbing
 
 _SYMLINK = "120000"
+_STAGED = re.compile(r"[0-7]{6} [0-9a-f]{40,64} [0-3]")
 
 
 def blob_id(data: bytes) -> str:
@@ -82,9 +84,19 @@ class WorkingTree(Checkout):
 
     def __init__(self, label: str, root: Path, files: frozenset[str] | None = None):
         self.label, self.repo = label, root
+        self._untracked: set[str] | None = None
         if files is None:
-            listing = git.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-            files = frozenset(p for p in listing.split("\0") if p and visible(p) and (root / p).is_file())
+            # One listing for both: with --stage a tracked file comes as "<mode> <id> <stage>\t<path>",
+            # an untracked one as its bare path.
+            listing = git.run(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
+            tracked, self._untracked = set(), set()
+            for entry in filter(None, listing.split("\0")):
+                meta, tab, path = entry.partition("\t")
+                if tab and _STAGED.fullmatch(meta):
+                    tracked.add(path)
+                else:
+                    self._untracked.add(entry)
+            files = frozenset(p for p in tracked | self._untracked if visible(p) and (root / p).is_file())
         self.files = files
         self._ids: dict[str, str] = {}
 
@@ -100,8 +112,10 @@ class WorkingTree(Checkout):
         return self.repo
 
     def untracked(self) -> set[str]:
-        listing = git.run(self.repo, "ls-files", "-z", "--others", "--exclude-standard")
-        return {p for p in listing.split("\0") if p}
+        if self._untracked is None:
+            listing = git.run(self.repo, "ls-files", "-z", "--others", "--exclude-standard")
+            self._untracked = {p for p in listing.split("\0") if p}
+        return self._untracked
 
 
 class Commit(Checkout):
