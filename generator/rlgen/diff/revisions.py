@@ -12,19 +12,21 @@ from rlgen.diff.compare import Comparison, compare
 from rlgen.diff.scratch import scratch
 from rlgen.errors import RlgenError
 from rlgen.output import resolve_output, to_json
-from rlgen.render import manifests
 from rlgen.render.changes import render_changes
 from rlgen.render.checkouts import Checkout, Commit, WorkingTree, changed
 from rlgen.repo.layout import TRAINING_BASE
-from rlgen.repo.workspace import Workspace, open_workspace
+from rlgen.repo import answers
+from rlgen.repo.workspace import Workspace, answered_spec, find_root, load_spec
 from rlgen.repo import run_files
 from rlgen.tools import git, kustomize, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
 
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
-    ws = open_workspace(Path.cwd())
-    comparison, labels = _compare(ws, base, head)
+    root = find_root(Path.cwd())
+    # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
+    # the change (then checked whole, see _compare).
+    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head)
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
     if output == "json":
         click.echo(to_json(report.as_data(comparison, *labels)))
@@ -47,6 +49,9 @@ def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Compari
         sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
                  Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else WorkingTree(labels[1], ws.root))
         differ = changed(*sides)
+        if answers.FILENAME in differ:
+            # The answers changed: checked as every other command checks them, plugins included.
+            ws = Workspace(ws.root, load_spec(ws.root))
         _check_hand_edited(sides[1], differ, ws)
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
         rendered = render_changes(*sides, cache_repo=ws.root, differ=differ)
@@ -77,8 +82,10 @@ def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
 def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
     """The sources a sync entry point of ``co`` applies: the entry points themselves (plain
     files) and the roots their Flux Kustomizations or Argo CD Applications name by path. A root
-    nothing names (base/training once the last run is gone) reaches no cluster."""
-    entry_points = manifests.plain_documents(co)
+    nothing names (base/training once the last run is gone) reaches no cluster. ``sources``
+    holds every entry point (:func:`~rlgen.render.changes.render_changes` renders them all);
+    a root is a folder, an entry point a file."""
+    entry_points = {s: docs for s, docs in sources.items() if s in co.files}
     if not entry_points:
         return sources
     paths = {applied for docs in entry_points.values() for text in docs

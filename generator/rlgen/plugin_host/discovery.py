@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rlgen.contributions import SLOTS, DatasetFormat, PluginInfo
 from rlgen.errors import RlgenError
-from rlgen.plugin_host.manager import Describer, Hooks
+
+if TYPE_CHECKING:
+    from rlgen.plugin_host.manager import Describer
 
 #: The plugin a slot gets when the user picks none.
 DEFAULT_PLUGINS = {
@@ -36,6 +37,9 @@ class Plugins(Mapping[str, Installed]):
     answers loads the plugins they select, not every one installed."""
 
     def __init__(self) -> None:
+        # Imported here: a command that checks only rlgen's own answers reads no metadata.
+        from importlib.metadata import entry_points
+
         self._points = {ep.name: ep for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name)}
         self._loaded: dict[str, Installed] = {}
         self._origins: dict[int, tuple[str, str]] = {}
@@ -62,7 +66,10 @@ class Plugins(Mapping[str, Installed]):
         except Exception as exc:  # a broken third-party plugin must not break rlgen
             raise RlgenError(f"plugin '{name}' failed to load: {exc}") from None
         version, distribution = _origin(ep.dist, self._origins)
-        self._describe = self._describe or Describer()
+        if self._describe is None:
+            from rlgen.plugin_host.manager import Describer
+
+            self._describe = Describer()
         info = self._describe(name, module)
         if info is None or info.name != name:
             raise RlgenError(f"plugin '{name}' must describe itself as '{name}' in rlgen_plugin()")
@@ -90,4 +97,6 @@ def _origin(dist, seen: dict[int, tuple[str, str]]) -> tuple[str, str]:
 
 def dataset_format(installed: dict[str, Installed], name: str) -> DatasetFormat:
     """The format of the installed dataset plugin ``name``, outside any selection."""
+    from rlgen.plugin_host.manager import Hooks
+
     return Hooks({"dataset": (name, installed[name].module)}).dataset_format()
