@@ -38,6 +38,8 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
 
 def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Comparison, tuple[str, str]]:
     kustomize.command()
+    # Listed (by git, in the background) while the revisions are looked up.
+    working = None if head else WorkingTree("working tree", ws.root)
     branch = ws.spec.git_branch
     defaults = () if base else (f"origin/{branch}", branch)
     commits = _commits(ws.root, [r for r in (head, base, *defaults) if r])
@@ -47,7 +49,7 @@ def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Compari
 
     with terminate_as_interrupt(), scratch(ws.root) as tmp:
         sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
-                 Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else WorkingTree(labels[1], ws.root))
+                 Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else working)
         differ = changed(*sides)
         if answers.FILENAME in differ:
             # The answers changed: checked as every other command checks them, plugins included.

@@ -84,21 +84,29 @@ class WorkingTree(Checkout):
 
     def __init__(self, label: str, root: Path, files: frozenset[str] | None = None):
         self.label, self.repo = label, root
-        self._untracked: set[str] | None = None
-        if files is None:
-            # One listing for both: with --stage a tracked file comes as "<mode> <id> <stage>\t<path>",
-            # an untracked one as its bare path.
-            listing = git.run(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
-            tracked, self._untracked = set(), set()
-            for entry in filter(None, listing.split("\0")):
-                meta, tab, path = entry.partition("\t")
-                if tab and _STAGED.fullmatch(meta):
-                    tracked.add(path)
-                else:
-                    self._untracked.add(entry)
-            files = frozenset(p for p in tracked | self._untracked if visible(p) and (root / p).is_file())
-        self.files = files
+        if files is not None:
+            self.files = files
+        else:
+            # Listed in the background until first asked for. With --stage a tracked file
+            # comes as "<mode> <id> <stage>\t<path>", an untracked one as its bare path.
+            self._listing = git.start(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
         self._ids: dict[str, str] = {}
+
+    @cached_property
+    def files(self) -> frozenset[str]:  # type: ignore[override]
+        tracked, untracked = self._listed
+        return frozenset(p for p in tracked | untracked if visible(p) and (self.repo / p).is_file())
+
+    @cached_property
+    def _listed(self) -> tuple[set[str], set[str]]:
+        tracked, untracked = set(), set()
+        for entry in filter(None, self._listing().split("\0")):
+            meta, tab, path = entry.partition("\t")
+            if tab and _STAGED.fullmatch(meta):
+                tracked.add(path)
+            else:
+                untracked.add(entry)
+        return tracked, untracked
 
     def read(self, rel: str) -> bytes:
         return (self.repo / rel).read_bytes()
@@ -112,10 +120,10 @@ class WorkingTree(Checkout):
         return self.repo
 
     def untracked(self) -> set[str]:
-        if self._untracked is None:
+        if "_listing" not in vars(self):
             listing = git.run(self.repo, "ls-files", "-z", "--others", "--exclude-standard")
-            self._untracked = {p for p in listing.split("\0") if p}
-        return self._untracked
+            return {p for p in listing.split("\0") if p}
+        return self._listed[1]
 
 
 class Commit(Checkout):
@@ -124,11 +132,18 @@ class Commit(Checkout):
 
     def __init__(self, label: str, repo: Path, sha: str, scratch: Path):
         self.label, self.repo, self.sha, self.scratch = label, repo, sha, scratch
-        entries = git_plumbing.tree_blobs(repo, sha)
-        self._entries = {rel: entry for rel, entry in entries.items() if visible(rel)}
-        self.files = frozenset(self._entries)
+        # Listed in the background until first asked for.
+        self._listing = git.start(repo, *git_plumbing.TREE_LISTING, sha)
         self._data: dict[str, bytes] = {}
         self._written: set[str] = set()
+
+    @cached_property
+    def _entries(self) -> dict[str, tuple[str, str]]:
+        return {rel: entry for rel, entry in git_plumbing.parse_tree(self._listing()).items() if visible(rel)}
+
+    @cached_property
+    def files(self) -> frozenset[str]:  # type: ignore[override]
+        return frozenset(self._entries)
 
     def id(self, rel: str) -> str:
         return self._entries[rel][1]
@@ -171,6 +186,8 @@ def changed(base: Checkout, head: Checkout) -> set[str]:
                 if base._entries.get(p, (None, None))[1] != head._entries.get(p, (None, None))[1]}
     commit, tree = (base, head) if isinstance(base, Commit) else (head, base)
     assert isinstance(commit, Commit) and isinstance(tree, WorkingTree)
-    listing = git.run(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
-    found = {p for p in listing.split("\0") if p} | tree.untracked()
+    # Started before the listings of the two sides are awaited: the three run at once.
+    listing = git.start(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
+    untracked = tree.untracked()
+    found = {p for p in listing().split("\0") if p} | untracked
     return {p for p in found if visible(p)}

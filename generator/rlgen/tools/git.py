@@ -6,11 +6,13 @@ change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`.""
 from __future__ import annotations
 
 import json
+import locale
 import os
 import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from rlgen.errors import RlgenError
 
@@ -38,6 +40,38 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
     if result.returncode not in ok_codes and check:
         raise RlgenError(f"git {args[0]} failed: {' '.join(result.stderr.split())}")
     return result.stdout if result.returncode in ok_codes else ""
+
+
+def start(repo: Path, *args: str) -> Callable[[], str]:
+    """``git ARGS`` started now; the function returned waits for it and gives what :func:`run`
+    gives: questions that do not depend on each other asked at once. The output goes to a
+    file, not a pipe, so a long one never stalls git while another is awaited."""
+    import tempfile
+
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    try:
+        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                preexec_fn=_die_with_parent())
+    except FileNotFoundError:
+        out.close(), err.close()
+        raise RlgenError("git is not installed") from None
+    answer: list[str] = []
+
+    def result() -> str:
+        if not answer:
+            with out, err:
+                code = proc.wait()
+                out.seek(0), err.seek(0)
+                if code != 0:
+                    raise RlgenError(f"git {args[0]} failed: {' '.join(_text(err.read()).split())}")
+                answer.append(_text(out.read()))
+        return answer[0]
+    return result
+
+
+def _text(data: bytes) -> str:
+    # As subprocess's text mode reads output: the locale's encoding, universal newlines.
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
 @lru_cache(maxsize=1)
