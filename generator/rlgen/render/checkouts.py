@@ -82,14 +82,11 @@ class Checkout:
 class WorkingTree(Checkout):
     """The user's checkout, uncommitted edits and untracked (not ignored) files included."""
 
-    def __init__(self, label: str, root: Path, files: frozenset[str] | None = None):
+    def __init__(self, label: str, root: Path):
         self.label, self.repo = label, root
-        if files is not None:
-            self.files = files
-        else:
-            # Listed in the background until first asked for. With --stage a tracked file
-            # comes as "<mode> <id> <stage>\t<path>", an untracked one as its bare path.
-            self._listing = git.start(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
+        # Listed in the background until first asked for. With --stage a tracked file comes
+        # as "<mode> <id> <stage>\t<path>", an untracked one as its bare path.
+        self._listing = git.start(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
         self._ids: dict[str, str] = {}
 
     @cached_property
@@ -120,9 +117,6 @@ class WorkingTree(Checkout):
         return self.repo
 
     def untracked(self) -> set[str]:
-        if "_listing" not in vars(self):
-            listing = git.run(self.repo, "ls-files", "-z", "--others", "--exclude-standard")
-            return {p for p in listing.split("\0") if p}
         return self._listed[1]
 
 
