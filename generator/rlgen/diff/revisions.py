@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -42,9 +43,11 @@ def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Compari
     working = None if head else WorkingTree("working tree", ws.root)
     branch = ws.spec.git_branch
     defaults = () if base else (f"origin/{branch}", branch)
+    # From HEAD, where it forks from each candidate base is asked at once with the lookup.
+    forks = {} if head else {ref: git.start(ws.root, "merge-base", "HEAD", ref) for ref in defaults}
     commits = _commits(ws.root, [r for r in (head, base, *defaults) if r])
     head_sha = _named(commits, head) if head else None
-    base_name, base_sha = (base, _named(commits, base)) if base else _default_base(ws, head_sha or "HEAD", commits)
+    base_name, base_sha = (base, _named(commits, base)) if base else _default_base(ws, head_sha, commits, forks)
     labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
 
     with terminate_as_interrupt(), scratch(ws.root) as tmp:
@@ -123,9 +126,11 @@ def _named(commits: dict[str, str], ref: str) -> str:
     return commits[ref]
 
 
-def _default_base(ws: Workspace, head: str, commits: dict[str, str]) -> tuple[str, str]:
+def _default_base(ws: Workspace, head: str | None, commits: dict[str, str],
+                  forks: dict[str, Callable[[], str]]) -> tuple[str, str]:
     branch = ws.spec.git_branch
     for ref in (f"origin/{branch}", branch):
         if ref in commits:
-            return ref, git.run(ws.root, "merge-base", head, commits[ref]).strip()
+            fork = forks[ref]() if ref in forks else git.run(ws.root, "merge-base", head or "HEAD", commits[ref])
+            return ref, fork.strip()
     raise RlgenError(f"no base revision: neither origin/{branch} nor {branch} exists; pass --base REF")
