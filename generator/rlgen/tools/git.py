@@ -43,15 +43,18 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
 
 
 def start(repo: Path, *args: str) -> Callable[[], str]:
-    """``git ARGS`` started now; the function returned waits for it and gives what :func:`run`
-    gives: questions that do not depend on each other asked at once. The output goes to a
-    file, not a pipe, so a long one never stalls git while another is awaited."""
+    """A question to git (``git ARGS`` reads; ``git diff`` may at most refresh the index's
+    file stats, with git's own lock) started now; the function returned waits for it and gives
+    what :func:`run` gives: questions that do not depend on each other asked at once. The
+    output goes to a file, not a pipe, so a long one never stalls git while another is awaited.
+    A question that outlives a killed rlgen only finishes, so it is not tied to rlgen's life
+    (killed, it could leave git's lock behind): with nothing to run between fork and exec,
+    Python starts it the cheaper way (vfork)."""
     import tempfile
 
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     try:
-        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                preexec_fn=_die_with_parent())
+        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     except FileNotFoundError:
         out.close(), err.close()
         raise RlgenError("git is not installed") from None
