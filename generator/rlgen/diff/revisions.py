@@ -114,9 +114,9 @@ def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
     names = [r for r in dict.fromkeys(refs) if r.strip() and "\n" not in r]
     if not names:
         return {}
-    listing = git.run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
-                      input="".join(f"{r}^{{commit}}\n" for r in names))
-    answers = listing.splitlines()
+    listing = git.start(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                        input="".join(f"{r}^{{commit}}\n" for r in names))
+    answers = listing().splitlines()
     return {r: line.split()[0] for r, line in zip(names, answers) if line.endswith(" commit")}
 
 

@@ -74,7 +74,7 @@ def _abandoned(owner: Path) -> bool:
 
 def _registered_worktrees(repo: Path) -> list[Path]:
     try:
-        listing = git.run(repo, "worktree", "list", "--porcelain")
+        listing = git.start(repo, "worktree", "list", "--porcelain")()
     except RlgenError:
         return []
     paths = [Path(line.removeprefix("worktree ")) for line in listing.splitlines() if line.startswith("worktree ")]

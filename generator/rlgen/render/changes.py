@@ -61,9 +61,13 @@ def render_changes(base: Checkout, head: Checkout, cache_repo=None,
     needed = [unit for source in sorted(set(base_plan) | set(head_plan))
               for unit in _needed(source, base_plan.get(source, {}), head_plan.get(source, {}), differ,
                                   (base, head))]
+    for co in (base, head):
+        # What the builds read, asked for with the entry points below: one read for a commit.
+        co.prefetch({rel for unit in needed if unit.checkout is co for rel in unit.files})
+    entry_points = {co.label: plain_documents(co) for co in (base, head)}
     out: dict[str, dict[str, list[str]]] = {base.label: {}, head.label: {}}
     for unit, text in zip(needed, build(needed, RenderCache(cache_repo))):
         out[unit.label].setdefault(unit.source, []).extend(split(text))
     for co in (base, head):
-        out[co.label].update(plain_documents(co))
+        out[co.label].update(entry_points[co.label])
     return out

@@ -72,7 +72,8 @@ class Checkout:
         raise NotImplementedError
 
     def prefetch(self, rels) -> None:
-        """Read these files in one go (a commit reads blobs in batches)."""
+        """These files will be read: a commit reads them, with any asked for before, along with
+        the next file read or written, in one git call."""
 
     def on_disk(self, rels) -> Path:
         """A folder where at least ``rels`` are files, as in this revision."""
@@ -129,6 +130,7 @@ class Commit(Checkout):
         # Listed in the background until first asked for.
         self._listing = git.start(repo, *git_plumbing.TREE_LISTING, sha)
         self._data: dict[str, bytes] = {}
+        self._wanted: set[str] = set()
         self._written: set[str] = set()
 
     @cached_property
@@ -143,7 +145,12 @@ class Commit(Checkout):
         return self._entries[rel][1]
 
     def prefetch(self, rels) -> None:
-        missing = sorted({r for r in rels if r not in self._data and r in self._entries})
+        self._wanted.update(r for r in rels if r in self._entries)
+
+    def _fetch(self, rels) -> None:
+        """``rels`` and every file asked for, read from one ``git cat-file --batch``."""
+        missing = sorted((self._wanted | set(rels)) - self._data.keys())
+        self._wanted.clear()
         if missing:
             blobs = git_plumbing.read_blobs(self.repo, [self._entries[r][1] for r in missing])
             self._data.update(zip(missing, blobs))
@@ -151,13 +158,14 @@ class Commit(Checkout):
     def read(self, rel: str) -> bytes:
         if rel not in self._entries:
             raise FileNotFoundError(rel)
-        self.prefetch([rel])
+        if rel not in self._data:
+            self._fetch([rel])
         return self._data[rel]
 
     def on_disk(self, rels) -> Path:
         scratch = self.scratch
         wanted = sorted({r for r in rels if r in self._entries} - self._written)
-        self.prefetch(wanted)
+        self._fetch(wanted)
         for rel in wanted:
             path = scratch / rel
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,7 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
     return result.stdout if result.returncode in ok_codes else ""
 
 
-def start(repo: Path, *args: str) -> Callable[[], str]:
+def start(repo: Path, *args: str, input: str | None = None) -> Callable[[], str]:
     """A question to git (``git ARGS`` reads; ``git diff`` may at most refresh the index's
     file stats, with git's own lock) started now; the function returned waits for it and gives
     what :func:`run` gives: questions that do not depend on each other asked at once. The
@@ -53,11 +53,19 @@ def start(repo: Path, *args: str) -> Callable[[], str]:
     import tempfile
 
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    given = subprocess.DEVNULL
+    if input is not None:
+        given = tempfile.TemporaryFile()
+        given.write(input.encode(locale.getpreferredencoding(False)))
+        given.seek(0)
     try:
-        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=given, stdout=out, stderr=err)
     except FileNotFoundError:
         out.close(), err.close()
         raise RlgenError("git is not installed") from None
+    finally:
+        if input is not None:
+            given.close()
     answer: list[str] = []
 
     def result() -> str:
