@@ -268,18 +268,19 @@ def select(
     return selection
 
 
-def core_values(sets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()) -> dict[str, Any]:
     """rlgen's own answers (``sets["rlgen"]``), converted and checked as :func:`select` does,
-    without a plugin loaded."""
+    without a plugin loaded; the options named in ``unchecked`` are converted to their type
+    but their own check is not run."""
     missing: list[str] = []
-    values, _ = _values(CORE, sets.get(CORE.name, {}), None, missing)
+    values, _ = _values(CORE, sets.get(CORE.name, {}), None, missing, unchecked)
     if missing:
         raise _missing(missing, [CORE])
     return values
 
 
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
-            missing: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+            missing: list[str], unchecked: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
     """(every option of ``info`` converted, the options answered); a required option with no
     answer is added to ``missing``."""
     given = dict(sets)
@@ -290,7 +291,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     values: dict[str, Any] = {}
     for opt in info.options:
         if opt.name in given:
-            values[opt.name] = convert(info.name, opt, given[opt.name])
+            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked)
         elif ask is not None and (opt.ask or opt.required and opt.default is None):
             values[opt.name] = _asked(info.name, opt, ask)
             given[opt.name] = values[opt.name]
@@ -339,10 +340,11 @@ def check_clusters(selection: Selection) -> None:
             raise RlgenError(f"cluster {name}: environment {problem}")
 
 
-def convert(plugin: str, opt: Option, raw: Any) -> Any:
+def convert(plugin: str, opt: Option, raw: Any, check: bool = True) -> Any:
     """``raw`` (typed text from ``--set`` or a prompt, or a value of ``rlgen.yaml``) as the
     option's type: a text is parsed, a value read from YAML must already be of that type (a
-    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry)."""
+    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry). ``check``: the
+    option's own check too."""
     label = f"{plugin}.{opt.name}"
     if isinstance(raw, str) and (problem := control_error(raw) or credential_error(raw)):
         raise RlgenError(f"{label}: {problem}")
@@ -364,7 +366,7 @@ def convert(plugin: str, opt: Option, raw: Any) -> Any:
         raise RlgenError(f"{label}: '{value}' is not one of {', '.join(opt.choices)}")
     if opt.required and value in ("", None):
         raise RlgenError(f"{label}: a value is required")
-    if opt.check and (message := opt.check(value)):
+    if check and opt.check and (message := opt.check(value)):
         raise RlgenError(f"{label}: {message}")
     return value
 

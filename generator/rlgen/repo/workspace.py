@@ -37,14 +37,17 @@ def open_workspace(start: Path) -> Workspace:
 
 def answered_spec(root: Path) -> Spec:
     """The Spec of ``rlgen.yaml``'s own answers (``rlgen.*``, checked as ``rlgen new`` checks
-    them), no plugin loaded: what the dataset plugin supplies is left empty (see
+    them but for the pip requirements ``rlgen.install`` and ``rlgen.plugin_packages``, only
+    typed), no plugin loaded: what the dataset plugin supplies is left empty (see
     :func:`~rlgen.plugin_host.selection.core_spec`). For a command that reads only the shared
     names and rlgen's answers: ``diff``, whose renders are the committed files."""
     from rlgen.plugin_host.selection import core_spec, core_values
 
     doc = answers.read(root)
     try:
-        return core_spec(core_values(doc["options"]))
+        # The pip requirements' checks import the packaging library, which costs more than the
+        # rest of these checks together; such a command reads neither requirement.
+        return core_spec(core_values(doc["options"], unchecked=("install", "plugin_packages")))
     except RlgenError as exc:
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
 
