@@ -16,7 +16,6 @@ import click
 
 from rlgen import __version__
 from rlgen.errors import INTERNAL_ERROR, PluginFailed, RlgenError
-from rlgen.redaction import masked_argv, redact
 
 #: name -> (module, one-line help). The help is here so that listing commands imports nothing.
 COMMANDS = {
@@ -79,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
         sys.exit(exc.exit_code)
     except RlgenError as exc:
-        click.echo(redact(f"rlgen: error: {_one_line(str(exc))}"), err=True)
+        click.echo(_redact(f"rlgen: error: {_one_line(str(exc))}"), err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C (and SIGTERM, which rlgen's commands raise as Ctrl-C) into Abort.
@@ -89,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("rlgen: aborted", err=True)
         sys.exit(2)
     except click.ClickException as exc:
-        click.echo(redact(f"rlgen: error: {_one_line(exc.format_message())}"), err=True)
+        click.echo(_redact(f"rlgen: error: {_one_line(exc.format_message())}"), err=True)
         sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -102,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
         # A read-only folder, a full disk: the machine's state, not a bug. What a command
         # changes it puts back on any error, so nothing is half-written.
         where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(redact(f"rlgen: error: cannot write {where}{exc.strerror}"), err=True)
+        click.echo(_redact(f"rlgen: error: cannot write {where}{exc.strerror}"), err=True)
         sys.exit(2)
     except (RecursionError, MemoryError) as exc:
         # Input nested or sized beyond what any real file needs (a YAML bomb): not a bug.
@@ -110,6 +109,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except Exception:
         _internal_error()
+
+
+def _redact(text: str) -> str:
+    # Imported when a message is written: a command that succeeds compiles none of its patterns.
+    from rlgen.redaction import redact as masked
+
+    return masked(text)
 
 
 def _internal_error() -> None:
@@ -123,9 +129,11 @@ def _save_traceback(details: str | None = None) -> str:
     import tempfile
     import traceback
 
+    from rlgen.redaction import masked_argv
+
     with tempfile.NamedTemporaryFile("w", prefix="rlgen-crash-", suffix=".txt", delete=False) as f:
         # argv with its values masked, the traceback with URL user info and tokens masked.
-        f.write(redact(f"rlgen {__version__}\nargv: {masked_argv(sys.argv)}\n\n{details or traceback.format_exc()}"))
+        f.write(_redact(f"rlgen {__version__}\nargv: {masked_argv(sys.argv)}\n\n{details or traceback.format_exc()}"))
     return f.name
 
 

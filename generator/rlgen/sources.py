@@ -6,7 +6,6 @@ links to them, which a wheel build turns into copies. This module is the only re
 """
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any
 
 from rlgen.tools import yamlio
@@ -14,6 +13,9 @@ from rlgen.tools import yamlio
 
 def text(path: str) -> str:
     """A source file by its repository path, e.g. ``base/training/rayjob.yaml``."""
+    # Imported here: importing this module (the trainer config helpers do) reads no file.
+    from importlib.resources import files
+
     return (files("rlgen") / "sources" / path).read_text(encoding="utf-8")
 
 

@@ -1,11 +1,11 @@
-"""rlgen diff builds only what differs between the two revisions."""
+"""rlgen diff builds and checks only what differs between the two revisions."""
 from __future__ import annotations
 
 import os
 import shutil
 
 from support.counting import builds, counting_kustomize
-from support.repos import git, ok, pinned, rlgen_in
+from support.repos import commit_all, git, ok, one_error_line, pinned, rlgen_in
 
 LR = "actor_rollout_ref.actor.optim.lr"
 
@@ -52,3 +52,27 @@ def test_an_edit_of_the_training_base_shows_in_every_run(repo, tmp_path):
     assert len(builds(log)) == 2
     runs = [line.split(":")[0].strip() for line in out.splitlines() if line.startswith("  ~ ")]
     assert {"~ a", "~ b", "~ c", "~ d", "~ e"} <= set(runs), out
+
+
+def test_a_defect_the_change_leaves_alone_is_for_validate_not_diff(repo):
+    """A hand edit already on the base (a plugin rlgen.yaml names that is not installed, a run
+    file that no longer parses) is no change to review: diff shows the change beside it, and
+    refuses the defect, in one line naming the file, once the change touches that file."""
+    for name in ("a", "b"):
+        ok(rlgen_in(repo, "run", "new", name, "--no-branch"))
+    answers, broken = repo / "rlgen.yaml", repo / "runs" / "a" / "run.yaml"
+    answers.write_text(answers.read_text().replace("rollout: vllm", "rollout: not-installed"))
+    broken.write_text(broken.read_text() + "trainer: [\n")
+    commit_all(repo, "hand edits")
+    git(repo, "switch", "-q", "-c", "epochs")
+    run_b = repo / "runs" / "b" / "run.yaml"
+    run_b.write_text(run_b.read_text().replace("trainer:\n", "trainer:\n  total_epochs: 7\n", 1))
+
+    out = ok(rlgen_in(repo, "diff", "-o", "table"))
+    assert "~ b: RayJob" in out and "trainer.total_epochs:" in out and "-> 7" in out, out
+    assert "not-installed" in one_error_line(rlgen_in(repo, "validate", "--offline"))
+
+    broken.write_text(broken.read_text() + "# touched\n")
+    assert "runs/a/run.yaml" in one_error_line(rlgen_in(repo, "diff", "-o", "table"))
+    answers.write_text(answers.read_text() + "# touched\n")
+    assert "not-installed" in one_error_line(rlgen_in(repo, "diff", "-o", "table"))

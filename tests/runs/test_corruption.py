@@ -77,7 +77,9 @@ CORRUPTIONS = [
 
 COMMANDS = [
     ("validate",),
-    ("diff",),
+    # diff reads the hand-edited files that differ between its two revisions: compared with
+    # the commit before the edit, the edited file is one of them.
+    ("diff", "--base", "HEAD~1"),
     ("run", "list"),
     ("run", "set", "baseline", "trainer.total_epochs=3"),
     ("run", "new", "other"),

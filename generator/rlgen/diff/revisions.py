@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -12,20 +13,21 @@ from rlgen.diff.compare import Comparison, compare
 from rlgen.diff.scratch import scratch
 from rlgen.errors import RlgenError
 from rlgen.output import resolve_output, to_json
-from rlgen.render import manifests
 from rlgen.render.changes import render_changes
 from rlgen.render.checkouts import Checkout, Commit, WorkingTree, changed
 from rlgen.repo.layout import TRAINING_BASE
-from rlgen.repo.workspace import Workspace, open_workspace
+from rlgen.repo import answers
+from rlgen.repo.workspace import Workspace, answered_spec, find_root, load_spec
 from rlgen.repo import run_files
 from rlgen.tools import git, kustomize, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
 
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
-    ws = open_workspace(Path.cwd())
-    run_files.check_repository(ws.root, ws.spec, plain=True)
-    comparison, labels = _compare(ws, base, head)
+    root = find_root(Path.cwd())
+    # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
+    # the change (then checked whole, see _compare).
+    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head)
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
     if output == "json":
         click.echo(to_json(report.as_data(comparison, *labels)))
@@ -37,34 +39,47 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
 
 def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Comparison, tuple[str, str]]:
     kustomize.command()
-    head_sha = _commit(ws.root, head) if head else None
-    base_name, base_sha = (base, _commit(ws.root, base)) if base else _default_base(ws, head_sha or "HEAD")
+    # Listed (by git, in the background) while the revisions are looked up.
+    working = None if head else WorkingTree("working tree", ws.root)
+    branch = ws.spec.git_branch
+    defaults = () if base else (f"origin/{branch}", branch)
+    # From HEAD, where it forks from each candidate base is asked at once with the lookup.
+    forks = {} if head else {ref: git.start(ws.root, "merge-base", "HEAD", ref) for ref in defaults}
+    commits = _commits(ws.root, [r for r in (head, base, *defaults) if r])
+    head_sha = _named(commits, head) if head else None
+    base_name, base_sha = (base, _named(commits, base)) if base else _default_base(ws, head_sha, commits, forks)
     labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
 
     with terminate_as_interrupt(), scratch(ws.root) as tmp:
-        working = WorkingTree(labels[1], ws.root)
         sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
                  Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else working)
-        if head_sha:
-            _check_hand_edited(sides[1], working, ws)
+        differ = changed(*sides)
+        if answers.FILENAME in differ:
+            # The answers changed: checked as every other command checks them, plugins included.
+            ws = Workspace(ws.root, load_spec(ws.root))
+        _check_hand_edited(sides[1], differ, ws)
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
-        rendered = render_changes(*sides, cache_repo=ws.root)
+        rendered = render_changes(*sides, cache_repo=ws.root, differ=differ)
         rendered = {co.label: synced(rendered[co.label], co) for co in sides}
     return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
 
 
-def _check_hand_edited(head: Commit, working: WorkingTree, ws: Workspace) -> None:
-    """The run files and training base of a ``--head`` commit, loaded as in the working tree
-    (one line naming the file and place for a defect); only when they differ from the working
-    tree, which was checked already (a CI checkout of that commit is)."""
+def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
+    """The run files and training base that differ, loaded from the head side as ``rlgen run``
+    loads them (one line naming the file and place for a defect). Files that are the same on
+    both sides are not read: a defect there is no change to review (``rlgen validate`` finds it)."""
     def hand_edited(rel: str) -> bool:
         return rel.startswith(("runs/", TRAINING_BASE + "/"))
 
-    if not any(hand_edited(rel) for rel in changed(head, working)):
+    edited = {rel for rel in differ if hand_edited(rel)}
+    if not edited:
+        return
+    if isinstance(head, WorkingTree):
+        run_files.check_changed(ws.root, ws.spec, edited, plain=True)
         return
     folder = head.on_disk([rel for rel in head.files if hand_edited(rel)])
     try:
-        run_files.check_repository(folder, ws.spec, plain=True)
+        run_files.check_changed(folder, ws.spec, edited, plain=True)
     except RlgenError as exc:
         raise RlgenError(f"{head.label}: {str(exc).replace(str(folder) + '/', '')}") from None
 
@@ -72,8 +87,10 @@ def _check_hand_edited(head: Commit, working: WorkingTree, ws: Workspace) -> Non
 def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
     """The sources a sync entry point of ``co`` applies: the entry points themselves (plain
     files) and the roots their Flux Kustomizations or Argo CD Applications name by path. A root
-    nothing names (base/training once the last run is gone) reaches no cluster."""
-    entry_points = manifests.plain_documents(co)
+    nothing names (base/training once the last run is gone) reaches no cluster. ``sources``
+    holds every entry point (:func:`~rlgen.render.changes.render_changes` renders them all);
+    a root is a folder, an entry point a file."""
+    entry_points = {s: docs for s, docs in sources.items() if s in co.files}
     if not entry_points:
         return sources
     paths = {applied for docs in entry_points.values() for text in docs
@@ -90,19 +107,30 @@ def _applied_paths(obj) -> set[str]:
             for s in sources if isinstance(s, dict) and isinstance(s.get("path"), str)}
 
 
-def _commit(repo: Path, ref: str) -> str:
-    try:
-        return git.run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
-    except RlgenError:
-        raise RlgenError(f"'{ref}' is not a commit of this repository") from None
+def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
+    """The commit each of ``refs`` names (those naming none are left out), from one git call."""
+    # cat-file reads one name a line and answers each on a line of its own, "<name> missing"
+    # for one that names no commit.
+    names = [r for r in dict.fromkeys(refs) if r.strip() and "\n" not in r]
+    if not names:
+        return {}
+    listing = git.start(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+                        input="".join(f"{r}^{{commit}}\n" for r in names))
+    answers = listing().splitlines()
+    return {r: line.split()[0] for r, line in zip(names, answers) if line.endswith(" commit")}
 
 
-def _default_base(ws: Workspace, head: str) -> tuple[str, str]:
+def _named(commits: dict[str, str], ref: str) -> str:
+    if ref not in commits:
+        raise RlgenError(f"'{ref}' is not a commit of this repository")
+    return commits[ref]
+
+
+def _default_base(ws: Workspace, head: str | None, commits: dict[str, str],
+                  forks: dict[str, Callable[[], str]]) -> tuple[str, str]:
     branch = ws.spec.git_branch
     for ref in (f"origin/{branch}", branch):
-        try:
-            _commit(ws.root, ref)
-        except RlgenError:
-            continue
-        return ref, git.run(ws.root, "merge-base", head, ref).strip()
+        if ref in commits:
+            fork = forks[ref]() if ref in forks else git.run(ws.root, "merge-base", head or "HEAD", commits[ref])
+            return ref, fork.strip()
     raise RlgenError(f"no base revision: neither origin/{branch} nor {branch} exists; pass --base REF")

@@ -37,13 +37,17 @@ def scratch(repo: Path) -> Iterator[Path]:
 
 
 def remove_leftovers(repo: Path) -> None:
-    registered = _registered_worktrees(repo)
+    earlier = []
     for folder in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
         owner = folder / _OWNER
         if owner.is_file():
             if _abandoned(owner):
                 shutil.rmtree(folder, ignore_errors=True)
             continue
+        earlier.append(folder)
+    # git is asked about worktrees only when a folder of an earlier release is there.
+    registered = _registered_worktrees(repo) if earlier else []
+    for folder in earlier:
         # No lock file: a folder of an earlier rlgen, which checked revisions out as worktrees.
         ours = [w for w in registered if w.parent == folder]
         for worktree in ours:
@@ -70,7 +74,7 @@ def _abandoned(owner: Path) -> bool:
 
 def _registered_worktrees(repo: Path) -> list[Path]:
     try:
-        listing = git.run(repo, "worktree", "list", "--porcelain")
+        listing = git.start(repo, "worktree", "list", "--porcelain")()
     except RlgenError:
         return []
     paths = [Path(line.removeprefix("worktree ")) for line in listing.splitlines() if line.startswith("worktree ")]

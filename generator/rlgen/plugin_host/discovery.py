@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rlgen.contributions import SLOTS, DatasetFormat, PluginInfo
 from rlgen.errors import RlgenError
-from rlgen.plugin_host.manager import Hooks, describe
+
+if TYPE_CHECKING:
+    from rlgen.plugin_host.manager import Describer
 
 #: The plugin a slot gets when the user picks none.
 DEFAULT_PLUGINS = {
@@ -30,25 +31,56 @@ class Installed:
     distribution: str = ""
 
 
-def discover() -> dict[str, Installed]:
-    """Every plugin registered under the ``rlgen`` entry-point group, by name."""
-    modules = {}
-    origins: dict[int, tuple[str, str]] = {}
-    for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name):
+class Plugins(Mapping[str, Installed]):
+    """Every plugin registered under the ``rlgen`` entry-point group, by name. A plugin is
+    imported and described when it is first asked for: a command that reads one repository's
+    answers loads the plugins they select, not every one installed."""
+
+    def __init__(self) -> None:
+        # Imported here: a command that checks only rlgen's own answers reads no metadata.
+        from importlib.metadata import entry_points
+
+        self._points = {ep.name: ep for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name)}
+        self._loaded: dict[str, Installed] = {}
+        self._origins: dict[int, tuple[str, str]] = {}
+        self._describe: Describer | None = None
+
+    def __getitem__(self, name: str) -> Installed:
+        if name not in self._loaded:
+            self._loaded[name] = self._load(self._points[name])
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._points)
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._points
+
+    def _load(self, ep) -> Installed:
+        name = ep.name
         try:
-            modules[ep.name] = (ep.load(), *_origin(ep.dist, origins))
+            module = ep.load()
         except Exception as exc:  # a broken third-party plugin must not break rlgen
-            raise RlgenError(f"plugin '{ep.name}' failed to load: {exc}") from None
-    infos = describe({name: module for name, (module, _, _) in modules.items()})
-    found: dict[str, Installed] = {}
-    for name, (module, version, distribution) in modules.items():
-        info = infos[name]
+            raise RlgenError(f"plugin '{name}' failed to load: {exc}") from None
+        version, distribution = _origin(ep.dist, self._origins)
+        if self._describe is None:
+            from rlgen.plugin_host.manager import Describer
+
+            self._describe = Describer()
+        info = self._describe(name, module)
         if info is None or info.name != name:
             raise RlgenError(f"plugin '{name}' must describe itself as '{name}' in rlgen_plugin()")
         if info.slot not in SLOTS:
             raise RlgenError(f"plugin '{name}' names unknown slot '{info.slot}' (slots: {', '.join(SLOTS)})")
-        found[name] = Installed(module, info, version, distribution)
-    return found
+        return Installed(module, info, version, distribution)
+
+
+def discover() -> Plugins:
+    """Every plugin registered under the ``rlgen`` entry-point group, by name."""
+    return Plugins()
 
 
 def _origin(dist, seen: dict[int, tuple[str, str]]) -> tuple[str, str]:
@@ -65,4 +97,6 @@ def _origin(dist, seen: dict[int, tuple[str, str]]) -> tuple[str, str]:
 
 def dataset_format(installed: dict[str, Installed], name: str) -> DatasetFormat:
     """The format of the installed dataset plugin ``name``, outside any selection."""
+    from rlgen.plugin_host.manager import Hooks
+
     return Hooks({"dataset": (name, installed[name].module)}).dataset_format()

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import shlex
-from importlib import metadata
+from typing import TYPE_CHECKING
 
 from rlgen.errors import RlgenError
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 #: The option's default: "where this rlgen was installed from", resolved by :func:`effective`.
 DEFAULT = ""
@@ -111,6 +114,8 @@ def effective(value: str) -> str:
     that source is one no image build can reach."""
     if value:
         return value
+    from importlib import metadata
+
     # An installer (pip, uv) leaves INSTALLER; a source checkout's build leftovers (an egg-info
     # in the working directory, first on sys.path) do not and say nothing about the source.
     found = list(metadata.distributions(name="rlgen"))
@@ -191,6 +196,8 @@ def plugin_requirements(value: tuple[str, ...], distributions: tuple[str, ...]) 
     no image build can reach."""
     if value:
         return value
+    from importlib import metadata
+
     found = []
     for name in distributions:
         requirement, why = installed_source(metadata.distribution(name))

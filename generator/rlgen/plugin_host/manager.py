@@ -33,8 +33,25 @@ def plugin_manager(plugins: Iterable[tuple[str, Any]]) -> pluggy.PluginManager:
 
 def describe(modules: Mapping[str, Any]) -> dict[str, contributions.PluginInfo | None]:
     """``rlgen_plugin()`` of every installed plugin module, by name, selected or not."""
-    impls = {impl.plugin_name: impl for impl in plugin_manager(modules.items()).hook.rlgen_plugin.get_hookimpls()}
-    return {name: _call("rlgen_plugin", impls[name], {}) if name in impls else None for name in modules}
+    describer = Describer()
+    return {name: describer(name, module) for name, module in modules.items()}
+
+
+class Describer:
+    """``rlgen_plugin()`` of plugin modules one at a time, as they are loaded, all checked by
+    one plugin manager (making one reads every hook specification)."""
+
+    def __init__(self) -> None:
+        self._pm = plugin_manager(())
+
+    def __call__(self, name: str, module: Any) -> contributions.PluginInfo | None:
+        try:
+            self._pm.register(module, name=name)
+            self._pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise RlgenError(f"plugin error: {' '.join(str(exc).split())}") from None
+        impl = next((i for i in self._pm.hook.rlgen_plugin.get_hookimpls() if i.plugin_name == name), None)
+        return _call("rlgen_plugin", impl, {}) if impl else None
 
 
 class Hooks:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import math
 
@@ -33,9 +33,12 @@ from rlgen.naming import (
 )
 from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
-from rlgen.plugin_host.manager import Hooks
 from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 from rlgen.verl import releases
+
+if TYPE_CHECKING:
+    from rlgen.contributions import DatasetFormat
+    from rlgen.plugin_host.manager import Hooks
 
 
 def _run_name_error(run: str) -> str | None:
@@ -162,6 +165,8 @@ class Selection:
 
     def hooks(self) -> Hooks:
         """The hooks of the selected plugins only."""
+        from rlgen.plugin_host.manager import Hooks
+
         return Hooks({s: (self.plugins[s], self.installed[self.plugins[s]].module) for s in SLOTS})
 
     def context(self, spec: Spec) -> Context:
@@ -170,26 +175,32 @@ class Selection:
     def spec(self, hooks: Hooks) -> Spec:
         """The shared names and paths these answers give (the dataset plugin supplies the
         defaults of the model and the data source)."""
-        core = self.values["rlgen"]
-        fmt = hooks.dataset_format()
-        # A core option named like a Spec field is that field: a new option is one Option above
-        # and the field plugins read; only defaults drawn from other answers are spelled out here.
-        fields = {f.name for f in dataclasses.fields(Spec)}
-        values = {name: value for name, value in core.items() if name in fields}
-        values.update(
-            dataset=fmt.name,
-            dataset_source=core["dataset_source"] or fmt.source,
-            model=core["model"] or fmt.default_model,
-            training_image=core["training_image"] or f"{core['registry']}/verl-training",
-            data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
-            rlgen_install=core["install"],
-            plugin_packages=tuple(core["plugin_packages"]),
-            plugin_distributions=tuple(sorted({d for slot in SLOTS
-                                               if (d := self.installed[self.plugins[slot]].distribution)
-                                               and d.lower() != "rlgen"})),
-            verl_version=core["verl"],
-        )
-        return Spec(**values)
+        distributions = {d for slot in SLOTS
+                         if (d := self.installed[self.plugins[slot]].distribution) and d.lower() != "rlgen"}
+        return core_spec(self.values["rlgen"], hooks.dataset_format(), tuple(sorted(distributions)))
+
+
+def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributions: tuple[str, ...] = ()) -> Spec:
+    """The Spec of rlgen's own answers ``core`` (converted by :func:`core_values` or :func:`select`),
+    the selected dataset plugin's format ``fmt`` and the selected plugins' ``distributions``.
+    Without ``fmt`` what the dataset plugin supplies is empty: ``dataset``, and ``model`` and
+    ``dataset_source`` unless answered."""
+    # A core option named like a Spec field is that field: a new option is one Option above
+    # and the field plugins read; only defaults drawn from other answers are spelled out here.
+    fields = {f.name for f in dataclasses.fields(Spec)}
+    values = {name: value for name, value in core.items() if name in fields}
+    values.update(
+        dataset=fmt.name if fmt else "",
+        dataset_source=core["dataset_source"] or (fmt.source if fmt else ""),
+        model=core["model"] or (fmt.default_model if fmt else ""),
+        training_image=core["training_image"] or f"{core['registry']}/verl-training",
+        data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
+        rlgen_install=core["install"],
+        plugin_packages=tuple(core["plugin_packages"]),
+        plugin_distributions=distributions,
+        verl_version=core["verl"],
+    )
+    return Spec(**values)
 
 
 def choose(installed: dict[str, Installed], names: list[str]) -> dict[str, str]:
@@ -245,39 +256,62 @@ def select(
             raise RlgenError(f"--set names plugin '{name}', which is {where}{_did_you_mean(name, infos)}")
     missing: list[str] = []
     for info in infos.values():
-        given = dict(sets.get(info.name, {}))
-        known = {o.name: o for o in info.options}
-        for key in given:
-            if key not in known:
-                raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
-        values: dict[str, Any] = {}
-        for opt in info.options:
-            if opt.name in given:
-                values[opt.name] = convert(info.name, opt, given[opt.name])
-            elif ask is not None and (opt.ask or opt.required and opt.default is None):
-                values[opt.name] = _asked(info.name, opt, ask)
-                given[opt.name] = values[opt.name]
-            elif opt.required and opt.default is None:
-                missing.append(f"{info.name}.{opt.name}")
-                values[opt.name] = None
-            else:
-                values[opt.name] = opt.default
-            if opt.ask:
-                # Recorded even at its default: rlgen.yaml states what the repository uses.
-                given.setdefault(opt.name, values[opt.name])
+        values, given = _values(info, sets.get(info.name, {}), ask, missing)
         selection.values[info.name] = values
         if given:
             selection.answers[info.name] = {k: values[k] for k in given}
     if missing:
-        # Every missing answer at once: one run of --no-input tells the whole list.
-        helps = {f"{i.name}.{o.name}": o.help for i in infos.values() for o in i.options}
-        raise RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
-                         + "; ".join(f"{m} ({helps[m]})" for m in missing) + ": "
-                         + " ".join(f"--set {m}=VALUE" for m in missing))
+        raise _missing(missing, infos.values())
     # Recorded even when it is the default: a repository keeps its verl release when a newer
     # rlgen defaults to another, until rlgen update --set rlgen.verl=... moves it.
     selection.answers.setdefault(CORE.name, {})["verl"] = selection.values[CORE.name]["verl"]
     return selection
+
+
+def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()) -> dict[str, Any]:
+    """rlgen's own answers (``sets["rlgen"]``), converted and checked as :func:`select` does,
+    without a plugin loaded; the options named in ``unchecked`` are converted to their type
+    but their own check is not run."""
+    missing: list[str] = []
+    values, _ = _values(CORE, sets.get(CORE.name, {}), None, missing, unchecked)
+    if missing:
+        raise _missing(missing, [CORE])
+    return values
+
+
+def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
+            missing: list[str], unchecked: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(every option of ``info`` converted, the options answered); a required option with no
+    answer is added to ``missing``."""
+    given = dict(sets)
+    known = {o.name: o for o in info.options}
+    for key in given:
+        if key not in known:
+            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+    values: dict[str, Any] = {}
+    for opt in info.options:
+        if opt.name in given:
+            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked)
+        elif ask is not None and (opt.ask or opt.required and opt.default is None):
+            values[opt.name] = _asked(info.name, opt, ask)
+            given[opt.name] = values[opt.name]
+        elif opt.required and opt.default is None:
+            missing.append(f"{info.name}.{opt.name}")
+            values[opt.name] = None
+        else:
+            values[opt.name] = opt.default
+        if opt.ask:
+            # Recorded even at its default: rlgen.yaml states what the repository uses.
+            given.setdefault(opt.name, values[opt.name])
+    return values, given
+
+
+def _missing(missing: list[str], infos) -> RlgenError:
+    # Every missing answer at once: one run of --no-input tells the whole list.
+    helps = {f"{i.name}.{o.name}": o.help for i in infos for o in i.options}
+    return RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
+                      + "; ".join(f"{m} ({helps[m]})" for m in missing) + ": "
+                      + " ".join(f"--set {m}=VALUE" for m in missing))
 
 
 def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str]) -> Any:
@@ -306,10 +340,11 @@ def check_clusters(selection: Selection) -> None:
             raise RlgenError(f"cluster {name}: environment {problem}")
 
 
-def convert(plugin: str, opt: Option, raw: Any) -> Any:
+def convert(plugin: str, opt: Option, raw: Any, check: bool = True) -> Any:
     """``raw`` (typed text from ``--set`` or a prompt, or a value of ``rlgen.yaml``) as the
     option's type: a text is parsed, a value read from YAML must already be of that type (a
-    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry)."""
+    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry). ``check``: the
+    option's own check too."""
     label = f"{plugin}.{opt.name}"
     if isinstance(raw, str) and (problem := control_error(raw) or credential_error(raw)):
         raise RlgenError(f"{label}: {problem}")
@@ -331,7 +366,7 @@ def convert(plugin: str, opt: Option, raw: Any) -> Any:
         raise RlgenError(f"{label}: '{value}' is not one of {', '.join(opt.choices)}")
     if opt.required and value in ("", None):
         raise RlgenError(f"{label}: a value is required")
-    if opt.check and (message := opt.check(value)):
+    if check and opt.check and (message := opt.check(value)):
         raise RlgenError(f"{label}: {message}")
     return value
 

@@ -49,19 +49,25 @@ def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], differ: set
     return whole
 
 
-def render_changes(base: Checkout, head: Checkout, cache_repo=None) -> dict[str, dict[str, list[str]]]:
+def render_changes(base: Checkout, head: Checkout, cache_repo=None,
+                   differ: set[str] | None = None) -> dict[str, dict[str, list[str]]]:
     """Like :func:`rlgen.render.manifests.render` for a base and a head checkout, but without
-    the documents of roots that render alike in both (a comparison finds nothing there)."""
-    differ = changed(base, head)
+    the documents of roots that render alike in both (a comparison finds nothing there).
+    ``differ``: :func:`~rlgen.render.checkouts.changed` of the two, when the caller has it."""
+    differ = changed(base, head) if differ is None else differ
     if not differ:
         return {base.label: {}, head.label: {}}
     base_plan, head_plan = _plan(base), _plan(head)
     needed = [unit for source in sorted(set(base_plan) | set(head_plan))
               for unit in _needed(source, base_plan.get(source, {}), head_plan.get(source, {}), differ,
                                   (base, head))]
+    for co in (base, head):
+        # What the builds read, asked for with the entry points below: one read for a commit.
+        co.prefetch({rel for unit in needed if unit.checkout is co for rel in unit.files})
+    entry_points = {co.label: plain_documents(co) for co in (base, head)}
     out: dict[str, dict[str, list[str]]] = {base.label: {}, head.label: {}}
     for unit, text in zip(needed, build(needed, RenderCache(cache_repo))):
         out[unit.label].setdefault(unit.source, []).extend(split(text))
     for co in (base, head):
-        out[co.label].update(plain_documents(co))
+        out[co.label].update(entry_points[co.label])
     return out

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from functools import cached_property
 from pathlib import Path
 
 from rlgen.tools import git, git_plumbing
 
 _SYMLINK = "120000"
+_STAGED = re.compile(r"[0-7]{6} [0-9a-f]{40,64} [0-3]")
 
 
 def blob_id(data: bytes) -> str:
@@ -70,7 +72,8 @@ class Checkout:
         raise NotImplementedError
 
     def prefetch(self, rels) -> None:
-        """Read these files in one go (a commit reads blobs in batches)."""
+        """These files will be read: a commit reads them, with any asked for before, along with
+        the next file read or written, in one git call."""
 
     def on_disk(self, rels) -> Path:
         """A folder where at least ``rels`` are files, as in this revision."""
@@ -80,13 +83,28 @@ class Checkout:
 class WorkingTree(Checkout):
     """The user's checkout, uncommitted edits and untracked (not ignored) files included."""
 
-    def __init__(self, label: str, root: Path, files: frozenset[str] | None = None):
+    def __init__(self, label: str, root: Path):
         self.label, self.repo = label, root
-        if files is None:
-            listing = git.run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-            files = frozenset(p for p in listing.split("\0") if p and visible(p) and (root / p).is_file())
-        self.files = files
+        # Listed in the background until first asked for. With --stage a tracked file comes
+        # as "<mode> <id> <stage>\t<path>", an untracked one as its bare path.
+        self._listing = git.start(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
         self._ids: dict[str, str] = {}
+
+    @cached_property
+    def files(self) -> frozenset[str]:  # type: ignore[override]
+        tracked, untracked = self._listed
+        return frozenset(p for p in tracked | untracked if visible(p) and (self.repo / p).is_file())
+
+    @cached_property
+    def _listed(self) -> tuple[set[str], set[str]]:
+        tracked, untracked = set(), set()
+        for entry in filter(None, self._listing().split("\0")):
+            meta, tab, path = entry.partition("\t")
+            if tab and _STAGED.fullmatch(meta):
+                tracked.add(path)
+            else:
+                untracked.add(entry)
+        return tracked, untracked
 
     def read(self, rel: str) -> bytes:
         return (self.repo / rel).read_bytes()
@@ -100,8 +118,7 @@ class WorkingTree(Checkout):
         return self.repo
 
     def untracked(self) -> set[str]:
-        listing = git.run(self.repo, "ls-files", "-z", "--others", "--exclude-standard")
-        return {p for p in listing.split("\0") if p}
+        return self._listed[1]
 
 
 class Commit(Checkout):
@@ -110,17 +127,30 @@ class Commit(Checkout):
 
     def __init__(self, label: str, repo: Path, sha: str, scratch: Path):
         self.label, self.repo, self.sha, self.scratch = label, repo, sha, scratch
-        entries = git_plumbing.tree_blobs(repo, sha)
-        self._entries = {rel: entry for rel, entry in entries.items() if visible(rel)}
-        self.files = frozenset(self._entries)
+        # Listed in the background until first asked for.
+        self._listing = git.start(repo, *git_plumbing.TREE_LISTING, sha)
         self._data: dict[str, bytes] = {}
+        self._wanted: set[str] = set()
         self._written: set[str] = set()
+
+    @cached_property
+    def _entries(self) -> dict[str, tuple[str, str]]:
+        return {rel: entry for rel, entry in git_plumbing.parse_tree(self._listing()).items() if visible(rel)}
+
+    @cached_property
+    def files(self) -> frozenset[str]:  # type: ignore[override]
+        return frozenset(self._entries)
 
     def id(self, rel: str) -> str:
         return self._entries[rel][1]
 
     def prefetch(self, rels) -> None:
-        missing = sorted({r for r in rels if r not in self._data and r in self._entries})
+        self._wanted.update(r for r in rels if r in self._entries)
+
+    def _fetch(self, rels) -> None:
+        """``rels`` and every file asked for, read from one ``git cat-file --batch``."""
+        missing = sorted((self._wanted | set(rels)) - self._data.keys())
+        self._wanted.clear()
         if missing:
             blobs = git_plumbing.read_blobs(self.repo, [self._entries[r][1] for r in missing])
             self._data.update(zip(missing, blobs))
@@ -128,13 +158,14 @@ class Commit(Checkout):
     def read(self, rel: str) -> bytes:
         if rel not in self._entries:
             raise FileNotFoundError(rel)
-        self.prefetch([rel])
+        if rel not in self._data:
+            self._fetch([rel])
         return self._data[rel]
 
     def on_disk(self, rels) -> Path:
         scratch = self.scratch
         wanted = sorted({r for r in rels if r in self._entries} - self._written)
-        self.prefetch(wanted)
+        self._fetch(wanted)
         for rel in wanted:
             path = scratch / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,6 +188,8 @@ def changed(base: Checkout, head: Checkout) -> set[str]:
                 if base._entries.get(p, (None, None))[1] != head._entries.get(p, (None, None))[1]}
     commit, tree = (base, head) if isinstance(base, Commit) else (head, base)
     assert isinstance(commit, Commit) and isinstance(tree, WorkingTree)
-    listing = git.run(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
-    found = {p for p in listing.split("\0") if p} | tree.untracked()
+    # Started before the listings of the two sides are awaited: the three run at once.
+    listing = git.start(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
+    untracked = tree.untracked()
+    found = {p for p in listing().split("\0") if p} | untracked
     return {p for p in found if visible(p)}

@@ -3,8 +3,10 @@
 ``base/training/trainer.yaml``.
 
 Each has one loader here that checks its shape and names the file, the place in it and what
-is wrong in one :class:`RlgenError` line. Every command (``run``, ``diff``, ``validate``) loads
-them through :func:`check_repository` first, so no command accepts what another refuses.
+is wrong in one :class:`RlgenError` line. Every command (``run``, ``validate``) loads them
+through :func:`check_repository` first, so no command accepts what another refuses; ``diff``,
+which reads only what differs between two revisions, loads those of them through
+:func:`check_changed`, by the same loaders.
 """
 from __future__ import annotations
 
@@ -204,6 +206,19 @@ def check_repository(repo: Path, spec: Spec, plain: bool = False) -> dict[str, R
     (``diff``, ``validate``): the same verdicts, at libyaml speed."""
     read_trainer_config(repo, spec, plain)
     return {run: read_run(repo, spec, run, plain) for run in read_index(repo, plain)}
+
+
+def check_changed(repo: Path, spec: Spec, changed: set[str], plain: bool = False) -> None:
+    """Load, as :func:`check_repository` does, the hand-editable files among ``changed`` (paths
+    relative to ``repo``), and the runs index whenever a file below ``runs/`` changed (it says
+    which run folders are runs)."""
+    if f"{TRAINING_BASE}/{Spec.trainer_config_key}" in changed:
+        read_trainer_config(repo, spec, plain)
+    if not any(rel.startswith("runs/") for rel in changed):
+        return
+    for run in read_index(repo, plain):
+        if {f"runs/{run}/{spec.run_config_key}", f"runs/{run}/kustomization.yaml"} & changed:
+            read_run(repo, spec, run, plain)
 
 
 def _list_of_str(path: Path, doc: dict, key: str) -> list[str]:

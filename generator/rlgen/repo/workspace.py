@@ -2,7 +2,8 @@
 
 Commands that edit, compare or validate a repository rebuild the spec from ``rlgen.yaml``
 through the same selection as ``rlgen new``, so names and paths they write (ConfigMap keys,
-checkpoint folders) are the ones the generator used.
+checkpoint folders) are the ones the generator used. ``diff`` takes rlgen's own answers alone
+(:func:`answered_spec`) unless ``rlgen.yaml`` is part of the change it shows.
 """
 from __future__ import annotations
 
@@ -32,6 +33,23 @@ def find_root(start: Path) -> Path:
 def open_workspace(start: Path) -> Workspace:
     root = find_root(start)
     return Workspace(root, load_spec(root))
+
+
+def answered_spec(root: Path) -> Spec:
+    """The Spec of ``rlgen.yaml``'s own answers (``rlgen.*``, checked as ``rlgen new`` checks
+    them but for the pip requirements ``rlgen.install`` and ``rlgen.plugin_packages``, only
+    typed), no plugin loaded: what the dataset plugin supplies is left empty (see
+    :func:`~rlgen.plugin_host.selection.core_spec`). For a command that reads only the shared
+    names and rlgen's answers: ``diff``, whose renders are the committed files."""
+    from rlgen.plugin_host.selection import core_spec, core_values
+
+    doc = answers.read(root)
+    try:
+        # The pip requirements' checks import the packaging library, which costs more than the
+        # rest of these checks together; such a command reads neither requirement.
+        return core_spec(core_values(doc["options"], unchecked=("install", "plugin_packages")))
+    except RlgenError as exc:
+        raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
 
 
 def load_spec(root: Path) -> Spec:

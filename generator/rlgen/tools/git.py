@@ -6,10 +6,13 @@ change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`.""
 from __future__ import annotations
 
 import json
+import locale
 import os
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from rlgen.errors import RlgenError
 
@@ -31,7 +34,7 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
         env = env if _has_identity(repo) else {**env, **IDENTITY}
     try:
         result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, input=input,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=_die_with_parent())
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
     if result.returncode not in ok_codes and check:
@@ -39,14 +42,62 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
     return result.stdout if result.returncode in ok_codes else ""
 
 
-def _die_with_parent() -> None:
-    # A git that outlived a killed rlgen would go on changing the repository while the next
-    # rlgen repairs it; on Linux the kernel ends it with its parent (prctl PR_SET_PDEATHSIG).
-    if sys.platform == "linux":
-        import ctypes
-        import signal
+def start(repo: Path, *args: str, input: str | None = None) -> Callable[[], str]:
+    """A question to git (``git ARGS`` reads; ``git diff`` may at most refresh the index's
+    file stats, with git's own lock) started now; the function returned waits for it and gives
+    what :func:`run` gives: questions that do not depend on each other asked at once. The
+    output goes to a file, not a pipe, so a long one never stalls git while another is awaited.
+    A question that outlives a killed rlgen only finishes, so it is not tied to rlgen's life
+    (killed, it could leave git's lock behind): with nothing to run between fork and exec,
+    Python starts it the cheaper way (vfork)."""
+    import tempfile
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    given = subprocess.DEVNULL
+    if input is not None:
+        given = tempfile.TemporaryFile()
+        given.write(input.encode(locale.getpreferredencoding(False)))
+        given.seek(0)
+    try:
+        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=given, stdout=out, stderr=err)
+    except FileNotFoundError:
+        out.close(), err.close()
+        raise RlgenError("git is not installed") from None
+    finally:
+        if input is not None:
+            given.close()
+    answer: list[str] = []
+
+    def result() -> str:
+        if not answer:
+            with out, err:
+                code = proc.wait()
+                out.seek(0), err.seek(0)
+                if code != 0:
+                    raise RlgenError(f"git {args[0]} failed: {' '.join(_text(err.read()).split())}")
+                answer.append(_text(out.read()))
+        return answer[0]
+    return result
+
+
+def _text(data: bytes) -> str:
+    # As subprocess's text mode reads output: the locale's encoding, universal newlines.
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+@lru_cache(maxsize=1)
+def _die_with_parent():
+    """What a git child runs before git starts. A git that outlived a killed rlgen would go on
+    changing the repository while the next rlgen repairs it; on Linux the kernel ends it with
+    its parent (prctl PR_SET_PDEATHSIG). The function is looked up here, in rlgen: importing
+    ctypes in every child cost more than most git calls."""
+    if sys.platform != "linux":
+        return None
+    import ctypes
+    import signal
+
+    prctl = ctypes.CDLL(None).prctl
+    return lambda: prctl(1, signal.SIGKILL)
 
 
 def _has_identity(repo: Path) -> bool:
@@ -83,7 +134,7 @@ def commit(repo: Path, message: str) -> None:
             fds = (trace.fileno(),)
         try:
             result = subprocess.run(["git", "commit", "-q", "-F", "-"], cwd=repo, capture_output=True, text=True,
-                                    env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent)
+                                    env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent())
         except FileNotFoundError:
             raise RlgenError("git is not installed") from None
         if result.returncode == 0:

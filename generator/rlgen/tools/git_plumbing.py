@@ -32,7 +32,15 @@ def blob_ids(repo: Path, files: dict[str, bytes], write: bool) -> dict[str, str]
 
 def tree_blobs(repo: Path, treeish: str) -> dict[str, tuple[str, str]]:
     """path -> (mode, blob id) of every file of ``treeish``."""
-    out = git.run(repo, "ls-tree", "-r", "-z", "--full-tree", treeish)
+    return parse_tree(git.run(repo, *TREE_LISTING, treeish))
+
+
+#: The git command :func:`parse_tree` reads the output of, but the tree.
+TREE_LISTING = ("ls-tree", "-r", "-z", "--full-tree")
+
+
+def parse_tree(out: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, blob id) of every file a ``git ls-tree`` (:data:`TREE_LISTING`) lists."""
     entries = {}
     for line in filter(None, out.split("\0")):
         meta, path = line.split("\t", 1)
