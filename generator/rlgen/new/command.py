@@ -66,8 +66,13 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
+
+        def index(probed: list[str]) -> None:
+            # While kustomize renders: every file but those holding a patch's twin for the render.
+            git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
+
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
-                       build.hooks.patches(build.ctx))
+                       build.hooks.patches(build.ctx), meanwhile=index)
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -32,6 +33,13 @@ class Installed:
 
 def discover() -> dict[str, Installed]:
     """Every plugin registered under the ``rlgen`` entry-point group, by name."""
+    return dict(_discovered())
+
+
+@lru_cache(maxsize=1)
+def _discovered() -> dict[str, Installed]:
+    # Once per process: the commands that select plugins and the rules that ask what a dataset
+    # plugin declares would each scan every installed distribution's entry points.
     modules = {}
     origins: dict[int, tuple[str, str]] = {}
     for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name):

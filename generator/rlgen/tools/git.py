@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from rlgen.errors import RlgenError
@@ -31,7 +32,7 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
         env = env if _has_identity(repo) else {**env, **IDENTITY}
     try:
         result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, input=input,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=_die_with_parent())
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
     if result.returncode not in ok_codes and check:
@@ -39,14 +40,20 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
     return result.stdout if result.returncode in ok_codes else ""
 
 
-def _die_with_parent() -> None:
-    # A git that outlived a killed rlgen would go on changing the repository while the next
-    # rlgen repairs it; on Linux the kernel ends it with its parent (prctl PR_SET_PDEATHSIG).
-    if sys.platform == "linux":
-        import ctypes
-        import signal
+@lru_cache(maxsize=1)
+def _die_with_parent():
+    """What each git child runs before git starts (``preexec_fn``), or None off Linux. A git that
+    outlived a killed rlgen would go on changing the repository while the next rlgen repairs it;
+    on Linux the kernel ends it with its parent (prctl PR_SET_PDEATHSIG). libc's prctl is looked
+    up here, once, in rlgen's own process: imported in each forked child, ctypes cost every git
+    call some 20 ms."""
+    if sys.platform != "linux":
+        return None
+    import ctypes
+    import signal
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    prctl, sigkill = ctypes.CDLL(None).prctl, int(signal.SIGKILL)
+    return lambda: prctl(1, sigkill)
 
 
 def _has_identity(repo: Path) -> bool:
@@ -56,9 +63,11 @@ def _has_identity(repo: Path) -> bool:
 
 def init(repo: Path, branch: str) -> None:
     """A repository whose first commit lands on ``branch``: a new one, or an empty clone
-    already there (symbolic-ref, not ``init -b``, which a re-init ignores)."""
-    run(repo, "init", "-q")
-    run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    already there (then symbolic-ref: a re-init ignores ``init -b``)."""
+    again = (repo / ".git").exists()
+    run(repo, "init", "-q", *([] if again else [f"--initial-branch={branch}"]))
+    if again:
+        run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
 
 
 def commit_all(repo: Path, message: str) -> None:
@@ -83,7 +92,7 @@ def commit(repo: Path, message: str) -> None:
             fds = (trace.fileno(),)
         try:
             result = subprocess.run(["git", "commit", "-q", "-F", "-"], cwd=repo, capture_output=True, text=True,
-                                    env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent)
+                                    env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent())
         except FileNotFoundError:
             raise RlgenError("git is not installed") from None
         if result.returncode == 0:
