@@ -328,6 +328,21 @@ def header(comment: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) if comment else ""
 
 
+def plain(value: Any) -> Any:
+    """A copy of round-trip data as builtins (dict, list, str, int, float, bool, None): its
+    comments, quoting and flow styles left behind, so it is written as fresh data is."""
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    if value is None:
+        return None
+    raise TypeError(f"not plain data: {type(value).__name__}")
+
+
 def literal_strings(value: Any) -> Any:
     """Multi-line strings become ``|`` blocks so scripts and configs stay readable, and
     strings a YAML 1.1 reader would take for booleans are quoted."""
