@@ -462,8 +462,11 @@ class _Block:
 
 
 def _key(key: str) -> str:
-    if len(key) < 100 and _PLAIN.fullmatch(key) and not _resolved(key):
-        return key
+    if len(key) < 100 and _PLAIN.fullmatch(key):
+        if not _resolved(key):
+            return key
+        if "'" not in key:
+            return f"'{key}'"
     analysis = _analysis(key)
     # A simple key (the only kind written here): never empty or multi-line, and short.
     if analysis.empty or analysis.multiline or len(key) >= 100:
@@ -514,8 +517,13 @@ def _string(value: str, indent: int) -> str:
         raise _Unusual
     if value.lower() in YAML11_BOOLEANS:
         return f"'{value}'"
-    if _PLAIN.fullmatch(value) and not _resolved(value):
-        return value
+    if value == "" or _PLAIN.fullmatch(value):
+        # Printable ASCII on one line: plain, or quoted where another type would be read.
+        if value and not _resolved(value):
+            return value
+        if "'" not in value:
+            return f"'{value}'"
+        raise _Unusual
     analysis = _analysis(value)
     if analysis.multiline:  # a break other than \n (U+0085, U+2028): PyYAML writes it its own way
         raise _Unusual
