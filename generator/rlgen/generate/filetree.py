@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from rlgen.errors import RlgenError
 from rlgen.tools import git_recovery
@@ -26,9 +26,9 @@ class FileTree:
             raise RlgenError(f"two contributions write {norm}")
         self.files[norm] = content.encode() if isinstance(content, str) else content
 
-    def write(self, root: Path, under: tuple[str, ...] = ("",)) -> None:
-        """Write the files (only those whose path starts with one of ``under``) below ``root``."""
-        for path in sorted(p for p in self.files if p.startswith(under)):
+    def write(self, root: Path, paths: Iterable[str] | None = None) -> None:
+        """Write the files (or only ``paths`` of them) below ``root``."""
+        for path in sorted(self.files if paths is None else paths):
             dest = root / path
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(self.files[path])

@@ -26,7 +26,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from contextlib import nullcontext
 
     from rlgen.generate.filetree import check_target, empty_clone, staged
-    from rlgen.generate.pipeline import generate
+    from rlgen.generate.pipeline import UNRENDERED, generate
     from rlgen.generate.staged_rules import refuse_failing
     from rlgen.generate import template_source
     from rlgen.plugin_host.discovery import discover
@@ -56,8 +56,10 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         answers.setdefault("rlgen", {})["git_url"] = origin
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
+    # A team template's files may be anything a render reads: with one, every stage runs first.
+    later = UNRENDERED if template is None else ()
     with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
-        build = generate(selection, template=fetched)
+        build = generate(selection, template=fetched, later=later)
     if build.clashes:
         from rlgen.generate.team_template import clash_line
 
@@ -67,12 +69,17 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
 
-        def index(probed: list[str]) -> None:
-            # While kustomize renders: every file but those holding a patch's twin for the render.
+        def meanwhile(probed: list[str]) -> None:
+            # While kustomize renders: the files no render reads, then git indexes every file
+            # but those holding a patch's twin for the render.
+            rendered = set(build.tree.files)
+            for stage in later:
+                stage(build)
+            build.tree.write(tmp, [path for path in build.tree.files if path not in rendered])
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
-                       build.hooks.patches(build.ctx), meanwhile=index)
+                       build.hooks.patches(build.ctx), meanwhile=meanwhile)
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":
