@@ -70,18 +70,24 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         git.init(tmp, build.spec.git_branch)
 
         def meanwhile(probed: list[str]) -> None:
-            # While kustomize renders: the files no render reads, then git indexes every file
-            # but those holding a patch's twin for the render.
+            # While kustomize renders: the files no render reads, then git's index of every
+            # file, those holding a patch's twin for the render with their own content.
             rendered = set(build.tree.files)
             for stage in later:
                 stage(build)
             build.tree.write(tmp, [path for path in build.tree.files if path not in rendered])
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
+            if probed:
+                # As git add would store them (--path: the attributes of their own path apply).
+                ids = [git.run(tmp, "hash-object", "-w", "--stdin", f"--path={path}",
+                               input=build.tree.files[path].decode()).strip() for path in probed]
+                git.run(tmp, "update-index", "--add", "--index-info",
+                        input="".join(f"100644 {sha}\t{path}\n" for path, sha in zip(probed, ids)))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
                        build.hooks.patches(build.ctx), meanwhile=meanwhile)
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
-        git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
+        git.commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":
         click.echo(to_json({"directory": str(target), "files": len(build.tree.files), "plugins": selection.plugins,
                             "run": build.run, "rayjob": build.rayjob}))
