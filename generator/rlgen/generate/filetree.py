@@ -28,9 +28,12 @@ class FileTree:
 
     def write(self, root: Path, paths: Iterable[str] | None = None) -> None:
         """Write the files (or only ``paths`` of them) below ``root``."""
+        made: set[Path] = set()
         for path in sorted(self.files if paths is None else paths):
             dest = root / path
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.parent not in made:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                made.add(dest.parent)
             dest.write_bytes(self.files[path])
 
 
