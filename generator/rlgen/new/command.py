@@ -28,7 +28,6 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from rlgen.generate.filetree import check_target, empty_clone, staged
     from rlgen.generate.pipeline import UNRENDERED, generate
     from rlgen.generate.staged_rules import refuse_failing
-    from rlgen.generate import template_source
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
     from rlgen.errors import RlgenError
@@ -41,6 +40,8 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     if template_ref is not None and template is None:
         raise RlgenError("--template-ref needs --template")
     if template is not None:
+        from rlgen.generate import template_source
+
         template_source.check(template, template_ref)
     kustomize.command()
     answers = parse_sets(list(sets))
