@@ -6,7 +6,7 @@ never changes what an earlier stage added. Nothing touches the disk until the tr
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
@@ -253,26 +253,17 @@ def team_template(b: Build) -> None:
 STAGES = (check_selection, plugin_components, training_base, platform_base, secret_delivery, sync_entry_points,
           plugin_files,
           reader_role, schemas, first_run, answers_file, skeleton, team_template)
-#: The last stages but the team template's, whose files (README, workflows, .gitignore) no
-#: kustomize root or sync entry point reads: ``rlgen new`` runs them while kustomize renders
-#: the others for its check.
-UNRENDERED = (skeleton,)
 
 
-def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None,
-             later: tuple[Callable[[Build], None], ...] = ()) -> Build:
+def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None) -> Build:
     """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob.
     ``run_naming``: the scheme of the repository being updated (a new one gets the current);
-    ``template``: the team's cookiecutter template, fetched, whose files join the tree;
-    ``later``: :data:`UNRENDERED` (without a template), left for the caller to run in order."""
-    if later and (later != UNRENDERED or template is not None):
-        raise ValueError("only the unrendered stages, and no template after them, can wait")
+    ``template``: the team's cookiecutter template, fetched, whose files join the tree."""
     hooks = selection.hooks()
     spec = selection.spec(hooks)
     build = Build(selection, hooks, spec, selection.context(spec), selection.values["rlgen"]["run"],
                   run_naming=run_naming, template=template)
     for stage in STAGES:
-        if stage not in later:
-            stage(build)
+        stage(build)
     return build
 

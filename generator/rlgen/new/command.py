@@ -26,7 +26,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from contextlib import nullcontext
 
     from rlgen.generate.filetree import check_target, empty_clone, staged
-    from rlgen.generate.pipeline import UNRENDERED, generate
+    from rlgen.generate.pipeline import generate
     from rlgen.generate.staged_rules import refuse_failing
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
@@ -57,10 +57,8 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         answers.setdefault("rlgen", {})["git_url"] = origin
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
-    # A team template's files may be anything a render reads: with one, every stage runs first.
-    later = UNRENDERED if template is None else ()
     with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
-        build = generate(selection, template=fetched, later=later)
+        build = generate(selection, template=fetched)
     if build.clashes:
         from rlgen.generate.team_template import clash_line
 
@@ -71,12 +69,8 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         git.init(tmp, build.spec.git_branch)
 
         def meanwhile(probed: list[str]) -> None:
-            # While kustomize renders: the files no render reads, then git's index of every
-            # file, those holding a patch's twin for the render with their own content.
-            rendered = set(build.tree.files)
-            for stage in later:
-                stage(build)
-            build.tree.write(tmp, [path for path in build.tree.files if path not in rendered])
+            # While kustomize renders: git's index of every file, those holding a patch's twin
+            # for the render with their own content.
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
             if probed:
                 # As git add would store them (--path: the attributes of their own path apply).
