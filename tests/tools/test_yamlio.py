@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime
 import io
+import random
 
 import pytest
 from rlgen.tools import yamlio
@@ -91,3 +92,45 @@ def test_every_reader_types_a_plain_scalar_alike(text):
     doc = f"key: {text}" if "\n" not in text else "key: |\n" + "".join(f"  {line}\n" for line in text.splitlines())
     assert _same(yamlio.read_plain12(doc)["key"], yamlio.parse_value(doc)["key"])
     assert _same(yamlio.read_plain12(doc)["key"], _plain(yamlio.load(doc)["key"]))
+
+
+#: Characters and runs where PyYAML's choice of style changes: indicators, document markers,
+#: quotes, line breaks YAML knows beyond \n, a tab, non-ASCII text, words other types own.
+PIECES = list("ab09 -?:#,[]{}&*!|>'\"%@`.~=+<$()/^_;\\\n\tü\u2028\x85😀") + [
+    "---", "...", " #", ": ", "on", "yes", "1e-06", "0x1F", "null", "~", "true", "2024-01-01", "  ", "\n\n"]
+
+
+def _documents(seed: int, count: int):
+    rnd = random.Random(seed)
+
+    def text():
+        return "".join(rnd.choice(PIECES) for _ in range(rnd.choice([0, 1, 2, 3, 5, 8, 20])))
+
+    def node(depth):
+        if depth > 3 or rnd.random() < 0.3:
+            return text() if rnd.random() < 0.6 else rnd.choice(
+                [None, 0, -3, 10**20, 1.5, 1e-06, 0.1 + 0.2, float("inf"), float("nan"), True, {}, []])
+        if rnd.random() < 0.5:
+            return {text() if rnd.random() < 0.5 else rnd.choice(["name", "on", "1", "a b", "x:y", ""]): node(depth + 1)
+                    for _ in range(rnd.randint(0, 4))}
+        return [v for v in (node(depth + 1) for _ in range(rnd.randint(0, 4))) if type(v) is not list and v is not None]
+
+    docs = [node(0) for _ in range(count)]
+    return [d for d in docs if yamlio.is_plain(d)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_data_is_written_as_pyyaml_writes_it(seed):
+    """rlgen's own block writer (the fast path of :func:`yamlio.dump`) and PyYAML's emitter,
+    set up as the tests above prove ruamel writes, give the same bytes for any plain data."""
+    for doc in _documents(seed, 2500):
+        assert yamlio.dump(doc) == yamlio._pyyaml_dump(doc), doc
+
+
+def test_the_fast_path_writes_plain_only_what_pyyaml_would():
+    rnd = random.Random(7)
+    for _ in range(50000):
+        text = "".join(rnd.choice(PIECES) for _ in range(rnd.choice([1, 2, 3, 5, 8])))
+        if yamlio._PLAIN.fullmatch(text):
+            analysis = yamlio._analysis(text)
+            assert analysis.allow_block_plain and not analysis.multiline, repr(text)

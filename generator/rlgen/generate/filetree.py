@@ -26,11 +26,14 @@ class FileTree:
             raise RlgenError(f"two contributions write {norm}")
         self.files[norm] = content.encode() if isinstance(content, str) else content
 
-    def write(self, root: Path, under: tuple[str, ...] = ("",)) -> None:
-        """Write the files (only those whose path starts with one of ``under``) below ``root``."""
-        for path in sorted(p for p in self.files if p.startswith(under)):
+    def write(self, root: Path) -> None:
+        """Write the files below ``root``."""
+        made: set[Path] = set()
+        for path in sorted(self.files):
             dest = root / path
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.parent not in made:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                made.add(dest.parent)
             dest.write_bytes(self.files[path])
 
 

@@ -6,13 +6,13 @@ never changes what an earlier stage added. Nothing touches the disk until the tr
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
 from rlgen.errors import RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image
 from rlgen.generate.filetree import FileTree
-from rlgen.generate.template_source import Fetched
 from rlgen.generate.kustomizations import (
     Components,
     env_runs_index,
@@ -34,6 +34,9 @@ from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
+
+if TYPE_CHECKING:  # a team template's module is imported only when there is one
+    from rlgen.generate.template_source import Fetched
 
 
 @dataclass

@@ -63,7 +63,7 @@ def _volumes(pod: dict, spec: Spec) -> None:
 def _alike(head: dict, own: dict) -> dict:
     """The head's pod spec with the GPU container's name and resources; the head's comments
     stay with the head (a copy would carry them to the wrong lines)."""
-    pod = yamlio.load(yamlio.dump(yamlio.read_plain(yamlio.dump(head))))
+    pod = yamlio.literal_strings(yamlio.plain(head))
     container = pod["containers"][0]
     for field in OWN_FIELDS:
         container[field] = copy.deepcopy(own[field])

@@ -10,6 +10,7 @@ the render before the rules read it and from the files before they are committed
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from rlgen.errors import RlgenError
 
@@ -17,10 +18,17 @@ from rlgen.errors import RlgenError
 PROBE = "rlgen.io/patch-probe-"
 
 
-def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patches=()) -> None:
+def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patches=(),
+                   meanwhile: Callable[[list[str]], None] | None = None) -> None:
     """Raise one line naming the first problem when the rules (and the plugins' rules of
     ``plugins``, a ``(Hooks, Context)`` pair) find any in ``tree``, or naming the plugin of the
-    first of ``patches`` (``[(plugin, [Patch])]``) whose target matches no object."""
+    first of ``patches`` (``[(plugin, [Patch])]``) whose target matches no object.
+
+    ``meanwhile`` runs while kustomize renders, given the files (relative to ``tree``) that
+    hold a patch's twin until the render ends: work on the other files (git's) need not wait
+    for the builds."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from rlgen.render import manifests
     from rlgen.repo.run_files import read_index
     from rlgen.rules import Rendered, check
@@ -28,7 +36,12 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
 
     originals, probes = _add_probes(tree, patches)
     try:
-        sources = manifests.render({"repo": tree})["repo"]
+        # The builds are processes: this thread only waits for them, and the calling one goes on.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            rendering = pool.submit(manifests.render, {"repo": tree})
+            if meanwhile is not None:
+                meanwhile(sorted(path.relative_to(tree).as_posix() for path in originals))
+            sources = rendering.result()["repo"]
     finally:
         for path, text in originals.items():
             path.write_bytes(text)

@@ -28,7 +28,6 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from rlgen.generate.filetree import check_target, empty_clone, staged
     from rlgen.generate.pipeline import generate
     from rlgen.generate.staged_rules import refuse_failing
-    from rlgen.generate import template_source
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
     from rlgen.errors import RlgenError
@@ -41,6 +40,8 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     if template_ref is not None and template is None:
         raise RlgenError("--template-ref needs --template")
     if template is not None:
+        from rlgen.generate import template_source
+
         template_source.check(template, template_ref)
     kustomize.command()
     answers = parse_sets(list(sets))
@@ -66,10 +67,22 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
+
+        def meanwhile(probed: list[str]) -> None:
+            # While kustomize renders: git's index of every file, those holding a patch's twin
+            # for the render with their own content.
+            git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
+            if probed:
+                # As git add would store them (--path: the attributes of their own path apply).
+                ids = [git.run(tmp, "hash-object", "-w", "--stdin", f"--path={path}",
+                               input=build.tree.files[path].decode()).strip() for path in probed]
+                git.run(tmp, "update-index", "--add", "--index-info",
+                        input="".join(f"100644 {sha}\t{path}\n" for path, sha in zip(probed, ids)))
+
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
-                       build.hooks.patches(build.ctx))
+                       build.hooks.patches(build.ctx), meanwhile=meanwhile)
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
-        git.commit_all(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
+        git.commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":
         click.echo(to_json({"directory": str(target), "files": len(build.tree.files), "plugins": selection.plugins,
                             "run": build.run, "rayjob": build.rayjob}))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rlgen.contributions import SLOTS, DatasetFormat, PluginInfo
@@ -80,6 +81,13 @@ class Plugins(Mapping[str, Installed]):
 
 def discover() -> Plugins:
     """Every plugin registered under the ``rlgen`` entry-point group, by name."""
+    return _plugins()
+
+
+@lru_cache(maxsize=1)
+def _plugins() -> Plugins:
+    # Once per process: the commands that select plugins and the rules that ask what a dataset
+    # plugin declares would each list every installed distribution's entry points again.
     return Plugins()
 
 

@@ -3,7 +3,6 @@ slot, every option converted and checked."""
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -390,6 +389,8 @@ def _shown(value: Any) -> str:
 
 
 def _did_you_mean(name: str, known) -> str:
+    import difflib  # only to name the option meant
+
     close = difflib.get_close_matches(str(name), list(known), n=1)
     if close:
         return f" (did you mean '{close[0]}'?)"

@@ -107,9 +107,11 @@ def _has_identity(repo: Path) -> bool:
 
 def init(repo: Path, branch: str) -> None:
     """A repository whose first commit lands on ``branch``: a new one, or an empty clone
-    already there (symbolic-ref, not ``init -b``, which a re-init ignores)."""
-    run(repo, "init", "-q")
-    run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    already there (then symbolic-ref: a re-init ignores ``init -b``)."""
+    again = (repo / ".git").exists()
+    run(repo, "init", "-q", *([] if again else [f"--initial-branch={branch}"]))
+    if again:
+        run(repo, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
 
 
 def commit_all(repo: Path, message: str) -> None:
