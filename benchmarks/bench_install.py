@@ -1,8 +1,8 @@
 """The generated CI's first step: ``pip install`` of rlgen into a fresh environment, from a
 local wheel (no network: rlgen's wheel and those of its dependencies are built first into a
 folder, and pip is pointed at it with ``--no-index``). Timed and sized beside the same install
-with the cluster extra, which is what a plain install held before the Kubernetes client became
-the extra ``rlgen[cluster]``."""
+with the cluster and template extras, which is what a plain install held before the Kubernetes
+client and cookiecutter became the extras ``rlgen[cluster]`` and ``rlgen[template]``."""
 from __future__ import annotations
 
 import shutil
@@ -16,12 +16,14 @@ from timing import Cmd
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 3
+#: The extras that were part of a plain install before they became extras.
+BEFORE = "cluster,template"
 
 
 def wheelhouse(work: Path) -> Path:
-    """rlgen's wheel and every dependency of rlgen[cluster], built once (untimed)."""
+    """rlgen's wheel and every dependency of rlgen[cluster,template], built once (untimed)."""
     folder = work / "wheels"
-    timing.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(folder), f"{ROOT}[cluster]"])
+    timing.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(folder), f"{ROOT}[{BEFORE}]"])
     return folder
 
 
@@ -45,23 +47,23 @@ def rows(work: Path) -> tuple[list[timing.Row], str]:
     benchmarks run rlgen with)."""
     wheels = wheelhouse(work)
     plain, cluster = work / "ci-plain", work / "ci-cluster"
-    cmds = [install(plain, "rlgen", wheels), install(cluster, "rlgen[cluster]", wheels)]
+    cmds = [install(plain, "rlgen", wheels), install(cluster, f"rlgen[{BEFORE}]", wheels)]
     samples: list[list[float]] = [[], []]
     for i in range(RUNS):
         for side in ((0, 1) if i % 2 == 0 else (1, 0)):
             samples[side].append(cmds[side].once())
     seconds = [statistics.median(s) for s in samples]
     sizes = [size_mb(plain), size_mb(cluster)]
-    label = "`pip install 'rlgen[cluster]'` (all a plain install held before)"
+    label = f"`pip install 'rlgen[{BEFORE}]'` (all a plain install held before)"
     out = [timing.Row("CI install: `pip install rlgen` from a local wheel, fresh environment, time",
                       seconds[0], label, seconds[1], 0.5),
            timing.Row("CI install: the environment's size", sizes[0], label, sizes[1], 0.5, unit="MB")]
     for row in out:
         print(f"  {row.measure}: {row.rlgen:.1f} vs {row.baseline:.1f} -> {row.ratio:.2f}x", file=sys.stderr)
     python = str(plain / "bin" / "python")
-    probe = subprocess.run([python, "-c", "import kubernetes"], capture_output=True)
-    if probe.returncode == 0:
-        raise SystemExit("the plain install has the kubernetes client: it should be the extra rlgen[cluster]")
+    for module, extra in (("kubernetes", "cluster"), ("cookiecutter", "template")):
+        if subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0:
+            raise SystemExit(f"the plain install has {module}: it should be the extra rlgen[{extra}]")
     return out, python
 
 
