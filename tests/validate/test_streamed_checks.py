@@ -21,8 +21,9 @@ from support.toolchain import tool
 
 @pytest.fixture
 def repo(generate, tmp_path) -> Path:
-    """A generated repository of its own (made before ``slow_kustomize`` is on PATH)."""
-    shutil.copytree(generate(), tmp_path / "repo", symlinks=True)
+    """A generated repository of its own (made before ``slow_kustomize`` is on PATH), without
+    the renders another test cached in it: every root must build."""
+    shutil.copytree(generate(), tmp_path / "repo", symlinks=True, ignore=shutil.ignore_patterns(".rlgen-cache"))
     return tmp_path / "repo"
 
 
