@@ -16,6 +16,16 @@ class RenderCache:
     def __init__(self, repo: Path | None) -> None:
         self.folder = repo / FOLDER if repo else None
 
+    def empty(self) -> bool:
+        """Nothing can be found (no folder, or nothing in it): a caller may build before it has
+        worked out the keys, which means reading every file a root reads."""
+        if self.folder is None:
+            return True
+        try:
+            return not any(self.folder.iterdir())
+        except OSError:
+            return True
+
     def get(self, key: str) -> str | None:
         if self.folder is None:
             return None

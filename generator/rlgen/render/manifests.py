@@ -184,7 +184,7 @@ def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None
     they finish: a caller can check the short roots' objects while the long one builds."""
     kustomize.command()
     builds = builds or kustomize.Builds()
-    texts: list[str | None] = [cache.get(u.key) for u in units]
+    texts: list[str | None] = [None] * len(units) if cache.empty() else [cache.get(u.key) for u in units]
     missing = [i for i, t in enumerate(texts) if t is None]
     folders = {i: units[i].checkout.on_disk(units[i].files) for i in missing}
     if on_text:
