@@ -32,14 +32,18 @@ class SecretPlan:
         return found[0]
 
 
-def plan(root: Path) -> SecretPlan:
+def plan(root: Path, selection=None) -> SecretPlan:
+    """The Secrets the repository at ``root`` reads; ``selection``: its plugins and answers,
+    when the caller has them already."""
     from rlgen.generate.pipeline import declared_secrets
-    from rlgen.plugin_host.discovery import discover
-    from rlgen.plugin_host.selection import select
-    from rlgen.repo import answers
 
-    doc = answers.read(root)
-    selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
+    if selection is None:
+        from rlgen.plugin_host.discovery import discover
+        from rlgen.plugin_host.selection import select
+        from rlgen.repo import answers
+
+        doc = answers.read(root)
+        selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
     hooks = selection.hooks()
     ctx = selection.context(selection.spec(hooks))
     secrets = declared_secrets(hooks, ctx)

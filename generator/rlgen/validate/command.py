@@ -128,7 +128,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         external = answers.read(repo)["external_secrets"]
         selection = load_selection(repo)
         plugins = (selection.hooks(), selection.context(ws.spec))
-        secret_plan = _secret_plan(repo)
+        secret_plan = _secret_plan(repo, selection)
         located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
         cache = repo / ".rlgen-cache"
         validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
@@ -158,13 +158,14 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
         raise ProblemsFound(f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
 
 
-def _secret_plan(repo: Path):
+def _secret_plan(repo: Path, selection):
     """What the secrets rules read from the repository's files (before anything is rendered):
-    the plan of its Secrets, and the committed files holding a Secret in plain text."""
+    the plan of its Secrets (of ``selection``), and the committed files holding a Secret in
+    plain text."""
     from rlgen.generate.secret_plan import plan
     from rlgen.rules.secrets import plaintext_files
 
-    return plan(repo), list(plaintext_files(repo))
+    return plan(repo, selection), list(plaintext_files(repo))
 
 
 def _secret_findings(repo: Path, objects, read) -> list:
