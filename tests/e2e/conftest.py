@@ -195,21 +195,23 @@ def dump(cp: ControlPlane) -> str:
         check=False).stdout
 
 
+def _dump_if_failed(cp: ControlPlane, request) -> None:
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print(dump(cp))
+
+
 @pytest.fixture
 def dump_on_failure(control_plane, request):
     """Print the control plane's logs and objects when a test fails: the first thing to read."""
     yield
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        print(dump(control_plane))
+    _dump_if_failed(control_plane, request)
 
 
 @pytest.fixture
 def dump_second_on_failure(second_control_plane, request):
     yield
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
-        print(dump(second_control_plane))
+    _dump_if_failed(second_control_plane, request)
 
 
 #: The order the modules share the one control plane in: each starts from the cluster the one
