@@ -153,6 +153,9 @@ class Selection:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Clusters besides ``rlgen.cluster``, name -> environment (``rlgen cluster add``).
     clusters: dict[str, str] = field(default_factory=dict)
+    #: The hooks of :meth:`hooks` and the plugins they were made for: made once, not once per
+    #: caller (a command may ask for its spec, its rules' context and its Secrets' plan).
+    _hooks: tuple[tuple[str, ...], Hooks] | None = field(default=None, init=False, repr=False, compare=False)
 
     def all_clusters(self) -> list[tuple[str, str]]:
         """(cluster, environment) of every cluster that syncs this repository, ``rlgen.cluster`` first."""
@@ -166,7 +169,10 @@ class Selection:
         """The hooks of the selected plugins only."""
         from rlgen.plugin_host.manager import Hooks
 
-        return Hooks({s: (self.plugins[s], self.installed[self.plugins[s]].module) for s in SLOTS})
+        chosen = tuple(self.plugins[s] for s in SLOTS)
+        if self._hooks is None or self._hooks[0] != chosen:
+            self._hooks = chosen, Hooks({s: (self.plugins[s], self.installed[self.plugins[s]].module) for s in SLOTS})
+        return self._hooks[1]
 
     def context(self, spec: Spec) -> Context:
         return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)

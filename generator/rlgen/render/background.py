@@ -33,6 +33,14 @@ class Rendering:
             self._ready.put(_End(rendered["repo"], None))
         except BaseException as exc:  # handed to the caller's thread, which reports it
             self._ready.put(_End({}, exc))
+        finally:
+            self._builds.started.set()  # also when every render came from the cache
+
+    def wait_started(self) -> None:
+        """Until the first build runs (or the render ended without one). Python work of the
+        caller's meanwhile would share the interpreter with the render's own planning, which
+        is all that stands between the command's start and its first build."""
+        self._builds.started.wait()
 
     def sources(self) -> Iterator[tuple[str, list[str], bool]]:
         """(source, documents, built) of each top root and plain file, in the order they are

@@ -9,10 +9,10 @@ A repository that ``rlgen new`` created has no ``render`` yet; its root commit i
 """
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from ruamel.yaml.comments import CommentedMap
 
 from rlgen import __version__
 from rlgen.errors import RlgenError
@@ -49,6 +49,8 @@ def text(selection: Selection, external_secrets: list[str], run_naming: int, ren
         doc[TEMPLATE_KEY] = dict(template)
     doc["run_naming"] = run_naming
     if render:
+        from ruamel.yaml.comments import CommentedMap
+
         # A comment needs ruamel's map; without one the plain, faster dump writes the same text.
         doc = CommentedMap(doc)
         doc[RENDER_KEY] = render
@@ -61,7 +63,19 @@ def read(root: Path) -> dict[str, Any]:
     """The answers, checked for shape: ``plugins`` and ``options`` mappings, ``external.secrets``
     a list of names. Every command reads them here, so all of them accept the same files."""
     path = root / FILENAME
-    return parse(yamlio.read_file(path), path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return parse(yamlio.read_file(path), path)  # which names the defect
+    # A copy: a caller may change what it gets, never what the next caller reads.
+    return copy.deepcopy(_parsed(path, text))
+
+
+@lru_cache(maxsize=4)
+def _parsed(path: Path, text: str) -> dict[str, Any]:
+    # By content: validate and update read the answers several times, and a round-trip parse
+    # costs more than reading the file again.
+    return parse(yamlio.read_text(path, text), path)
 
 
 def parse(doc: Any, path: Path | str) -> dict[str, Any]:

@@ -52,8 +52,10 @@ def answered_spec(root: Path) -> Spec:
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
 
 
-def load_spec(root: Path) -> Spec:
-    selection = load_selection(root)
+def load_spec(root: Path, selection=None) -> Spec:
+    """The Spec of ``rlgen.yaml``; ``selection``: its :func:`load_selection`, when the caller
+    has it already."""
+    selection = selection or load_selection(root)
     try:
         return selection.spec(selection.hooks())
     except RlgenError as exc:

@@ -17,14 +17,20 @@ from rlgen.verl import releases
 DEFAULT_LOOP = "single_turn_agent"
 
 
-@lru_cache(maxsize=1)
-def declared_agents() -> dict[str, str | None]:
-    """Installed dataset plugin -> the agent loop its rows name."""
+_NOT_PREPARED = object()
+
+
+@lru_cache(maxsize=None)
+def declared_agent(dataset: str):
+    """The agent loop the rows of installed dataset plugin ``dataset`` name (``None``: they
+    name none), or :data:`_NOT_PREPARED` when no dataset plugin has that name. Only that plugin
+    is loaded: loading every installed one would import each plugin's module for one answer."""
     from rlgen.plugin_host.discovery import dataset_format, discover
 
     installed = discover()
-    return {name: dataset_format(installed, name).agent_name
-            for name, plugin in installed.items() if plugin.info.slot == "dataset"}
+    if dataset not in installed or installed[dataset].info.slot != "dataset":
+        return _NOT_PREPARED
+    return dataset_format(installed, dataset).agent_name
 
 
 def agent_rules(objects: list[Rendered]) -> Iterator[Finding]:
@@ -34,12 +40,13 @@ def agent_rules(objects: list[Rendered]) -> Iterator[Finding]:
         # The dataset Job uploads each dataset to a folder of its own name, which the trainer reads.
         train_files = get(cfg, "data", "train_files")
         dataset = PurePosixPath(str(train_files)).parent.name if isinstance(train_files, str) else None
-        if dataset not in declared_agents():
+        declared = declared_agent(dataset) if dataset else _NOT_PREPARED
+        if declared is _NOT_PREPARED:
             continue  # data the repository does not prepare: its rows are the user's business
         release = releases.of_object(item.obj)
         rollout = get(cfg, "actor_rollout_ref", "rollout", default={}) or {}
-        loop = declared_agents()[dataset] or get(rollout, "agent", "default_agent_loop") or DEFAULT_LOOP
-        source = "its rows' agent_name" if declared_agents()[dataset] else "agent.default_agent_loop"
+        loop = declared or get(rollout, "agent", "default_agent_loop") or DEFAULT_LOOP
+        source = "its rows' agent_name" if declared else "agent.default_agent_loop"
         tools = get(rollout, "multi_turn", "tool_config_path")
         say = lambda message: Finding(item.source, item.label, message)
         if loop not in release.agent_loops and not get(rollout, "agent", "agent_loop_config_path"):

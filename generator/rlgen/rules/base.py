@@ -14,21 +14,35 @@ def run_file(source: str, label: str, runs: Iterable[str], config_key: str) -> s
     """Where a user edits an object of the ``runs/`` root: ``runs/<run>/run.yaml`` (every object
     of a run carries the run's name as its prefix; the longest run name wins); ``source`` as it
     is for any other object."""
-    root = RUNS_INDEX.rsplit("/", 1)[0]
-    if source != root:
-        return source
-    name = label.rsplit("/", 1)[-1]
-    run = next((r for r in sorted(runs, key=len, reverse=True) if name.startswith(f"{r}-")), None)
-    return f"{root}/{run}/{config_key}" if run else source
+    return _RunFiles(runs, config_key)(source, label)
 
 
 def by_run_file(objects: list[Rendered], runs: Iterable[str], config_key: str) -> list[Rendered]:
     """``objects`` with the source a user edits (:func:`run_file`)."""
-    runs = list(runs)
-    return [Rendered(run_file(o.source, o.label, runs, config_key), o.obj, o.trainer_config) for o in objects]
+    where = _RunFiles(runs, config_key)
+    return [Rendered(where(o.source, o.label), o.obj, o.trainer_config) for o in objects]
 
 
 def findings_by_run_file(findings: list[Finding], runs: Iterable[str], config_key: str) -> list[Finding]:
     """``findings`` naming the file a user edits (:func:`run_file`)."""
-    runs = list(runs)
-    return [Finding(run_file(f.source, f.obj, runs, config_key), f.obj, f.message, f.fix) for f in findings]
+    where = _RunFiles(runs, config_key)
+    return [Finding(where(f.source, f.obj), f.obj, f.message, f.fix) for f in findings]
+
+
+class _RunFiles:
+    """:func:`run_file` for many objects: a name's prefixes up to each ``-`` are looked up,
+    longest first, rather than every run tried against every object."""
+
+    def __init__(self, runs: Iterable[str], config_key: str) -> None:
+        self.runs, self.config_key = set(runs), config_key
+        self.root = RUNS_INDEX.rsplit("/", 1)[0]
+
+    def __call__(self, source: str, label: str) -> str:
+        if source != self.root:
+            return source
+        name = label.rsplit("/", 1)[-1]
+        end = len(name)
+        while (end := name.rfind("-", 0, end)) > 0:
+            if name[:end] in self.runs:
+                return f"{self.root}/{name[:end]}/{self.config_key}"
+        return source

@@ -38,6 +38,8 @@ class Builds:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
         self.stopped = False
+        #: Set once the first build runs: from then on its caller's other work costs the build nothing.
+        self.started = threading.Event()
 
     def build(self, root: Path) -> str:
         """As :func:`build`; raises :class:`Stopped` once :meth:`stop` was called."""
@@ -47,6 +49,7 @@ class Builds:
             proc = subprocess.Popen([*command(), str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
             self._running.add(proc)
+        self.started.set()
         try:
             stdout, stderr = proc.communicate()
         finally:

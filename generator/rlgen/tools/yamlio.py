@@ -1,5 +1,5 @@
 """All YAML reading and writing of rlgen, by one set of rules: YAML 1.2 as ruamel.yaml reads
-and writes it (:data:`CORE_SCHEMA`), whichever parser or emitter does the work.
+and writes it (:func:`core_schema`), whichever parser or emitter does the work.
 
 - Round trip (comments, key order and quoting kept): ruamel.yaml, for files a user edits.
 - Plain data out: exactly what ruamel writes, several times faster: rlgen's own block writer,
@@ -18,26 +18,34 @@ import io
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.resolver import implicit_resolvers
-from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rlgen.errors import RlgenError
 
-#: The YAML 1.2 implicit types, tag -> (pattern, first characters), taken from ruamel.yaml's own
-#: resolver so the fast reader and writer below can never read or quote a plain scalar otherwise
-#: than ruamel does. It is the core schema (yaml.org/spec/1.2.2 section 10.3.2) as ruamel
-#: implements it: ``0o17`` and ``1_000`` are ints, ``2024-01-01`` a date, ``+.5`` a float and
-#: ``.5e5`` a string (its exponent has no sign).
-CORE_SCHEMA = {tag: (pattern, first) for versions, tag, pattern, first in implicit_resolvers if (1, 2) in versions}
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
+# ruamel.yaml is imported where it is used: importing it costs more than most commands' own
+# work before their first kustomize build, and reading plain data needs only libyaml.
+
+
+@lru_cache(maxsize=1)
+def core_schema() -> dict[str, tuple[Any, list[str] | None]]:
+    """The YAML 1.2 implicit types, tag -> (pattern, first characters), taken from ruamel.yaml's
+    own resolver so the fast reader and writer below can never read or quote a plain scalar
+    otherwise than ruamel does. It is the core schema (yaml.org/spec/1.2.2 section 10.3.2) as
+    ruamel implements it: ``0o17`` and ``1_000`` are ints, ``2024-01-01`` a date, ``+.5`` a
+    float and ``.5e5`` a string (its exponent has no sign)."""
+    from ruamel.yaml.resolver import implicit_resolvers
+
+    return {tag: (pattern, first) for versions, tag, pattern, first in implicit_resolvers if (1, 2) in versions}
 #: Plain in YAML 1.2 but booleans to YAML 1.1 readers (kubectl's and Go's older parsers): quoted.
 YAML11_BOOLEANS = frozenset({"y", "n", "yes", "no", "on", "off"})
 
 
 def _yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     y = YAML()
     y.indent(mapping=2, sequence=4, offset=2)
     y.width = 4096  # never fold long strings: a folded entrypoint is hard to review
@@ -113,8 +121,6 @@ def load_all(text: str) -> list[Any]:
 def read_file(path: Path) -> Any:
     """A YAML file a user may have edited, parsed with its comments; any defect (unreadable,
     not UTF-8, not YAML, a duplicate key) is one line naming the file and the place."""
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -123,6 +129,13 @@ def read_file(path: Path) -> Any:
         raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise RlgenError(f"{path}: cannot read: {exc.strerror}") from None
+    return read_text(path, text)
+
+
+def read_text(path: Path, text: str) -> Any:
+    """:func:`read_file` of ``path`` whose ``text`` the caller has read already."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         doc = load(text)
     except MarkedYAMLError as exc:
@@ -177,6 +190,8 @@ def parse_value(raw: str) -> Any:
 
 @lru_cache(maxsize=1)
 def _safe_yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     # One instance: making one looks for ruamel's plug-ins on disk each time.
     return YAML(typ="safe")
 
@@ -211,20 +226,28 @@ def read_plain_all(text: str) -> list[Any]:
 def read_manifests_all(text: str) -> list[Any]:
     """Rendered Kubernetes objects as :func:`read_plain_all` reads them, but with an unquoted
     date or time kept as the text it is: the API server and kubeconform (sigs.k8s.io/yaml) read
-    it as a string, and JSON has no date. A defect raises ``ValueError``."""
+    it as a string, and JSON has no date. Built from libyaml's events when the text is as plain
+    as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect raises ``ValueError``."""
     import yaml
 
-    class Loader(_c_loader()):
-        pass
+    from rlgen.tools import yaml_events
 
-    Loader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in _c_loader().yaml_implicit_resolvers.items()
-    }
     try:
-        return [d for d in yaml.load_all(text, Loader=Loader) if d is not None]
-    except yaml.YAMLError as exc:
-        raise ValueError(" ".join(str(exc).split())) from None
+        return yaml_events.load_all(text, _manifests_loader())
+    except (yaml_events.Unusual, yaml.YAMLError):
+        pass  # PyYAML builds what the events reader leaves, and says where a defect is
+    return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=_manifests_loader()) if d is not None])
+
+
+@lru_cache(maxsize=1)
+def _manifests_loader():
+    class Loader(_c_loader()):
+        yaml_implicit_resolvers = {
+            first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in _c_loader().yaml_implicit_resolvers.items()
+        }
+
+    return Loader
 
 
 def read_plain(text: str) -> Any:
@@ -266,7 +289,7 @@ def _core_loader():
     class Loader(_c_loader()):
         yaml_implicit_resolvers: dict = {}
 
-    for tag, (pattern, first) in CORE_SCHEMA.items():
+    for tag, (pattern, first) in core_schema().items():
         Loader.add_implicit_resolver(tag, pattern, first)
     Loader.add_constructor("tag:yaml.org,2002:int", _core_int)
     Loader.add_constructor("tag:yaml.org,2002:bool", lambda loader, node: node.value.lower() == "true")
@@ -346,6 +369,9 @@ def plain(value: Any) -> Any:
 def literal_strings(value: Any) -> Any:
     """Multi-line strings become ``|`` blocks so scripts and configs stay readable, and
     strings a YAML 1.1 reader would take for booleans are quoted."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+
     if isinstance(value, dict):
         out = value if isinstance(value, CommentedMap) else CommentedMap()
         for k, v in list(value.items()):
@@ -380,7 +406,7 @@ def is_plain(value: Any) -> bool:
 
 def _dump_plain(doc: Any) -> str:
     """What ruamel writes for plain data with :func:`_yaml`'s settings: sequences indented under
-    their key (``key:\\n  - a``); a string quoted where :data:`CORE_SCHEMA` reads another type
+    their key (``key:\\n  - a``); a string quoted where :func:`core_schema` reads another type
     (``'1e-06'``) or a YAML 1.1 reader a boolean (``'on'``); ``None`` an empty value; multi-line
     strings ``|`` blocks; keys in their order; nothing folded; non-ASCII text as it is.
 
@@ -535,7 +561,7 @@ def _string(value: str, indent: int) -> str:
 
 
 def _resolved(text: str) -> str | None:
-    """The tag :data:`CORE_SCHEMA` reads a plain ``text`` as, or ``None`` for a string."""
+    """The tag :func:`core_schema` reads a plain ``text`` as, or ``None`` for a string."""
     table = _resolvers()
     for tag, pattern in table.get(text[:1], []) + table.get(None, []):
         if pattern.match(text):
@@ -546,7 +572,7 @@ def _resolved(text: str) -> str | None:
 @lru_cache(maxsize=1)
 def _resolvers() -> dict[str, list]:
     table: dict[str, list] = {}
-    for tag, (pattern, first) in CORE_SCHEMA.items():
+    for tag, (pattern, first) in core_schema().items():
         for char in first or [None]:
             table.setdefault(char, []).append((tag, pattern))
     return table
@@ -588,7 +614,7 @@ def _plain_dumper():
                 node.value.append((key_node, self.represent_data(value)))
             return node
 
-    for tag, (pattern, first) in CORE_SCHEMA.items():
+    for tag, (pattern, first) in core_schema().items():
         Dumper.add_implicit_resolver(tag, pattern, first)
 
     def string(dumper, value: str):

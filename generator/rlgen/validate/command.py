@@ -102,21 +102,24 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
     Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
     the same locations, with the same strictness."""
     from rlgen.render.background import Rendering
-    from rlgen.repo import answers
-    from rlgen.repo.workspace import find_root, load_selection, open_workspace
-    from rlgen.repo import run_files
-    from rlgen.validate.conflicts import conflict_findings
+    from rlgen.repo.workspace import find_root
 
     root = find_root(target or Path.cwd())
     # The kustomize builds are most of the time: they start first and everything below that
     # needs no rendered object is done while they run. A refusal below stops them.
     with Rendering(root) as rendering:
+        rendering.wait_started()
+        from rlgen.repo import answers, run_files
+        from rlgen.repo.workspace import Workspace, load_selection, load_spec
+        from rlgen.validate.conflicts import conflict_findings
+
         if conflicts := conflict_findings(root):
             # Files with markers do not load or render: report them alone.
             report(conflicts, 0, "none (not rendered)", [], resolve_output(output))
             raise ProblemsFound(f"{len(conflicts)} file(s) with merge conflict markers")
         # A hand-edited file that does not load stops validate before anything is reported.
-        ws = open_workspace(target or Path.cwd())
+        selection = load_selection(root)
+        ws = Workspace(root, load_spec(root, selection))
         repo = ws.root
         runs = run_files.check_repository(repo, ws.spec, plain=True)
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
@@ -126,7 +129,6 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
 
         stale = stale_findings(repo, ws.spec, runs, target)
         external = answers.read(repo)["external_secrets"]
-        selection = load_selection(repo)
         plugins = (selection.hooks(), selection.context(ws.spec))
         secret_plan = _secret_plan(repo, selection)
         located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)

@@ -85,7 +85,9 @@ def _plain(data: Mapping[str, str], key: str) -> dict:
     return {} if text is None else _parsed(key, text)
 
 
-@lru_cache(maxsize=64)
+# Room for every run of a large repository: validate's rules ask for each run's config in
+# several passes, and a cache smaller than the runs would miss on every one of them.
+@lru_cache(maxsize=2048)
 def _parsed(key: str, text: str) -> dict:
     try:
         doc = yamlio.read_plain12(text)
