@@ -50,6 +50,7 @@ class SchemaCheck:
                   if any(os.path.isfile(render(t, kind, api_version)) for t in local)]
         self._stream.send([json.dumps(probe) for probe in probes])
         self._objects += [None] * len(probes)
+        self._locate(types)
 
     def __enter__(self) -> SchemaCheck:
         return self
@@ -76,6 +77,13 @@ class SchemaCheck:
         self._objects += objects
         if self._stream is not None and not sent:
             self._stream.send([json.dumps(o.obj) for o in objects])
+        self._locate(_types(objects))
+
+    def _locate(self, types: set[tuple[str, str]]) -> None:
+        # Where each type's schema is (what the report lists), looked up while the longest
+        # root still builds rather than after it.
+        for api_version, kind in types:
+            self.validator.locate(api_version, kind)
 
     def findings(self) -> list[Finding]:
         """The problems of every object, in the order the objects were added. Call it once,
@@ -115,17 +123,19 @@ def schema_sources(objects: list[Rendered], validator: SchemaValidator,
                    located: list[tuple[str, str]], repo: Path) -> list[dict]:
     """One entry per (apiVersion, kind): where its schema was found ("none" when nowhere),
     the file relative to rlgen's catalog or to the repository."""
-    types = sorted({(o.obj.get("apiVersion"), o.obj.get("kind")) for o in objects
-                    if isinstance(o.obj.get("apiVersion"), str) and isinstance(o.obj.get("kind"), str)},
-                   key=lambda t: (t[1], t[0]))
     sources = []
-    for api_version, kind in types:
+    for api_version, kind in sorted(_types(objects), key=lambda t: (t[1], t[0])):
         validator.locate(api_version, kind)
         index, where = validator.found.get((api_version, kind), (None, ""))
         sources.append({"apiVersion": api_version, "kind": kind,
                         "source": located[index][0] if index is not None else "none",
                         "location": _short(where, repo)})
     return sources
+
+
+def _types(objects: list[Rendered]) -> set[tuple[str, str]]:
+    return {(o.obj.get("apiVersion"), o.obj.get("kind")) for o in objects
+            if isinstance(o.obj.get("apiVersion"), str) and isinstance(o.obj.get("kind"), str)}
 
 
 def _short(where: str, repo: Path) -> str:
