@@ -64,9 +64,12 @@ def test_every_document_reads_as_pyyaml_reads_it(seed, style):
     fast = yaml_events.load_all(text, yamlio._manifests_loader())
     assert _same(fast, _pyyaml(text))
     assert _same(yamlio.read_manifests_all(text), _pyyaml(text))
+    # The plain reader keeps YAML 1.1's dates: a text with one is read by PyYAML whole.
+    plain = [d for d in yaml.load_all(text, Loader=yamlio._c_loader()) if d is not None]
+    assert _same(yamlio.read_plain_all(text), plain)
 
 
-def test_a_render_is_read_from_the_events(tmp_path):
+def test_a_render_is_read_from_the_events():
     """The plain text kustomize writes takes the fast path: nothing in it is left to PyYAML."""
     text = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    on: \"yes\"\ndata:\n"
             "  run.yaml: |\n    lr: 3e-6\n  when: 2024-01-01\n---\napiVersion: ray.io/v1\nkind: RayJob\n"
@@ -105,3 +108,8 @@ def test_a_defect_is_one_line_with_its_place(text):
         yamlio.read_manifests_all(text)
     message = str(refused.value)
     assert "\n" not in message and "line" in message
+
+
+def test_a_date_is_a_date_to_the_plain_reader():
+    assert yamlio.read_plain_all("when: 2024-01-01\nn: 1\n")[0]["when"].year == 2024
+    assert yamlio.read_manifests_all("when: 2024-01-01\nn: 1\n") == [{"when": "2024-01-01", "n": 1}]

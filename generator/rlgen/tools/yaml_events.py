@@ -11,6 +11,7 @@ an alias, a tag, a merge key, a collection as a key, a type past str/int/float/b
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -71,8 +72,15 @@ def load_all(text: str, loader_class: type) -> list[Any]:
     return docs
 
 
+#: Past this many texts a table of resolved scalars starts again: a long-lived process (a test
+#: run) reads many repositories, a command a few thousand distinct scalars.
+_MAX_SCALARS = 100_000
+
+
+@lru_cache(maxsize=None)
 def _scalars(loader_class: type):
-    """A function from a plain scalar's text to its value, each text resolved once."""
+    """A function from a plain scalar's text to its value, each text resolved once per process
+    (for each loader class: rendered manifests and kustomization files share most of them)."""
     loader = loader_class("")
     values: dict[str, Any] = {}
 
@@ -83,6 +91,8 @@ def _scalars(loader_class: type):
             tag = loader.resolve(yaml.ScalarNode, text, (True, False))
             if tag not in _SIMPLE:
                 raise Unusual from None  # a merge key, a timestamp, YAML 1.1's "=" value
+            if len(values) >= _MAX_SCALARS:
+                values.clear()
             value = values[text] = loader.yaml_constructors[tag](loader, yaml.ScalarNode(tag, text))
             return value
 

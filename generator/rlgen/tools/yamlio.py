@@ -217,9 +217,16 @@ def read_plain12(text: str) -> Any:
 
 def read_plain_all(text: str) -> list[Any]:
     """Plain data of every document, for reading rendered manifests that are never written
-    back. A defect raises ``ValueError``."""
+    back. Built from libyaml's events when the text is plain enough (see
+    :func:`read_manifests_all`). A defect raises ``ValueError``."""
     import yaml
 
+    from rlgen.tools import yaml_events
+
+    try:
+        return yaml_events.load_all(text, _c_loader())
+    except (yaml_events.Unusual, yaml.YAMLError):
+        pass
     return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=_c_loader()) if d is not None])
 
 
