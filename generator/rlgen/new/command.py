@@ -26,7 +26,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from contextlib import nullcontext
 
     from rlgen.generate.filetree import check_target, empty_clone, staged
-    from rlgen.generate.pipeline import generate
+    from rlgen.generate.pipeline import finish, generate
     from rlgen.generate.staged_rules import refuse_failing
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
@@ -58,7 +58,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
     with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
-        build = generate(selection, template=fetched)
+        build = generate(selection, template=fetched, defer_unrendered=True)
     if build.clashes:
         from rlgen.generate.team_template import clash_line
 
@@ -67,6 +67,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
+        unrendered: list[str] = []
 
         def meanwhile(probed: list[str]) -> None:
             # While kustomize renders: git's index of every file, those holding a patch's twin
@@ -78,9 +79,14 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
                                input=build.tree.files[path].decode()).strip() for path in probed]
                 git.run(tmp, "update-index", "--add", "--index-info",
                         input="".join(f"100644 {sha}\t{path}\n" for path, sha in zip(probed, ids)))
+            # The files no render reads; on disk once kustomize is done with the folder.
+            unrendered.extend(finish(build))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
                        build.hooks.patches(build.ctx), meanwhile=meanwhile)
+        if unrendered:
+            build.tree.write(tmp, unrendered)
+            git.run(tmp, "add", "--", *(f":(literal){path}" for path in unrendered))
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":
