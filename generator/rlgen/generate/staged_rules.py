@@ -30,8 +30,6 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
     from concurrent.futures import ThreadPoolExecutor
 
     from rlgen.render import manifests
-    from rlgen.repo.run_files import read_index
-    from rlgen.rules import Rendered, check
     from rlgen.tools.yamlio import read_plain_all
 
     originals, probes = _add_probes(tree, patches)
@@ -47,6 +45,10 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
             rendering = pool.submit(manifests.render, {"repo": tree}, on_source=read)
             if meanwhile is not None:
                 meanwhile(sorted(path.relative_to(tree).as_posix() for path in originals))
+            # Imported while kustomize renders.
+            from rlgen.repo.run_files import read_index
+            from rlgen.rules import Rendered, check
+
             sources = rendering.result()["repo"]
     finally:
         for path, text in originals.items():
