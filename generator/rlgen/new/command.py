@@ -70,23 +70,16 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         unrendered: list[str] = []
 
         def meanwhile(probed: list[str]) -> None:
-            # While kustomize renders: git's index of every file, those holding a patch's twin
-            # for the render with their own content.
+            # While kustomize renders: git's index of every file but those holding a patch's
+            # twin for the render; the files no render reads, written once it is done.
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
-            if probed:
-                # As git add would store them (--path: the attributes of their own path apply).
-                ids = [git.run(tmp, "hash-object", "-w", "--stdin", f"--path={path}",
-                               input=build.tree.files[path].decode()).strip() for path in probed]
-                git.run(tmp, "update-index", "--add", "--index-info",
-                        input="".join(f"100644 {sha}\t{path}\n" for path, sha in zip(probed, ids)))
-            # The files no render reads; on disk once kustomize is done with the folder.
             unrendered.extend(finish(build))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
                        build.hooks.patches(build.ctx), meanwhile=meanwhile)
-        if unrendered:
-            build.tree.write(tmp, unrendered)
-            git.run(tmp, "add", "--", *(f":(literal){path}" for path in unrendered))
+        build.tree.write(tmp, unrendered)
+        # The rest: the patched files, their own again, and those just written.
+        git.run(tmp, "add", "-A", "--", ".")
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":
