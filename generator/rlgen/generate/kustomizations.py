@@ -11,8 +11,6 @@ import re
 import textwrap
 from collections import defaultdict
 
-from ruamel.yaml.comments import CommentedMap
-
 from rlgen import sources
 from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
@@ -154,6 +152,8 @@ def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int
     )
     if size is not None or labels:
         # Comments need ruamel's map; a run of the base's size keeps the plain, faster dump.
+        from ruamel.yaml.comments import CommentedMap
+
         doc = CommentedMap(doc)
     if rayjob_name:
         # A transformer runs after namePrefix, so the RayJob gets exactly this name.

@@ -10,9 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml.comments import CommentedMap
+from typing import TYPE_CHECKING, Any
 
 from rlgen.errors import RlgenError
 from rlgen.generate.kustomizations import run_kustomization, runs_index
@@ -23,6 +21,9 @@ from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
 from rlgen.verl.batch_rules import Size
+
+if TYPE_CHECKING:  # ruamel is imported by the commands that write a run.yaml, when they do
+    from ruamel.yaml.comments import CommentedMap
 
 INDEX = Path(RUNS_INDEX)
 
@@ -187,6 +188,8 @@ def show(value: Any) -> str:
 
 def set_keys(run_doc: CommentedMap, values: dict[str, Any]) -> None:
     """Set flat ``values`` in a loaded ``run.yaml``, keeping its comments and key order."""
+    from ruamel.yaml.comments import CommentedMap
+
     for key, value in values.items():
         node = run_doc
         *parents, leaf = key.split(".")

@@ -30,22 +30,30 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
     from concurrent.futures import ThreadPoolExecutor
 
     from rlgen.render import manifests
-    from rlgen.repo.run_files import read_index
-    from rlgen.rules import Rendered, check
     from rlgen.tools.yamlio import read_plain_all
 
     originals, probes = _add_probes(tree, patches)
+    parsed: dict[str, list] = {}
+
+    def read(label: str, source: str, docs: list[str], built: bool) -> None:
+        # Each source as soon as it is there, while the other builds go on.
+        parsed[source] = read_plain_all("\n---\n".join(docs))
+
     try:
         # The builds are processes: this thread only waits for them, and the calling one goes on.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            rendering = pool.submit(manifests.render, {"repo": tree})
+            rendering = pool.submit(manifests.render, {"repo": tree}, on_source=read)
             if meanwhile is not None:
                 meanwhile(sorted(path.relative_to(tree).as_posix() for path in originals))
+            # Imported while kustomize renders.
+            from rlgen.repo.run_files import read_index
+            from rlgen.rules import Rendered, check
+
             sources = rendering.result()["repo"]
     finally:
         for path, text in originals.items():
             path.write_bytes(text)
-    objects = [Rendered(source, d) for source, docs in sources.items() for d in read_plain_all("\n---\n".join(docs))]
+    objects = [Rendered(source, d) for source in sources for d in parsed[source]]
     matched = {key for o in objects for key in _strip_probes(o.obj)}
     for key, (plugin, name, layer, target) in probes.items():
         if key not in matched:

@@ -26,7 +26,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from contextlib import nullcontext
 
     from rlgen.generate.filetree import check_target, empty_clone, staged
-    from rlgen.generate.pipeline import generate
+    from rlgen.generate.pipeline import finish, generate
     from rlgen.generate.staged_rules import refuse_failing
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
@@ -58,7 +58,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
     with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
-        build = generate(selection, template=fetched)
+        build = generate(selection, template=fetched, defer_unrendered=True)
     if build.clashes:
         from rlgen.generate.team_template import clash_line
 
@@ -67,20 +67,19 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
+        unrendered: list[str] = []
 
         def meanwhile(probed: list[str]) -> None:
-            # While kustomize renders: git's index of every file, those holding a patch's twin
-            # for the render with their own content.
+            # While kustomize renders: git's index of every file but those holding a patch's
+            # twin for the render; the files no render reads, written once it is done.
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
-            if probed:
-                # As git add would store them (--path: the attributes of their own path apply).
-                ids = [git.run(tmp, "hash-object", "-w", "--stdin", f"--path={path}",
-                               input=build.tree.files[path].decode()).strip() for path in probed]
-                git.run(tmp, "update-index", "--add", "--index-info",
-                        input="".join(f"100644 {sha}\t{path}\n" for path, sha in zip(probed, ids)))
+            unrendered.extend(finish(build))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
                        build.hooks.patches(build.ctx), meanwhile=meanwhile)
+        build.tree.write(tmp, unrendered)
+        # The rest: the patched files, their own again, and those just written.
+        git.run(tmp, "add", "-A", "--", ".")
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
     if resolve_output(output) == "json":
