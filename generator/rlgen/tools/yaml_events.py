@@ -21,6 +21,7 @@ _SIMPLE = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "b
 #: Parse events, bound once: the loop below compares classes, not isinstance() chains.
 _SCALAR, _MAP_START, _MAP_END = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.MappingEndEvent
 _SEQ_START, _SEQ_END, _ALIAS = yaml.SequenceStartEvent, yaml.SequenceEndEvent, yaml.AliasEvent
+_DOC_START = yaml.DocumentStartEvent
 _NO_KEY = object()
 
 
@@ -31,13 +32,27 @@ class Unusual(Exception):
 def load_all(text: str, loader_class: type) -> list[Any]:
     """Every document of ``text`` that is not empty, as ``yaml.load_all(text, loader_class)``
     builds it (``loader_class``: a safe loader, whose resolver and constructors are used).
-    Raises :class:`Unusual` for what only PyYAML builds, and ``yaml.YAMLError`` for a defect."""
+    Raises :class:`Unusual` for what only PyYAML builds, and ``yaml.YAMLError`` for a defect.
+    A key given twice is :class:`Unusual` too: PyYAML keeps the last value, a checking loader
+    refuses it, and either says so its own way."""
+    return _load(text, loader_class, single=False)
+
+
+def load(text: str, loader_class: type) -> Any:
+    """The one document of ``text`` (``None`` when empty), as ``yaml.load(text, loader_class)``
+    builds it; a second document is :class:`Unusual` (``yaml.load`` refuses it)."""
+    docs = _load(text, loader_class, single=True)
+    return docs[0] if docs else None
+
+
+def _load(text: str, loader_class: type, single: bool) -> list[Any]:
     scalar = _scalars(loader_class)
     docs: list[Any] = []
     stack: list[tuple[Any, Any]] = []
     # The open collection (None between documents) and, in a mapping, the key read last.
     current: Any = None
     key: Any = _NO_KEY
+    documents = 0
     for event in yaml.parse(text, Loader=loader_class):
         kind = event.__class__
         if kind is _SCALAR:
@@ -56,6 +71,10 @@ def load_all(text: str, loader_class: type) -> list[Any]:
         elif kind is _ALIAS:
             raise Unusual
         else:  # the starts and ends of the stream and of each document
+            if kind is _DOC_START:
+                if single and documents:
+                    raise Unusual
+                documents += 1
             continue
         if current is None:
             if value is not None:
@@ -63,8 +82,8 @@ def load_all(text: str, loader_class: type) -> list[Any]:
         elif current.__class__ is list:
             current.append(value)
         elif key is _NO_KEY:
-            if value.__class__ is dict or value.__class__ is list:
-                raise Unusual  # a collection as a key: PyYAML refuses it with its place
+            if value.__class__ is dict or value.__class__ is list or value in current:
+                raise Unusual  # a collection as a key (PyYAML refuses it with its place), or a key twice
             key = value
         else:
             current[key] = value

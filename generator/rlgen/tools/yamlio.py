@@ -201,18 +201,29 @@ def read_checked12(text: str) -> Any:
     round-trip reader of :func:`read_file` refuses and libyaml lets through (a key given twice),
     for checking many hand-editable files at libyaml speed. A defect raises ``ValueError``;
     :func:`read_file` then says where it is."""
-    import yaml
-
-    return _pyyaml(lambda: yaml.load(text, Loader=_checked_loader()))
+    return _read_one(text, _checked_loader())
 
 
 def read_plain12(text: str) -> Any:
     """The first document of ``text`` as plain data by the rules of :func:`parse_value`, at
     libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. A
     defect raises ``ValueError``."""
+    bounded(text)
+    return _read_one(text, _core_loader())
+
+
+def _read_one(text: str, loader) -> Any:
+    """``yaml.load(text, loader)``, built from libyaml's events when the text is plain enough
+    (:mod:`rlgen.tools.yaml_events`)."""
     import yaml
 
-    return _pyyaml(lambda: (bounded(text), yaml.load(text, Loader=_core_loader()))[1])
+    from rlgen.tools import yaml_events
+
+    try:
+        return yaml_events.load(text, loader)
+    except (yaml_events.Unusual, yaml.YAMLError):
+        pass  # PyYAML builds what the events reader leaves, and says where a defect is
+    return _pyyaml(lambda: yaml.load(text, Loader=loader))
 
 
 def read_plain_all(text: str) -> list[Any]:
