@@ -65,3 +65,18 @@ def test_a_refusal_writes_no_render_to_the_cache(repo):
     assert "runs/baseline/run.yaml" in one_error_line(rlgen_in(repo, "diff", "-o", "table"))
     assert not (repo / ".rlgen-cache").exists()
     assert git(repo, "status", "--porcelain") == " M runs/baseline/run.yaml\n"
+
+
+def test_answers_diff_cannot_take_are_refused_as_every_command_refuses_them(repo):
+    """diff reads rlgen.yaml by the fast reader, the other commands by the round-trip one:
+    the same files are refused, in the same line naming the place."""
+    answers = repo / "rlgen.yaml"
+    text = answers.read_text()
+    for value in ("2024-01-01", "!Ref x", "!!binary aGk=", "&a [*a]"):
+        answers.write_text(text.replace("\n  rlgen:\n", f"\n  rlgen:\n    note: {value}\n", 1))
+        line = one_error_line(rlgen_in(repo, "diff", "-o", "table"))
+        assert line == one_error_line(rlgen_in(repo, "run", "list")), value
+        assert "rlgen.yaml" in line and "note" in line, line
+    answers.write_text(text + "plugins: {}\n")
+    line = one_error_line(rlgen_in(repo, "diff", "-o", "table"))
+    assert line == one_error_line(rlgen_in(repo, "run", "list")) and "duplicate" in line, line

@@ -29,9 +29,11 @@ if TYPE_CHECKING:
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     root = find_root(Path.cwd())
+    # Listed (by git, in the background) while the answers are read and the revisions looked up.
+    working = None if head else WorkingTree("working tree", root)
     # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
     # the change (then checked whole, see _compare).
-    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head)
+    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head, working)
     from rlgen.diff import report
 
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
@@ -43,10 +45,9 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         sys.exit(1)
 
 
-def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Comparison, tuple[str, str]]:
+def _compare(ws: Workspace, base: str | None, head: str | None,
+             working: WorkingTree | None) -> tuple[Comparison, tuple[str, str]]:
     kustomize.command()
-    # Listed (by git, in the background) while the revisions are looked up.
-    working = None if head else WorkingTree("working tree", ws.root)
     branch = ws.spec.git_branch
     defaults = () if base else (f"origin/{branch}", branch)
     # From HEAD, where it forks from each candidate base is asked at once with the lookup.

@@ -13,6 +13,7 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 from rlgen.repo import answers
 from rlgen.spec import Spec
+from rlgen.tools import yamlio
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,36 @@ def answered_spec(root: Path) -> Spec:
     names and rlgen's answers: ``diff``, whose renders are the committed files."""
     from rlgen.plugin_host.selection import core_spec, core_values
 
-    doc = answers.read(root)
+    doc = _read_answers_fast(root)
     try:
         # The pip requirements' checks import the packaging library, which costs more than the
         # rest of these checks together; such a command reads neither requirement.
         return core_spec(core_values(doc["options"], unchecked=("install", "plugin_packages")))
     except RlgenError as exc:
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
+
+
+def _read_answers_fast(root: Path) -> dict:
+    """:func:`rlgen.repo.answers.read`, by the same rules at libyaml speed (``diff`` waits for
+    it before its first build): the round-trip reader, whose comments ``diff`` never writes
+    back, reads only a file the fast one refuses, and names the place of its defect."""
+    path = root / answers.FILENAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return answers.read(root)
+    # libyaml builds an alias that holds itself as a list that holds itself, which the check of
+    # plain data below would walk for ever; rlgen never writes an alias.
+    if "*" in text:
+        return answers.read(root)
+    try:
+        yamlio.bounded(text)  # the round-trip reader's bounds, met first
+        doc = yamlio.read_checked12(text)
+    except (ValueError, RecursionError):
+        return answers.read(root)
+    if yamlio.plain_data_error(doc):
+        return answers.read(root)
+    return answers.parse(doc, path)
 
 
 def load_spec(root: Path) -> Spec:
