@@ -71,7 +71,7 @@ def _read_answers_fast(root: Path) -> dict:
         doc = yamlio.read_checked12(text)
     except (ValueError, RecursionError):
         return answers.read(root)
-    if yamlio.plain_data_error(doc):
+    if not yamlio.is_plain(doc):  # a date, a set, bytes: refused by the round-trip reader, which says where
         return answers.read(root)
     return answers.parse(doc, path)
 
