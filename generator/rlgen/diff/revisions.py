@@ -100,7 +100,7 @@ def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
     """The sources a sync entry point of ``co`` applies: the entry points themselves (plain
     files) and the roots their Flux Kustomizations or Argo CD Applications name by path. A root
     nothing names (base/training once the last run is gone) reaches no cluster. ``sources``
-    holds every entry point (:func:`~rlgen.render.changes.render_changes` renders them all);
+    holds every entry point (:class:`~rlgen.render.changes.ChangesRendering` renders them all);
     a root is a folder, an entry point a file."""
     entry_points = {s: docs for s, docs in sources.items() if s in co.files}
     if not entry_points:
