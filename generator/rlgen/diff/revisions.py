@@ -1,33 +1,41 @@
 """What ``rlgen diff`` does (see :mod:`rlgen.diff.command`): read the two revisions, render
-what differs, compare and print."""
+what differs, compare and print.
+
+The builds are started as soon as git has said what differs; the checks of the changed
+hand-edited files, and the imports of what compares and prints, happen while kustomize runs:
+what is imported here is only what starts the builds."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import click
 
-from rlgen.diff import report
-from rlgen.diff.compare import Comparison, compare
 from rlgen.diff.scratch import scratch
 from rlgen.errors import RlgenError
 from rlgen.output import resolve_output, to_json
-from rlgen.render.changes import render_changes
+from rlgen.render.changes import ChangesRendering
 from rlgen.render.checkouts import Checkout, Commit, WorkingTree, changed
 from rlgen.repo.layout import TRAINING_BASE
 from rlgen.repo import answers
 from rlgen.repo.workspace import Workspace, answered_spec, find_root, load_spec
-from rlgen.repo import run_files
 from rlgen.tools import git, kustomize, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
+
+if TYPE_CHECKING:
+    from rlgen.diff.compare import Comparison
 
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     root = find_root(Path.cwd())
+    # Listed (by git, in the background) while the answers are read and the revisions looked up.
+    working = None if head else WorkingTree("working tree", root)
     # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
     # the change (then checked whole, see _compare).
-    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head)
+    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head, working)
+    from rlgen.diff import report
+
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
     if output == "json":
         click.echo(to_json(report.as_data(comparison, *labels)))
@@ -37,10 +45,9 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         sys.exit(1)
 
 
-def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Comparison, tuple[str, str]]:
+def _compare(ws: Workspace, base: str | None, head: str | None,
+             working: WorkingTree | None) -> tuple[Comparison, tuple[str, str]]:
     kustomize.command()
-    # Listed (by git, in the background) while the revisions are looked up.
-    working = None if head else WorkingTree("working tree", ws.root)
     branch = ws.spec.git_branch
     defaults = () if base else (f"origin/{branch}", branch)
     # From HEAD, where it forks from each candidate base is asked at once with the lookup.
@@ -54,12 +61,15 @@ def _compare(ws: Workspace, base: str | None, head: str | None) -> tuple[Compari
         sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
                  Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else working)
         differ = changed(*sides)
-        if answers.FILENAME in differ:
-            # The answers changed: checked as every other command checks them, plugins included.
-            ws = Workspace(ws.root, load_spec(ws.root))
-        _check_hand_edited(sides[1], differ, ws)
         # Only what differs is built; unchanged roots would only cancel out in the comparison.
-        rendered = render_changes(*sides, cache_repo=ws.root, differ=differ)
+        with ChangesRendering(*sides, differ, cache_repo=ws.root) as rendering:
+            if answers.FILENAME in differ:
+                # The answers changed: checked as every other command checks them, plugins included.
+                ws = Workspace(ws.root, load_spec(ws.root))
+            _check_hand_edited(sides[1], differ, ws)
+            from rlgen.diff.compare import compare  # while kustomize runs
+
+            rendered = rendering.result()
         rendered = {co.label: synced(rendered[co.label], co) for co in sides}
     return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
 
@@ -74,6 +84,8 @@ def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
     edited = {rel for rel in differ if hand_edited(rel)}
     if not edited:
         return
+    from rlgen.repo import run_files
+
     if isinstance(head, WorkingTree):
         run_files.check_changed(ws.root, ws.spec, edited, plain=True)
         return
@@ -88,7 +100,7 @@ def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
     """The sources a sync entry point of ``co`` applies: the entry points themselves (plain
     files) and the roots their Flux Kustomizations or Argo CD Applications name by path. A root
     nothing names (base/training once the last run is gone) reaches no cluster. ``sources``
-    holds every entry point (:func:`~rlgen.render.changes.render_changes` renders them all);
+    holds every entry point (:class:`~rlgen.render.changes.ChangesRendering` renders them all);
     a root is a folder, an entry point a file."""
     entry_points = {s: docs for s, docs in sources.items() if s in co.files}
     if not entry_points:

@@ -11,6 +11,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -24,16 +25,29 @@ _OWNER = ".owner"
 
 @contextmanager
 def scratch(repo: Path) -> Iterator[Path]:
-    remove_leftovers(repo)
-    with tempfile.TemporaryDirectory(prefix=PREFIX) as tmp:
-        # Locked before it is named: a lock file another diff can see is always held.
-        fd = os.open(Path(tmp) / (_OWNER + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            os.rename(Path(tmp) / (_OWNER + ".new"), Path(tmp) / _OWNER)
-            yield Path(tmp)
-        finally:
-            os.close(fd)
+    # Removed while this diff runs: nothing of it waits for git's list of worktrees.
+    cleaning = threading.Thread(target=_remove_leftovers_quietly, args=(repo,), name="remove-leftovers", daemon=True)
+    cleaning.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix=PREFIX) as tmp:
+            # Locked before it is named: a lock file another diff can see is always held.
+            fd = os.open(Path(tmp) / (_OWNER + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                os.rename(Path(tmp) / (_OWNER + ".new"), Path(tmp) / _OWNER)
+                yield Path(tmp)
+            finally:
+                os.close(fd)
+    finally:
+        cleaning.join()
+
+
+def _remove_leftovers_quietly(repo: Path) -> None:
+    # Best effort, as each removal in it is: a leftover that stays costs the next diff a look.
+    try:
+        remove_leftovers(repo)
+    except (OSError, RlgenError):
+        pass
 
 
 def remove_leftovers(repo: Path) -> None:

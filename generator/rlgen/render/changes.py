@@ -6,12 +6,18 @@ kustomizations alone, so a root is never hashed nor read when nothing it reads c
 ``runs/`` only lists the runs, so each run is a root of its own here: a change to one run
 builds that run at both revisions, not every run. When many runs changed (an edit of the
 training base changes them all), one build of ``runs/`` per side is cheaper.
+
+The builds are most of what ``rlgen diff`` waits for, so :class:`ChangesRendering` starts them
+in the background, before the checks that may refuse the change.
 """
 from __future__ import annotations
 
+import sys
+import threading
+
 from rlgen.render import inputs
 from rlgen.render.cache import RenderCache
-from rlgen.render.checkouts import Checkout, changed
+from rlgen.render.checkouts import Checkout
 from rlgen.render.manifests import (
     SPLIT_LIMIT,
     Unit,
@@ -22,8 +28,10 @@ from rlgen.render.manifests import (
     split,
     top_roots,
 )
+from rlgen.tools import kustomize
 
 Plan = dict[str, dict[str, Unit]]  # source -> unit root -> unit
+Rendered = dict[str, dict[str, list[str]]]  # label -> source -> documents
 
 
 def _plan(co: Checkout) -> Plan:
@@ -49,25 +57,90 @@ def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], differ: set
     return whole
 
 
-def render_changes(base: Checkout, head: Checkout, cache_repo=None,
-                   differ: set[str] | None = None) -> dict[str, dict[str, list[str]]]:
+class ChangesRendering:
     """Like :func:`rlgen.render.manifests.render` for a base and a head checkout, but without
-    the documents of roots that render alike in both (a comparison finds nothing there).
-    ``differ``: :func:`~rlgen.render.checkouts.changed` of the two, when the caller has it."""
-    differ = changed(base, head) if differ is None else differ
-    if not differ:
-        return {base.label: {}, head.label: {}}
-    base_plan, head_plan = _plan(base), _plan(head)
-    needed = [unit for source in sorted(set(base_plan) | set(head_plan))
-              for unit in _needed(source, base_plan.get(source, {}), head_plan.get(source, {}), differ,
-                                  (base, head))]
-    for co in (base, head):
-        # What the builds read, asked for with the entry points below: one read for a commit.
-        co.prefetch({rel for unit in needed if unit.checkout is co for rel in unit.files})
-    entry_points = {co.label: plain_documents(co) for co in (base, head)}
-    out: dict[str, dict[str, list[str]]] = {base.label: {}, head.label: {}}
-    for unit, text in zip(needed, build(needed, RenderCache(cache_repo))):
-        out[unit.label].setdefault(unit.source, []).extend(split(text))
-    for co in (base, head):
-        out[co.label].update(entry_points[co.label])
-    return out
+    the documents of roots that render alike in both (a comparison finds nothing there), and
+    in the background: ``with ChangesRendering(base, head, differ) as rendering:`` returns once
+    the builds are planned and starting; :meth:`result` waits for them. Leaving the block early
+    (an exception) stops the builds still running, so no build outlives the command.
+
+    ``differ``: :func:`~rlgen.render.checkouts.changed` of the two. A defect planning meets (a
+    kustomization that is not YAML) is raised by :meth:`result`, so the caller's own checks of
+    the same files, made meanwhile, speak first."""
+
+    def __init__(self, base: Checkout, head: Checkout, differ: set[str], cache_repo=None) -> None:
+        self._builds = kustomize.Builds()
+        self._planned = threading.Event()
+        self._result: Rendered = {}
+        self._error: BaseException | None = None
+        self._cache = _HeldCache(cache_repo)
+        self._thread = threading.Thread(target=self._render, args=(base, head, differ),
+                                        name="render-changes", daemon=True)
+        self._thread.start()
+        try:
+            # Planning is Python work, as are the caller's checks: done first, alone, it starts
+            # the builds soonest, and the caller's checks then run while kustomize does.
+            self._planned.wait()
+        except BaseException:  # interrupted before the caller holds the block that would stop them
+            self.__exit__(*sys.exc_info())
+            raise
+
+    def _render(self, base: Checkout, head: Checkout, differ: set[str]) -> None:
+        try:
+            self._result = self._rendered(base, head, differ)
+        except BaseException as exc:  # handed to the caller's thread by result()
+            self._error = exc
+        finally:
+            self._planned.set()
+
+    def _rendered(self, base: Checkout, head: Checkout, differ: set[str]) -> Rendered:
+        out: Rendered = {base.label: {}, head.label: {}}
+        if not differ:
+            return out
+        base_plan, head_plan = _plan(base), _plan(head)
+        needed = [unit for source in sorted(set(base_plan) | set(head_plan))
+                  for unit in _needed(source, base_plan.get(source, {}), head_plan.get(source, {}), differ,
+                                      (base, head))]
+        for co in (base, head):
+            # What the builds read, asked for with the entry points below: one read for a commit.
+            co.prefetch({rel for unit in needed if unit.checkout is co for rel in unit.files})
+        entry_points = {co.label: plain_documents(co) for co in (base, head)}
+        self._planned.set()
+        for unit, text in zip(needed, build(needed, self._cache, self._builds)):
+            out[unit.label].setdefault(unit.source, []).extend(split(text))
+        for co in (base, head):
+            out[co.label].update(entry_points[co.label])
+        return out
+
+    def result(self) -> Rendered:
+        """``{label: {source: [document]}}``: the documents of each root built, and of every
+        entry point (plain file) of each side."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        self._cache.write()
+        return self._result
+
+    def __enter__(self) -> ChangesRendering:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._builds.stop()
+        self._thread.join()
+
+
+class _HeldCache(RenderCache):
+    """The render cache, but what the builds put in it is written by :meth:`write`, once the
+    caller has taken the result: a command its checks refuse leaves the repository as it was."""
+
+    def __init__(self, repo) -> None:
+        super().__init__(repo)
+        self._held: dict[str, str] = {}
+
+    def put(self, key: str, text: str) -> None:
+        self._held[key] = text
+
+    def write(self) -> None:
+        for key, text in self._held.items():
+            super().put(key, text)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from functools import cached_property
 from pathlib import Path
 
@@ -123,7 +124,8 @@ class WorkingTree(Checkout):
 
 class Commit(Checkout):
     """A commit of ``repo``, read through git's object store; files kustomize must read are
-    written below ``scratch``, a folder of the caller's that it removes."""
+    written below ``scratch``, a folder of the caller's that it removes. Safe to read from two
+    threads (``rlgen diff`` checks a commit's files while its builds read them)."""
 
     def __init__(self, label: str, repo: Path, sha: str, scratch: Path):
         self.label, self.repo, self.sha, self.scratch = label, repo, sha, scratch
@@ -132,6 +134,7 @@ class Commit(Checkout):
         self._data: dict[str, bytes] = {}
         self._wanted: set[str] = set()
         self._written: set[str] = set()
+        self._lock = threading.RLock()
 
     @cached_property
     def _entries(self) -> dict[str, tuple[str, str]]:
@@ -145,7 +148,8 @@ class Commit(Checkout):
         return self._entries[rel][1]
 
     def prefetch(self, rels) -> None:
-        self._wanted.update(r for r in rels if r in self._entries)
+        with self._lock:
+            self._wanted.update(r for r in rels if r in self._entries)
 
     def _fetch(self, rels) -> None:
         """``rels`` and every file asked for, read from one ``git cat-file --batch``."""
@@ -158,24 +162,26 @@ class Commit(Checkout):
     def read(self, rel: str) -> bytes:
         if rel not in self._entries:
             raise FileNotFoundError(rel)
-        if rel not in self._data:
-            self._fetch([rel])
-        return self._data[rel]
+        with self._lock:
+            if rel not in self._data:
+                self._fetch([rel])
+            return self._data[rel]
 
     def on_disk(self, rels) -> Path:
         scratch = self.scratch
-        wanted = sorted({r for r in rels if r in self._entries} - self._written)
-        self._fetch(wanted)
-        for rel in wanted:
-            path = scratch / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if self._entries[rel][0] == _SYMLINK:
-                os.symlink(self._data[rel].decode(), path)
-            else:
-                path.write_bytes(self._data[rel])
-                if self._entries[rel][0] == "100755":
-                    path.chmod(0o755)
-        self._written.update(wanted)
+        with self._lock:
+            wanted = sorted({r for r in rels if r in self._entries} - self._written)
+            self._fetch(wanted)
+            for rel in wanted:
+                path = scratch / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if self._entries[rel][0] == _SYMLINK:
+                    os.symlink(self._data[rel].decode(), path)
+                else:
+                    path.write_bytes(self._data[rel])
+                    if self._entries[rel][0] == "100755":
+                        path.chmod(0o755)
+            self._written.update(wanted)
         return scratch
 
 

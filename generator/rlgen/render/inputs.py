@@ -69,14 +69,12 @@ def named_paths(co: Checkout, folder: str) -> Iterator[str]:
     rel = kustomization_of(co, folder)
     if rel is None:
         return
-    for value in _strings(parse_kustomization(co.text(rel))):
-        # A generator's file may be given as key=path.
-        for candidate in {value, value.partition("=")[2]} - {""}:
-            target = posixpath.normpath(posixpath.join(folder, candidate))
-            if target.startswith("../") or target == ".." or posixpath.isabs(target):
-                continue
-            if target in co.files or target in co.folders:
-                yield target
+    for candidate in _parse(co.text(rel))[1]:
+        target = posixpath.normpath(posixpath.join(folder, candidate))
+        if target.startswith("../") or target == ".." or posixpath.isabs(target):
+            continue
+        if target in co.files or target in co.folders:
+            yield target
 
 
 def parse_kustomization(text: str) -> dict:
@@ -85,10 +83,14 @@ def parse_kustomization(text: str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def _parse(text: str) -> tuple:
-    # Cached by content: most kustomizations are the same in both revisions.
+def _parse(text: str) -> tuple[dict, tuple[str, ...]]:
+    """(the plain data, each string in it that may be a path): cached by content, as most
+    kustomizations are the same in both revisions."""
     doc = yamlio.read_plain(text)
-    return (doc if isinstance(doc, dict) else {},)
+    doc = doc if isinstance(doc, dict) else {}
+    # A generator's file may be given as key=path.
+    paths = {candidate for value in _strings(doc) for candidate in (value, value.partition("=")[2])}
+    return doc, tuple(sorted(paths - {""}))
 
 
 def _strings(node: Any) -> Iterator[str]:
