@@ -79,6 +79,20 @@ def test_a_refused_run_file_leaves_no_build_running(repo, slow_kustomize):
     assert alive(slow_kustomize) == []
 
 
+def test_renders_finished_before_a_refusal_are_not_cached(repo):
+    """What a refused validate leaves is the repository as it was, even when every build was
+    done before the refusal came."""
+    with pytest.raises(RuntimeError, match="refused"):
+        with Rendering(repo) as rendering:
+            rendering._thread.join(timeout=120)  # every build done (the result waits in a queue)
+            assert not rendering._thread.is_alive()
+            raise RuntimeError("refused")
+    assert not (repo / ".rlgen-cache").exists()
+    with Rendering(repo) as rendering:
+        assert [source for source, _, _ in rendering.sources()]
+    assert any((repo / ".rlgen-cache" / "renders").iterdir())
+
+
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}, "data": {"k": "v"}}
 
 

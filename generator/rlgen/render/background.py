@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rlgen.render import manifests
+from rlgen.render.cache import HeldCache
 from rlgen.tools import kustomize
 
 
@@ -19,6 +20,9 @@ class Rendering:
 
     def __init__(self, repo: Path) -> None:
         self._builds = kustomize.Builds()
+        # Written once every source was handed over: a command that refuses the repository
+        # before (a file it cannot load) leaves it as it was.
+        self._cache = HeldCache(repo)
         self._ready: queue.Queue = queue.Queue()
         #: ``{source: [document]}`` in the order of :func:`rlgen.render.manifests.render`, once
         #: :meth:`sources` has handed over the last one.
@@ -28,7 +32,7 @@ class Rendering:
 
     def _render(self, repo: Path) -> None:
         try:
-            rendered = manifests.render({"repo": repo}, cache_repo=repo, builds=self._builds,
+            rendered = manifests.render({"repo": repo}, cache=self._cache, builds=self._builds,
                                         on_source=lambda _, *ready: self._ready.put(ready))
             self._ready.put(_End(rendered["repo"], None))
         except BaseException as exc:  # handed to the caller's thread, which reports it
@@ -50,6 +54,7 @@ class Rendering:
         if item.error is not None:
             raise item.error
         self.result = item.result
+        self._cache.write()
 
     def __enter__(self) -> Rendering:
         return self

@@ -46,3 +46,19 @@ class RenderCache:
             os.replace(partial, self.folder / f"{key}.yaml")
         except OSError:
             pass  # a cache that cannot be written only costs the next run a render
+
+
+class HeldCache(RenderCache):
+    """The render cache, but what the builds put in it is written by :meth:`write`, once the
+    caller has taken the result: a command its checks refuse leaves the repository as it was."""
+
+    def __init__(self, repo) -> None:
+        super().__init__(repo)
+        self._held: dict[str, str] = {}
+
+    def put(self, key: str, text: str) -> None:
+        self._held[key] = text
+
+    def write(self) -> None:
+        for key, text in self._held.items():
+            super().put(key, text)

@@ -16,7 +16,7 @@ import sys
 import threading
 
 from rlgen.render import inputs
-from rlgen.render.cache import RenderCache
+from rlgen.render.cache import HeldCache
 from rlgen.render.checkouts import Checkout
 from rlgen.render.manifests import (
     SPLIT_LIMIT,
@@ -73,7 +73,7 @@ class ChangesRendering:
         self._planned = threading.Event()
         self._result: Rendered = {}
         self._error: BaseException | None = None
-        self._cache = _HeldCache(cache_repo)
+        self._cache = HeldCache(cache_repo)
         self._thread = threading.Thread(target=self._render, args=(base, head, differ),
                                         name="render-changes", daemon=True)
         self._thread.start()
@@ -128,19 +128,3 @@ class ChangesRendering:
         if exc_type is not None:
             self._builds.stop()
         self._thread.join()
-
-
-class _HeldCache(RenderCache):
-    """The render cache, but what the builds put in it is written by :meth:`write`, once the
-    caller has taken the result: a command its checks refuse leaves the repository as it was."""
-
-    def __init__(self, repo) -> None:
-        super().__init__(repo)
-        self._held: dict[str, str] = {}
-
-    def put(self, key: str, text: str) -> None:
-        self._held[key] = text
-
-    def write(self) -> None:
-        for key, text in self._held.items():
-            super().put(key, text)

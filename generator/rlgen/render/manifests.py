@@ -5,7 +5,7 @@ A source is a top kustomization root (one no other root lists as a resource: the
 plain manifest file outside every kustomization folder (the sync engine's entry points).
 
 Renders are cached by the content of what a root reads (:mod:`rlgen.render.cache`), and
-:func:`rlgen.render.changes.render_changes` builds only the roots whose inputs differ between
+:class:`rlgen.render.changes.ChangesRendering` builds only the roots whose inputs differ between
 two checkouts.
 """
 from __future__ import annotations
@@ -217,7 +217,7 @@ def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None
     return texts  # type: ignore[return-value]
 
 
-def render(trees: dict[str, Path], cache_repo: Path | None = None, builds: kustomize.Builds | None = None,
+def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kustomize.Builds | None = None,
            on_source: Callable[[str, str, list[str], bool], None] | None = None) -> dict[str, dict[str, list[str]]]:
     """``{label: {source: [document]}}`` for each checkout: every top root and plain file.
     ``on_source(label, source, documents, built)`` is called for each as soon as it is there
@@ -234,7 +234,7 @@ def render(trees: dict[str, Path], cache_repo: Path | None = None, builds: kusto
         if on_source:
             on_source(units[i].label, units[i].source, docs, True)
 
-    build(units, RenderCache(cache_repo), builds, rendered)
+    build(units, cache or RenderCache(None), builds, rendered)
     for co in checkouts:
         for source, docs in plain_documents(co).items():
             out[co.label][source] = docs
