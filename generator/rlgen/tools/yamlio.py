@@ -65,7 +65,8 @@ MAX_DEPTH = 200
 
 def bounded(text: str) -> None:
     """Raise ``ValueError`` when ``text`` is beyond :data:`MAX_BYTES`, nests deeper than
-    :data:`MAX_DEPTH` or its aliases expand past :data:`MAX_ALIAS_NODES` nodes. One event pass
+    :data:`MAX_DEPTH`, its aliases expand past :data:`MAX_ALIAS_NODES` nodes or one is inside
+    the collection it names. One event pass
     by libyaml, which never expands an alias, so the check costs little."""
     if len(text) > MAX_BYTES:
         raise ValueError(f"{len(text)} characters, more than the {MAX_BYTES} rlgen reads")
@@ -89,6 +90,9 @@ def bounded(text: str) -> None:
                 if anchor:
                     sizes[anchor] = count
             elif isinstance(event, yaml.AliasEvent):
+                if any(anchor == event.anchor for anchor, _ in stack):
+                    # A collection that holds itself: every reader would walk it for ever.
+                    raise ValueError(f"the alias *{event.anchor} is inside the collection it names")
                 count = sizes.get(event.anchor, 1)
             elif isinstance(event, yaml.ScalarEvent):
                 count = 1
@@ -201,6 +205,7 @@ def read_checked12(text: str) -> Any:
     round-trip reader of :func:`read_file` refuses and libyaml lets through (a key given twice),
     for checking many hand-editable files at libyaml speed. A defect raises ``ValueError``;
     :func:`read_file` then says where it is."""
+    bounded(text)
     return _read_one(text, _checked_loader())
 
 
