@@ -28,7 +28,7 @@ def is_sealed(secret: dict) -> bool:
 
 def plaintext_files(repo: Path) -> Iterator[Finding]:
     """Each committed YAML file holding a Secret with values that are not SOPS-encrypted."""
-    for rel in git.run(repo, "ls-files", "-z", "--", "*.yaml", "*.yml").split("\0"):
+    for rel in git.start(repo, "ls-files", "-z", "--", "*.yaml", "*.yml")().split("\0"):
         if not rel or rel.startswith("schemas/"):
             continue
         try:
