@@ -92,7 +92,9 @@ def bounded(text: str) -> None:
             elif isinstance(event, yaml.AliasEvent):
                 if any(anchor == event.anchor for anchor, _ in stack):
                     # A collection that holds itself: every reader would walk it for ever.
-                    raise ValueError(f"the alias *{event.anchor} is inside the collection it names")
+                    mark = event.start_mark
+                    raise ValueError(f"line {mark.line + 1}, column {mark.column + 1}: the alias *{event.anchor} "
+                                     "is inside the collection it names")
                 count = sizes.get(event.anchor, 1)
             elif isinstance(event, yaml.ScalarEvent):
                 count = 1
