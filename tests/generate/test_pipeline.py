@@ -48,29 +48,3 @@ def test_an_unknown_layer_names_the_plugin():
     selection = select(_with_resource("platfrom"), ["misplaced"], CORE_ANSWERS, None)
     with pytest.raises(RlgenError, match="plugin 'misplaced' returns a resource for unknown layer 'platfrom'"):
         generate(selection)
-
-
-@pytest.mark.parametrize("plugins, options", [
-    ([], {}),
-    (["argo", "sops", "mlflow"], {"sops": {"age_recipients": "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"},
-                                  "mlflow": {"tracking_uri": "http://mlflow.example.com:5000"}}),
-])
-def test_the_files_rlgen_new_adds_while_kustomize_renders_are_ones_no_render_reads(plugins, options):
-    """rlgen new renders the tree before its last stages ran: those stages add the same files as
-    a whole run of the pipeline, none of them in a kustomization's folder or a sync entry point."""
-    from rlgen.generate.pipeline import finish, generate
-    from rlgen.render.manifests import NOT_SYNCED, split
-
-    answers = {**CORE_ANSWERS, **options}
-    whole = generate(select(discover(), plugins, answers, None))
-    early = generate(select(discover(), plugins, answers, None), defer_unrendered=True)
-    rendered = dict(early.tree.files)
-    later = finish(early)
-
-    assert later and early.tree.files == whole.tree.files
-    assert set(rendered) | set(later) == set(whole.tree.files) and not set(rendered) & set(later)
-    folders = {path.rpartition("/")[0] for path in rendered if path.rpartition("/")[2] == "kustomization.yaml"}
-    for path in later:
-        assert not any(path.startswith(f"{folder}/") for folder in folders), path
-        objects = path.endswith((".yaml", ".yml")) and split(whole.tree.files[path].decode())
-        assert not objects or path.split("/")[0] in NOT_SYNCED, path

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from rlgen.errors import RlgenError
 from rlgen.tools import git_recovery
@@ -26,10 +26,10 @@ class FileTree:
             raise RlgenError(f"two contributions write {norm}")
         self.files[norm] = content.encode() if isinstance(content, str) else content
 
-    def write(self, root: Path, paths: Iterable[str] | None = None) -> None:
-        """Write the files (those of ``paths``, when given) below ``root``."""
+    def write(self, root: Path) -> None:
+        """Write the files below ``root``."""
         made: set[Path] = set()
-        for path in sorted(self.files if paths is None else paths):
+        for path in sorted(self.files):
             dest = root / path
             if dest.parent not in made:
                 dest.parent.mkdir(parents=True, exist_ok=True)

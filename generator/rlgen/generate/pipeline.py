@@ -58,8 +58,6 @@ class Build:
     #: The team's cookiecutter template (``--template``), and its files that rlgen's own won over.
     template: Fetched | None = None
     clashes: list[str] = field(default_factory=list)
-    #: The stages still to run (:func:`finish`).
-    pending: tuple = ()
 
     def secrets(self) -> list[SecretRef]:
         return declared_secrets(self.hooks, self.ctx)
@@ -252,38 +250,20 @@ def team_template(b: Build) -> None:
         b.clashes = rendered.add_to(b.tree, b.template, rendered.context(b.spec, b.selection.plugins))
 
 
-#: The stages whose files only people and CI read: no kustomize build, sync entry point or check
-#: of the rendered objects reads them (the reader role is applied by hand).
-UNRENDERED = (reader_role, schemas, answers_file, skeleton)
 STAGES = (check_selection, plugin_components, training_base, platform_base, secret_delivery, sync_entry_points,
-          plugin_files, first_run, *UNRENDERED, team_template)
+          plugin_files,
+          reader_role, schemas, first_run, answers_file, skeleton, team_template)
 
 
-def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None,
-             defer_unrendered: bool = False) -> Build:
+def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None) -> Build:
     """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob.
     ``run_naming``: the scheme of the repository being updated (a new one gets the current);
-    ``template``: the team's cookiecutter template, fetched, whose files join the tree.
-
-    ``defer_unrendered``: leave the :data:`UNRENDERED` stages to :func:`finish`, so a caller can
-    render the tree meanwhile. Not with a ``template``: its files come after all of rlgen's, and
-    kustomize may read them."""
+    ``template``: the team's cookiecutter template, fetched, whose files join the tree."""
     hooks = selection.hooks()
     spec = selection.spec(hooks)
     build = Build(selection, hooks, spec, selection.context(spec), selection.values["rlgen"]["run"],
                   run_naming=run_naming, template=template)
-    later = STAGES.index(UNRENDERED[0]) if defer_unrendered and template is None else len(STAGES)
-    build.pending = STAGES[later:]
-    for stage in STAGES[:later]:
+    for stage in STAGES:
         stage(build)
     return build
-
-
-def finish(build: Build) -> list[str]:
-    """Run the stages :func:`generate` left; the paths they added to the tree."""
-    before = set(build.tree.files)
-    stages, build.pending = build.pending, ()
-    for stage in stages:
-        stage(build)
-    return [path for path in build.tree.files if path not in before]
 

@@ -26,7 +26,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     from contextlib import nullcontext
 
     from rlgen.generate.filetree import check_target, empty_clone, staged
-    from rlgen.generate.pipeline import finish, generate
+    from rlgen.generate.pipeline import generate
     from rlgen.generate.staged_rules import refuse_failing
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
@@ -58,7 +58,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
     with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
-        build = generate(selection, template=fetched, defer_unrendered=True)
+        build = generate(selection, template=fetched)
     if build.clashes:
         from rlgen.generate.team_template import clash_line
 
@@ -67,18 +67,15 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
     with staged(target) as tmp:
         build.tree.write(tmp)
         git.init(tmp, build.spec.git_branch)
-        unrendered: list[str] = []
 
         def meanwhile(probed: list[str]) -> None:
             # While kustomize renders: git's index of every file but those holding a patch's
-            # twin for the render; the files no render reads, written once it is done.
+            # twin for the render.
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
-            unrendered.extend(finish(build))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
                        build.hooks.patches(build.ctx), meanwhile=meanwhile)
-        build.tree.write(tmp, unrendered)
-        # The rest: the patched files, their own again, and those just written.
+        # The patched files, their own content again.
         git.run(tmp, "add", "-A", "--", ".")
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit(tmp, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
