@@ -14,20 +14,35 @@ from rlgen.render.cache import HeldCache
 from rlgen.tools import kustomize
 
 
-class Rendering:
-    """``with Rendering(repo) as rendering:`` starts every build; leaving the block early (an
-    exception) stops those still running, so no build outlives the command."""
+class Background:
+    """Builds on a thread of their own, owned by a ``with`` block: leaving it early (an
+    exception) stops the builds still running, so no build outlives the command. What they
+    render is cached only when the owner says so (:class:`~rlgen.render.cache.HeldCache`): a
+    command that refuses the repository meanwhile leaves it as it was."""
+
+    def __init__(self, cache_repo: Path | None, target, args: tuple, name: str) -> None:
+        self._builds = kustomize.Builds()
+        self._cache = HeldCache(cache_repo)
+        self._thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._builds.stop()
+        self._thread.join()
+
+
+class Rendering(Background):
+    """``with Rendering(repo) as rendering:`` starts every build of the whole repository."""
 
     def __init__(self, repo: Path) -> None:
-        self._builds = kustomize.Builds()
-        # Written once every source was handed over: a command that refuses the repository
-        # before (a file it cannot load) leaves it as it was.
-        self._cache = HeldCache(repo)
+        super().__init__(repo, self._render, (repo,), "render")
         self._ready: queue.Queue = queue.Queue()
         #: ``{source: [document]}`` in the order of :func:`rlgen.render.manifests.render`, once
         #: :meth:`sources` has handed over the last one.
         self.result: dict[str, list[str]] = {}
-        self._thread = threading.Thread(target=self._render, args=(repo,), name="render", daemon=True)
         self._thread.start()
 
     def _render(self, repo: Path) -> None:
@@ -55,14 +70,6 @@ class Rendering:
             raise item.error
         self.result = item.result
         self._cache.write()
-
-    def __enter__(self) -> Rendering:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None:
-            self._builds.stop()
-            self._thread.join()
 
 
 class _End:

@@ -16,7 +16,7 @@ import sys
 import threading
 
 from rlgen.render import inputs
-from rlgen.render.cache import HeldCache
+from rlgen.render.background import Background
 from rlgen.render.checkouts import Checkout
 from rlgen.render.manifests import (
     SPLIT_LIMIT,
@@ -28,7 +28,6 @@ from rlgen.render.manifests import (
     split,
     top_roots,
 )
-from rlgen.tools import kustomize
 
 Plan = dict[str, dict[str, Unit]]  # source -> unit root -> unit
 Rendered = dict[str, dict[str, list[str]]]  # label -> source -> documents
@@ -57,7 +56,7 @@ def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], differ: set
     return whole
 
 
-class ChangesRendering:
+class ChangesRendering(Background):
     """Like :func:`rlgen.render.manifests.render` for a base and a head checkout, but without
     the documents of roots that render alike in both (a comparison finds nothing there), and
     in the background: ``with ChangesRendering(base, head, differ) as rendering:`` returns once
@@ -69,13 +68,10 @@ class ChangesRendering:
     the same files, made meanwhile, speak first."""
 
     def __init__(self, base: Checkout, head: Checkout, differ: set[str], cache_repo=None) -> None:
-        self._builds = kustomize.Builds()
+        super().__init__(cache_repo, self._render, (base, head, differ), "render-changes")
         self._planned = threading.Event()
         self._result: Rendered = {}
         self._error: BaseException | None = None
-        self._cache = HeldCache(cache_repo)
-        self._thread = threading.Thread(target=self._render, args=(base, head, differ),
-                                        name="render-changes", daemon=True)
         self._thread.start()
         try:
             # Planning is Python work, as are the caller's checks: done first, alone, it starts
@@ -120,11 +116,3 @@ class ChangesRendering:
             raise self._error
         self._cache.write()
         return self._result
-
-    def __enter__(self) -> ChangesRendering:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None:
-            self._builds.stop()
-        self._thread.join()
