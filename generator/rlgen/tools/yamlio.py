@@ -237,15 +237,7 @@ def read_plain_all(text: str) -> list[Any]:
     """Plain data of every document, for reading rendered manifests that are never written
     back. Built from libyaml's events when the text is plain enough (see
     :func:`read_manifests_all`). A defect raises ``ValueError``."""
-    import yaml
-
-    from rlgen.tools import yaml_events
-
-    try:
-        return yaml_events.load_all(text, _c_loader())
-    except (yaml_events.Unusual, yaml.YAMLError):
-        pass
-    return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=_c_loader()) if d is not None])
+    return _read_all(text, _c_loader())
 
 
 def read_manifests_all(text: str) -> list[Any]:
@@ -253,15 +245,20 @@ def read_manifests_all(text: str) -> list[Any]:
     date or time kept as the text it is: the API server and kubeconform (sigs.k8s.io/yaml) read
     it as a string, and JSON has no date. Built from libyaml's events when the text is as plain
     as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect raises ``ValueError``."""
+    return _read_all(text, _manifests_loader())
+
+
+def _read_all(text: str, loader) -> list[Any]:
+    """Every document of ``text`` that is not empty, as :func:`_read_one` reads one."""
     import yaml
 
     from rlgen.tools import yaml_events
 
     try:
-        return yaml_events.load_all(text, _manifests_loader())
+        return yaml_events.load_all(text, loader)
     except (yaml_events.Unusual, yaml.YAMLError):
         pass  # PyYAML builds what the events reader leaves, and says where a defect is
-    return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=_manifests_loader()) if d is not None])
+    return _pyyaml(lambda: [d for d in yaml.load_all(text, Loader=loader) if d is not None])
 
 
 @lru_cache(maxsize=1)
