@@ -23,7 +23,19 @@ class Background:
     def __init__(self, cache_repo: Path | None, target, args: tuple, name: str) -> None:
         self._builds = kustomize.Builds()
         self._cache = HeldCache(cache_repo)
-        self._thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(target, args), name=name, daemon=True)
+
+    def _run(self, target, args: tuple) -> None:
+        try:
+            target(*args)
+        finally:
+            self._builds.started.set()  # also when no build ran: none needed, all cached, or a failure
+
+    def wait_started(self) -> None:
+        """Until the first build runs (or the render ended without one). Python work of the
+        caller's meanwhile would share the interpreter with the render's own planning, which
+        is all that stands between the command's start and its first build."""
+        self._builds.started.wait()
 
     def __enter__(self):
         return self
@@ -52,14 +64,6 @@ class Rendering(Background):
             self._ready.put(_End(rendered["repo"], None))
         except BaseException as exc:  # handed to the caller's thread, which reports it
             self._ready.put(_End({}, exc))
-        finally:
-            self._builds.started.set()  # also when every render came from the cache
-
-    def wait_started(self) -> None:
-        """Until the first build runs (or the render ended without one). Python work of the
-        caller's meanwhile would share the interpreter with the render's own planning, which
-        is all that stands between the command's start and its first build."""
-        self._builds.started.wait()
 
     def sources(self) -> Iterator[tuple[str, list[str], bool]]:
         """(source, documents, built) of each top root and plain file, in the order they are

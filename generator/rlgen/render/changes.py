@@ -13,7 +13,6 @@ in the background, before the checks that may refuse the change.
 from __future__ import annotations
 
 import sys
-import threading
 
 from rlgen.render import inputs
 from rlgen.render.background import Background
@@ -60,7 +59,7 @@ class ChangesRendering(Background):
     """Like :func:`rlgen.render.manifests.render` for a base and a head checkout, but without
     the documents of roots that render alike in both (a comparison finds nothing there), and
     in the background: ``with ChangesRendering(base, head, differ) as rendering:`` returns once
-    the builds are planned and starting; :meth:`result` waits for them. Leaving the block early
+    the first build runs; :meth:`result` waits for them. Leaving the block early
     (an exception) stops the builds still running, so no build outlives the command.
 
     ``differ``: :func:`~rlgen.render.checkouts.changed` of the two. A defect planning meets (a
@@ -69,14 +68,13 @@ class ChangesRendering(Background):
 
     def __init__(self, base: Checkout, head: Checkout, differ: set[str], cache_repo=None) -> None:
         super().__init__(cache_repo, self._render, (base, head, differ), "render-changes")
-        self._planned = threading.Event()
         self._result: Rendered = {}
         self._error: BaseException | None = None
         self._thread.start()
         try:
             # Planning is Python work, as are the caller's checks: done first, alone, it starts
             # the builds soonest, and the caller's checks then run while kustomize does.
-            self._planned.wait()
+            self.wait_started()
         except BaseException:  # interrupted before the caller holds the block that would stop them
             self.__exit__(*sys.exc_info())
             raise
@@ -86,8 +84,6 @@ class ChangesRendering(Background):
             self._result = self._rendered(base, head, differ)
         except BaseException as exc:  # handed to the caller's thread by result()
             self._error = exc
-        finally:
-            self._planned.set()
 
     def _rendered(self, base: Checkout, head: Checkout, differ: set[str]) -> Rendered:
         out: Rendered = {base.label: {}, head.label: {}}
@@ -101,7 +97,6 @@ class ChangesRendering(Background):
             # What the builds read, asked for with the entry points below: one read for a commit.
             co.prefetch({rel for unit in needed if unit.checkout is co for rel in unit.files})
         entry_points = {co.label: plain_documents(co) for co in (base, head)}
-        self._planned.set()
         for unit, text in zip(needed, build(needed, self._cache, self._builds)):
             out[unit.label].setdefault(unit.source, []).extend(split(text))
         for co in (base, head):
