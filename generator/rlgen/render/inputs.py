@@ -105,11 +105,14 @@ def _strings(node: Any) -> Iterator[str]:
         yield node
 
 
-def key(co: Checkout, root: str, files: frozenset[str]) -> str:
-    """A hash of where ``root`` is, the ids of the files it reads, and which kustomize renders it."""
+def key(co: Checkout, root: str, files: frozenset[str], parts: int = 0) -> str:
+    """A hash of where ``root`` is, the ids of the files it reads, which kustomize renders it,
+    and in how many parts (:mod:`rlgen.render.parts`; 0: one build)."""
     digest = hashlib.sha256(KEY_VERSION)
     digest.update(_tool_fingerprint())
     digest.update(root.encode() + b"\0")
+    if parts:
+        digest.update(b"parts %d\0" % parts)
     for rel in sorted(files):
         digest.update(f"{rel}\0{co.id(rel)}\0".encode())
     return digest.hexdigest()

@@ -14,16 +14,17 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.render import inputs
+from rlgen.render import inputs, parts
 from rlgen.render.cache import RenderCache
 from rlgen.render.checkouts import Checkout, WorkingTree
-from rlgen.tools import kustomize, yamlio
+from rlgen.tools import kustomize, scratch, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
@@ -157,12 +158,14 @@ def split(text: str) -> list[str]:
 @dataclass(frozen=True)
 class Unit:
     """One kustomize build: ``root`` (relative to the repository) of ``checkout``, whose
-    objects belong to ``source``; ``reads`` finds the files it reads."""
+    objects belong to ``source``; ``reads`` finds the files it reads. ``children``: the roots
+    ``root`` only lists (:func:`children`), which may be built in parts."""
 
     checkout: Checkout
     source: str
     root: str
     reads: inputs.Reads = field(compare=False, repr=False)
+    children: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -173,15 +176,21 @@ class Unit:
         return self.reads(self.root)
 
     @cached_property
+    def parts(self) -> list[tuple[str, ...]]:
+        return parts.partition(self.children)
+
+    @cached_property
     def key(self) -> str:
-        return inputs.key(self.checkout, self.root, self.files)
+        # A render in parts lists the same objects in another order than one build.
+        return inputs.key(self.checkout, self.root, self.files, len(self.parts))
 
 
 def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None = None,
           on_text: Callable[[int, str], None] | None = None) -> list[str]:
-    """Each unit's render, from the cache or from kustomize (several builds at a time).
-    ``on_text(i, text)`` is called with each unit's render as soon as it is there, in the order
-    they finish: a caller can check the short roots' objects while the long one builds."""
+    """Each unit's render, from the cache or from kustomize (several builds at a time, a root
+    of many children in parts: :mod:`rlgen.render.parts`). ``on_text(i, text)`` is called with
+    each unit's render as soon as it is there, in the order they finish: a caller can check the
+    short roots' objects while the long one builds."""
     kustomize.command()
     builds = builds or kustomize.Builds()
     texts: list[str | None] = [None] * len(units) if cache.empty() else [cache.get(u.key) for u in units]
@@ -191,30 +200,74 @@ def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None
         for i, text in enumerate(texts):
             if text is not None:
                 on_text(i, text)
+    if not missing:
+        return texts  # type: ignore[return-value]
+    in_parts = any(units[i].parts for i in missing)
+    with scratch.held_folder(parts.PREFIX) if in_parts else nullcontext() as held:
+        _build(units, missing, folders, held, builds, texts, cache, on_text)
+    return texts  # type: ignore[return-value]
 
-    def one(i: int) -> str:
+
+class _PartFailed(Exception):
+    """A part that kustomize refused: the whole root is built, and says why."""
+
+
+def _build(units: list[Unit], missing: list[int], folders: dict[int, Path], held: Path | None,
+           builds: kustomize.Builds, texts: list[str | None], cache: RenderCache, on_text) -> None:
+    def one(i: int, part: int | None) -> str:
         unit, folder = units[i], folders[i]
+        target = folder / unit.root if part is None else parts.write(held, f"{i}-{part}", folder, unit.parts[part])
         try:
-            return builds.build(folder / unit.root)
+            return builds.build(target)
         except RlgenError as exc:
+            if part is not None:
+                raise _PartFailed from None
             raise RlgenError(f"{unit.label}: {exc}".replace(str(folder), ".")) from None
+
+    def done(i: int, text: str) -> None:
+        texts[i] = text
+        cache.put(units[i].key, text)
+        if on_text:
+            on_text(i, text)
 
     # Each build is a separate process: threads only wait on them. The builds that read the
     # most files start first (runs/ reads every run): started last, the longest build would
     # run alone on one core after the short ones.
     by_size = sorted(missing, key=lambda i: -len(units[i].files))
+    jobs = [(i, part) for i in by_size for part in (range(len(units[i].parts)) if units[i].parts else [None])]
+    pieces: dict[int, dict[int, str]] = {i: {} for i in missing}
+    failed: dict[tuple[int, int | None], BaseException] = {}
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        started = {pool.submit(one, i): i for i in by_size}
-        for future in as_completed(started):
-            i = started[future]
-            if future.exception() is None:
-                texts[i] = future.result()
-                cache.put(units[i].key, texts[i])
-                if on_text:
-                    on_text(i, texts[i])
-    for future in started:  # the first failure in the order the builds started: the same each time
-        future.result()
-    return texts  # type: ignore[return-value]
+        running = {pool.submit(one, *job): job for job in jobs}
+
+        def whole(i: int) -> None:
+            if (i, None) not in running.values() and (i, None) not in failed:
+                running[pool.submit(one, i, None)] = (i, None)
+                pieces[i].clear()
+
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                i, part = job = running.pop(future)
+                if (error := future.exception()) is not None:
+                    if isinstance(error, _PartFailed) and not builds.stopped:
+                        whole(i)
+                    else:
+                        failed[job] = error
+                elif part is None:
+                    done(i, future.result())
+                elif (i, None) not in running.values():  # else the whole root is being built
+                    pieces[i][part] = future.result()
+                    if len(pieces[i]) == len(units[i].parts):
+                        ordered = [pieces[i][k] for k in range(len(units[i].parts))]
+                        if parts.clash(ordered):
+                            whole(i)
+                        else:
+                            done(i, "---\n".join(ordered))
+    # The first failure in the order the builds started: the same each time.
+    for job in [*jobs, *((i, None) for i in by_size)]:
+        if job in failed:
+            raise failed[job]
 
 
 def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kustomize.Builds | None = None,
@@ -226,7 +279,8 @@ def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kus
     units = []
     for co in checkouts:
         reads = inputs.Reads(co)
-        units += [Unit(co, root, root, reads) for root in top_roots(co)]
+        roots = kustomizations(co)
+        units += [Unit(co, root, root, reads, tuple(children(root, roots) or ())) for root in top_roots(co, roots)]
     out: dict[str, dict[str, list[str]]] = {label: {} for label in trees}
 
     def rendered(i: int, text: str) -> None:
