@@ -192,3 +192,37 @@ def test_kubeconform_on_path_checks_the_schemas_with_the_same_locations(generate
     (problem,) = report["problems"]
     assert problem["source"] == "runs/baseline/run.yaml" and problem["obj"].startswith("RayJob/rl-training/baseline-")
     assert problem["message"] == "$.spec.x: unknown field"
+
+
+@pytest.mark.parametrize("engine", ["kubeconform", "jsonschema"])
+def test_a_generated_repository_asks_no_remote_catalog(generate, engine):
+    """Every kind a generated repository renders has a local schema: validate sends no request
+    (a proxy that records every request it gets stands for the network)."""
+    import http.server
+    import threading
+
+    asked = []
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def _record(self):
+            asked.append(f"{self.command} {self.path}")
+            self.send_error(404)
+
+        do_GET = do_CONNECT = _record
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {k: v for k, v in os.environ.items() if k not in ("RLGEN_SCHEMA_DIR", "no_proxy", "NO_PROXY")}
+        if engine == "jsonschema":
+            env = without_kubeconform(env)
+        proxy = f"http://127.0.0.1:{server.server_address[1]}"
+        env.update({name: proxy for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")})
+        code, report = validate(generate(), env=env)
+    finally:
+        server.shutdown()
+    assert (code, report["problems"], report["engine"]) == (0, [], engine)
+    assert asked == []

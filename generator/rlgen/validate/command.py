@@ -55,8 +55,11 @@ def training_types(repo: Path) -> set[tuple[str, str]]:
     from rlgen.repo.layout import TRAINING_BASE
     from rlgen.tools.yamlio import read_plain_all
 
+    from rlgen.tools.kustomize import KUSTOMIZATION_FILES
+
     found = set()
-    for path in sorted((repo / TRAINING_BASE).glob("*.y*ml")):
+    # The kustomization is no object: looking its kind up would try the remote catalogs.
+    for path in sorted(p for p in (repo / TRAINING_BASE).glob("*.y*ml") if p.name not in KUSTOMIZATION_FILES):
         try:
             docs = read_plain_all(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
