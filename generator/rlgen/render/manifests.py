@@ -232,12 +232,13 @@ def _build(units: list[Unit], missing: list[int], folders: dict[int, Path], held
 
     # Each build is a separate process: threads only wait on them. The builds that read the
     # most files start first (runs/ reads every run): started last, the longest build would
-    # run alone on one core after the short ones.
+    # run alone on one core after the short ones. The short ones start at once too, not after
+    # the long ones: their objects are then checked while the long ones build.
     by_size = sorted(missing, key=lambda i: -len(units[i].files))
     jobs = [(i, part) for i in by_size for part in (range(len(units[i].parts)) if units[i].parts else [None])]
     pieces: dict[int, dict[int, str]] = {i: {} for i in missing}
     failed: dict[tuple[int, int | None], BaseException] = {}
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+    with ThreadPoolExecutor(max_workers=max(2, min(len(jobs), 2 * (os.cpu_count() or 1)))) as pool:
         running = {pool.submit(one, *job): job for job in jobs}
 
         def whole(i: int) -> None:
