@@ -45,8 +45,12 @@ def _objects(docs) -> list:
 
 
 @pytest.fixture(autouse=True)
-def _kustomize_on_path(monkeypatch):
+def _kustomize_on_path(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", f"{Path(tool('kustomize')).parent}{os.pathsep}{os.environ['PATH']}")
+    # A temporary folder of this test's own: other tests' renders run meanwhile.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     manifests.kustomize.command.cache_clear()
     yield
     manifests.kustomize.command.cache_clear()
@@ -127,3 +131,28 @@ def test_a_killed_commands_scratch_folder_is_removed_by_the_next(tmp_path):
     finally:
         for folder in (left, foreign):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_parts_of_a_killed_render_are_removed_by_the_next(tmp_path):
+    import signal
+    import sys
+    import time
+
+    repo = _tree(tmp_path, runs=8 * parts.PART_SIZE)
+    before = _scratch_folders()
+    script = f"from pathlib import Path\nfrom rlgen.render import manifests\nmanifests.render({{'repo': Path({str(repo)!r})}})\n"
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (_scratch_folders() - before) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        left = _scratch_folders() - before
+        assert left, "the render ended before its parts were written"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # kustomize too: nothing of the command runs on
+        proc.wait()
+    assert all(folder.exists() for folder in left)
+
+    manifests.render({"repo": repo})
+    assert not any(folder.exists() for folder in left)
+    assert _scratch_folders() == before
