@@ -156,3 +156,33 @@ def test_the_parts_of_a_killed_render_are_removed_by_the_next(tmp_path):
     manifests.render({"repo": repo})
     assert not any(folder.exists() for folder in left)
     assert _scratch_folders() == before
+
+
+def test_each_part_is_handed_over_as_it_is_built(tmp_path):
+    repo = _tree(tmp_path)
+    handed, whole = {}, []
+    rendered = manifests.render({"repo": repo}, on_source=lambda *a: whole.append(a[1]),
+                                on_part=lambda label, source, k, docs: handed.setdefault(source, {}).update({k: docs}))
+    assert sorted(handed["runs"]) == list(range(RUNS // parts.PART_SIZE))
+    assert [d for k in sorted(handed["runs"]) for d in handed["runs"][k]] == rendered["repo"]["runs"]
+    assert "runs" not in whole  # handed over once, in parts
+
+
+def test_ids_alike_only_once_cut_are_built_whole_and_kept_in_parts(tmp_path, monkeypatch):
+    """A ConfigMap named like another's generated name (``run-000-config`` and a hash-like
+    suffix) in another part: kustomize tells them apart, the look across parts cannot, so the
+    whole root is built to know, and the render is the parts."""
+    repo = _tree(tmp_path)
+    last = repo / "runs" / f"run-{RUNS - 1:03d}"
+    (last / "extra.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-5bcdfghkmt\ndata:\n  k: v\n")
+    (last / "kustomization.yaml").write_text("namePrefix: run-000-\nnamespace: training\nresources:\n  - extra.yaml\n")
+    assert _whole(repo / "runs").returncode == 0
+    built = []
+    real = manifests.kustomize.Builds.build
+    monkeypatch.setattr(manifests.kustomize.Builds, "build", lambda self, root: built.append(root) or real(self, root))
+
+    rendered = manifests.render({"repo": repo})["repo"]["runs"]
+
+    assert repo / "runs" in built  # the whole root, to know
+    assert _objects(rendered) == _objects([_whole(repo / "runs").stdout])

@@ -89,7 +89,7 @@ def test_renders_finished_before_a_refusal_are_not_cached(repo):
             raise RuntimeError("refused")
     assert not (repo / ".rlgen-cache").exists()
     with Rendering(repo) as rendering:
-        assert [source for source, _, _ in rendering.sources()]
+        assert [source for source, _, _, _ in rendering.sources()]
     assert any((repo / ".rlgen-cache" / "renders").iterdir())
 
 
@@ -121,3 +121,20 @@ def test_each_problem_lands_on_its_object_whether_sent_as_built_or_as_json(tmp_p
         ("sync.yaml", listed.label, "$.items[1].data.k: got number, want null or string"),
         ("sync.yaml", "ConfigMap/ns/last", "$.spec: unknown field"),
     ]
+
+
+@pytest.mark.parametrize("engine", ["kubeconform", "jsonschema"])
+def test_problems_follow_the_render_not_the_order_builds_finished(tmp_path, monkeypatch, engine):
+    """Builds and parts finish in any order; the report lists problems in the order of the
+    render, the same each time."""
+    if engine == "kubeconform":
+        monkeypatch.setenv("PATH", f"{Path(tool('kubeconform')).parent}{os.pathsep}{os.environ['PATH']}")
+    else:
+        monkeypatch.setenv("PATH", str(tmp_path))  # no kubeconform
+    locations = schema_dir_locations(schema_dir())
+    check = SchemaCheck(SchemaValidator(locations), [("catalog", t) for t in locations], tmp_path / "cache", offline=True)
+    assert check.engine == engine
+    first, second = Rendered("runs", configmap("a", extra=1)), Rendered("overlays/x", configmap("b", extra=1))
+    check.add([second])  # the second source's build finished first
+    check.add([first])
+    assert [f.source for f in check.findings([first, second])] == ["runs", "overlays/x"]

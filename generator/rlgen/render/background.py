@@ -52,22 +52,25 @@ class Rendering(Background):
     def __init__(self, repo: Path) -> None:
         super().__init__(repo, self._render, (repo,), "render")
         self._ready: queue.Queue = queue.Queue()
-        #: ``{source: [document]}`` in the order of :func:`rlgen.render.manifests.render`, once
-        #: :meth:`sources` has handed over the last one.
+        #: ``{source: [document]}`` in the order of :func:`rlgen.render.manifests.render` (a root
+        #: built in parts: its parts in order), once :meth:`sources` has handed over the last one.
         self.result: dict[str, list[str]] = {}
         self._thread.start()
 
     def _render(self, repo: Path) -> None:
         try:
-            rendered = manifests.render({"repo": repo}, cache=self._cache, builds=self._builds,
-                                        on_source=lambda _, *ready: self._ready.put(ready))
+            rendered = manifests.render(
+                {"repo": repo}, cache=self._cache, builds=self._builds,
+                on_source=lambda _, source, docs, built: self._ready.put((source, None, docs, built)),
+                on_part=lambda _, source, k, docs: self._ready.put((source, k, docs, True)))
             self._ready.put(_End(rendered["repo"], None))
         except BaseException as exc:  # handed to the caller's thread, which reports it
             self._ready.put(_End({}, exc))
 
-    def sources(self) -> Iterator[tuple[str, list[str], bool]]:
-        """(source, documents, built) of each top root and plain file, in the order they are
-        ready (``built``: kustomize wrote the documents)."""
+    def sources(self) -> Iterator[tuple[str, int | None, list[str], bool]]:
+        """(source, part, documents, built) of each top root and plain file, or of each part
+        of a root built in parts (``part``: its number, else None), in the order they are ready
+        (``built``: kustomize wrote the documents)."""
         while not isinstance(item := self._ready.get(), _End):
             yield item
         if item.error is not None:

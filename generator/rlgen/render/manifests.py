@@ -186,11 +186,14 @@ class Unit:
 
 
 def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None = None,
-          on_text: Callable[[int, str], None] | None = None) -> list[str]:
+          on_text: Callable[[int, str], None] | None = None,
+          on_part: Callable[[int, int, str], None] | None = None) -> list[str]:
     """Each unit's render, from the cache or from kustomize (several builds at a time, a root
     of many children in parts: :mod:`rlgen.render.parts`). ``on_text(i, text)`` is called with
     each unit's render as soon as it is there, in the order they finish: a caller can check the
-    short roots' objects while the long one builds."""
+    short roots' objects while the long one builds. ``on_part(i, k, text)``, before that, with
+    each part ``k`` of a unit built in parts, in the order they finish: what it is given stays
+    true, as the unit's render is either the parts together or a failure."""
     kustomize.command()
     builds = builds or kustomize.Builds()
     texts: list[str | None] = [None] * len(units) if cache.empty() else [cache.get(u.key) for u in units]
@@ -202,27 +205,6 @@ def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None
                 on_text(i, text)
     if not missing:
         return texts  # type: ignore[return-value]
-    in_parts = any(units[i].parts for i in missing)
-    with scratch.held_folder(parts.PREFIX) if in_parts else nullcontext() as held:
-        _build(units, missing, folders, held, builds, texts, cache, on_text)
-    return texts  # type: ignore[return-value]
-
-
-class _PartFailed(Exception):
-    """A part that kustomize refused: the whole root is built, and says why."""
-
-
-def _build(units: list[Unit], missing: list[int], folders: dict[int, Path], held: Path | None,
-           builds: kustomize.Builds, texts: list[str | None], cache: RenderCache, on_text) -> None:
-    def one(i: int, part: int | None) -> str:
-        unit, folder = units[i], folders[i]
-        target = folder / unit.root if part is None else parts.write(held, f"{i}-{part}", folder, unit.parts[part])
-        try:
-            return builds.build(target)
-        except RlgenError as exc:
-            if part is not None:
-                raise _PartFailed from None
-            raise RlgenError(f"{unit.label}: {exc}".replace(str(folder), ".")) from None
 
     def done(i: int, text: str) -> None:
         texts[i] = text
@@ -230,52 +212,99 @@ def _build(units: list[Unit], missing: list[int], folders: dict[int, Path], held
         if on_text:
             on_text(i, text)
 
-    # Each build is a separate process: threads only wait on them. The builds that read the
-    # most files start first (runs/ reads every run): started last, the longest build would
-    # run alone on one core after the short ones. The short ones start at once too, not after
-    # the long ones: their objects are then checked while the long ones build.
-    by_size = sorted(missing, key=lambda i: -len(units[i].files))
-    jobs = [(i, part) for i in by_size for part in (range(len(units[i].parts)) if units[i].parts else [None])]
-    pieces: dict[int, dict[int, str]] = {i: {} for i in missing}
-    failed: dict[tuple[int, int | None], BaseException] = {}
-    with ThreadPoolExecutor(max_workers=max(2, min(len(jobs), 2 * (os.cpu_count() or 1)))) as pool:
-        running = {pool.submit(one, *job): job for job in jobs}
+    in_parts = any(units[i].parts for i in missing)
+    with scratch.held_folder(parts.PREFIX) if in_parts else nullcontext() as held:
+        _Builds(units, folders, held, builds, done, on_part).run(missing)
+    return texts  # type: ignore[return-value]
 
-        def whole(i: int) -> None:
-            if (i, None) not in running.values() and (i, None) not in failed:
-                running[pool.submit(one, i, None)] = (i, None)
-                pieces[i].clear()
 
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                i, part = job = running.pop(future)
-                if (error := future.exception()) is not None:
-                    if isinstance(error, _PartFailed) and not builds.stopped:
-                        whole(i)
-                    else:
-                        failed[job] = error
-                elif part is None:
-                    done(i, future.result())
-                elif (i, None) not in running.values():  # else the whole root is being built
-                    pieces[i][part] = future.result()
-                    if len(pieces[i]) == len(units[i].parts):
-                        ordered = [pieces[i][k] for k in range(len(units[i].parts))]
-                        if parts.clash(ordered):
-                            whole(i)
-                        else:
-                            done(i, "---\n".join(ordered))
-    # The first failure in the order the builds started: the same each time.
-    for job in [*jobs, *((i, None) for i in by_size)]:
-        if job in failed:
-            raise failed[job]
+class _Builds:
+    """The builds of :func:`build` still to run, several at a time. A unit built in parts is
+    the parts together, unless two parts may share an object id or a part fails: the whole
+    root is then built as well, and stands as kustomize's answer: its error, or else the parts
+    (a part that failed alone gives its own error)."""
+
+    def __init__(self, units: list[Unit], folders: dict[int, Path], held: Path | None,
+                 builds: kustomize.Builds, done: Callable[[int, str], None], on_part) -> None:
+        self.units, self.folders, self.held, self.builds = units, folders, held, builds
+        self.done, self.on_part = done, on_part
+        self.pieces: dict[int, dict[int, str]] = {}
+        self.part_errors: dict[int, dict[int, RlgenError]] = {}
+        self.failed: dict[tuple[int, int | None], BaseException] = {}
+
+    def one(self, i: int, part: int | None) -> str:
+        unit, folder = self.units[i], self.folders[i]
+        target = folder / unit.root if part is None else parts.write(self.held, f"{i}-{part}", folder, unit.parts[part])
+        try:
+            return self.builds.build(target)
+        except RlgenError as exc:
+            shown = str(exc).replace(str(target), str(folder / unit.root)) if part is not None else str(exc)
+            raise RlgenError(f"{unit.label}: {shown}".replace(str(folder), ".")) from None
+
+    def run(self, missing: list[int]) -> None:
+        units = self.units
+        # Each build is a separate process: threads only wait on them. The builds that read the
+        # most files start first (runs/ reads every run): started last, the longest build would
+        # run alone on one core after the short ones. The short ones start at once too, not
+        # after the long ones: their objects are then checked while the long ones build.
+        by_size = sorted(missing, key=lambda i: -len(units[i].files))
+        jobs = [(i, part) for i in by_size for part in (range(len(units[i].parts)) if units[i].parts else [None])]
+        with ThreadPoolExecutor(max_workers=max(2, min(len(jobs), 2 * (os.cpu_count() or 1)))) as pool:
+            running = {pool.submit(self.one, *job): job for job in jobs}
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    job = running.pop(future)
+                    if (whole := self._finished(job, future)) is not None:
+                        running[pool.submit(self.one, whole, None)] = (whole, None)
+        # The first failure in the order the builds started: the same each time.
+        for job in [*jobs, *((i, None) for i in by_size)]:
+            if job in self.failed:
+                raise self.failed[job]
+
+    def _finished(self, job: tuple[int, int | None], future) -> int | None:
+        """Takes one build's result; the unit whose whole root must now be built, if any."""
+        i, part = job
+        split = bool(self.units[i].parts)
+        error = future.exception()
+        if part is None:  # a unit of one build, or the whole root of one in parts
+            if error is not None:
+                self.failed[job] = error
+            elif errors := self.part_errors.get(i):
+                self.failed[job] = errors[min(errors)]
+            else:
+                self.done(i, "---\n".join(self._ordered(i)) if split else future.result())
+            return None
+        if isinstance(error, RlgenError) and not self.builds.stopped:
+            first = not self.part_errors.get(i)
+            self.part_errors.setdefault(i, {})[part] = error
+            return i if first else None
+        if error is not None:
+            self.failed[job] = error
+            return None
+        self.pieces.setdefault(i, {})[part] = text = future.result()
+        if self.on_part:
+            self.on_part(i, part, text)
+        if self._complete(i) and not self.part_errors.get(i):
+            if parts.clash(self._ordered(i)):
+                return i
+            self.done(i, "---\n".join(self._ordered(i)))
+        return None
+
+    def _complete(self, i: int) -> bool:
+        return len(self.pieces.get(i, ())) == len(self.units[i].parts)
+
+    def _ordered(self, i: int) -> list[str]:
+        return [self.pieces[i][k] for k in range(len(self.units[i].parts))]
 
 
 def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kustomize.Builds | None = None,
-           on_source: Callable[[str, str, list[str], bool], None] | None = None) -> dict[str, dict[str, list[str]]]:
+           on_source: Callable[[str, str, list[str], bool], None] | None = None,
+           on_part: Callable[[str, str, int, list[str]], None] | None = None) -> dict[str, dict[str, list[str]]]:
     """``{label: {source: [document]}}`` for each checkout: every top root and plain file.
     ``on_source(label, source, documents, built)`` is called for each as soon as it is there
-    (``built``: kustomize wrote the documents)."""
+    (``built``: kustomize wrote the documents). With ``on_part``, a root built in parts is
+    handed over a part at a time instead, ``on_part(label, source, k, documents)``."""
     checkouts = [WorkingTree(label, tree) for label, tree in trees.items()]
     units = []
     for co in checkouts:
@@ -283,13 +312,18 @@ def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kus
         roots = kustomizations(co)
         units += [Unit(co, root, root, reads, tuple(children(root, roots) or ())) for root in top_roots(co, roots)]
     out: dict[str, dict[str, list[str]]] = {label: {} for label in trees}
+    in_parts: set[int] = set()
 
     def rendered(i: int, text: str) -> None:
         out[units[i].label][units[i].source] = docs = split(text)
-        if on_source:
+        if on_source and i not in in_parts:
             on_source(units[i].label, units[i].source, docs, True)
 
-    build(units, cache or RenderCache(None), builds, rendered)
+    def part(i: int, k: int, text: str) -> None:
+        in_parts.add(i)
+        on_part(units[i].label, units[i].source, k, split(text))
+
+    build(units, cache or RenderCache(None), builds, rendered, part if on_part else None)
     for co in checkouts:
         for source, docs in plain_documents(co).items():
             out[co.label][source] = docs

@@ -22,16 +22,23 @@ def collect(repo: Path, rendering=None, schema=None) -> list:
     from rlgen.tools.yamlio import read_manifests_all
     from rlgen.rules import Rendered
 
-    by_source = {}
+    by_source: dict[str, dict] = {}
     with rendering or Rendering(repo) as rendering:
-        for source, docs, built in rendering.sources():
+        for source, part, docs, built in rendering.sources():
             if schema and built:  # kubeconform reads them while they are parsed here
                 schema.send(docs)
-            by_source[source] = [Rendered(source, d) for d in read_manifests_all("\n---\n".join(docs))]
+            objects = by_source.setdefault(source, {})[part] = [
+                Rendered(source, d) for d in read_manifests_all("\n---\n".join(docs))]
             if schema:
                 # One object a document: split() keeps only documents with an apiVersion and a kind.
-                schema.add(by_source[source], sent=built)
-    return [o for source in rendering.result for o in by_source[source]]
+                schema.add(objects, sent=built)
+    # In the order of the render, whichever build or part finished first.
+    return [o for source in rendering.result for _, found in sorted(by_source[source].items(), key=_part)
+            for o in found]
+
+
+def _part(item: tuple[int | None, list]) -> int:
+    return -1 if item[0] is None else item[0]
 
 
 def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
@@ -152,7 +159,7 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
             cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
             secrets = _secret_findings(repo, objects, secret_plan)
             sources = schema_sources(checked, validator, located, repo)
-            findings = [f for f in schema.findings() if scope is None or (f.source, f.obj) in scope]
+            findings = [f for f in schema.findings(objects) if scope is None or (f.source, f.obj) in scope]
             findings = findings_by_run_file(findings, runs, ws.spec.run_config_key) + rule_findings + stale
             findings = _with_secret_findings(findings, secrets, scope)
     # On stderr: a warning is for the reader and never changes the exit code or the JSON problems.

@@ -85,14 +85,21 @@ class SchemaCheck:
         for api_version, kind in types:
             self.validator.locate(api_version, kind)
 
-    def findings(self) -> list[Finding]:
-        """The problems of every object, in the order the objects were added. Call it once,
+    def findings(self, order: list[Rendered] | None = None) -> list[Finding]:
+        """The problems of every object, in the order of ``order`` (the same objects), else in
+        the order they were added: that of the builds, which finish in any order. Call it once,
         however the caller's own work ended: it ends the kubeconform process."""
+        added = [o for o in self._objects if o is not None]
         if self._stream is None:
-            return [Finding(o.source, o.label, message) for o in self._objects if o is not None
-                    for message in self.validator.validate(o.obj)]
+            found = {id(o): [Finding(o.source, o.label, message) for message in self.validator.validate(o.obj)]
+                     for o in added}
+        else:
+            found = self._kubeconform_findings()
+        return [f for o in (added if order is None else order) for f in found.get(id(o), ())]
+
+    def _kubeconform_findings(self) -> dict[int, list[Finding]]:
         results = iter(self._stream.results())
-        found = []
+        found: dict[int, list[Finding]] = {}
         for o in self._objects:
             if o is None:
                 next(results, None)
@@ -101,7 +108,8 @@ class SchemaCheck:
                 if kind and resource.kind and kind != resource.kind:
                     raise RuntimeError(f"kubeconform's results are not in the order of the objects: "
                                        f"{resource.kind}/{resource.name} for {o.label}")
-                found += [Finding(o.source, o.label, problem.at(at).text(o.obj)) for problem in resource.problems]
+                found.setdefault(id(o), []).extend(
+                    Finding(o.source, o.label, problem.at(at).text(o.obj)) for problem in resource.problems)
         return found
 
 
