@@ -7,13 +7,10 @@ The lookup order and what counts as a missing schema follow yannh/kubeconform
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import re
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from functools import lru_cache
@@ -144,6 +141,12 @@ class SchemaValidator:
 
 
 def _download(url: str) -> bytes | None:
+    # Imported here: most runs find every schema in a local folder, and http with ssl costs
+    # as much to import as a build of a small root.
+    import http.client
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=_TIMEOUT_SECONDS) as response:
             return response.read()
