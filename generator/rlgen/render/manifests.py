@@ -265,7 +265,6 @@ class _Builds:
     def _finished(self, job: tuple[int, int | None], future) -> int | None:
         """Takes one build's result; the unit whose whole root must now be built, if any."""
         i, part = job
-        split = bool(self.units[i].parts)
         error = future.exception()
         if part is None:  # a unit of one build, or the whole root of one in parts
             if error is not None:
@@ -273,7 +272,7 @@ class _Builds:
             elif errors := self.part_errors.get(i):
                 self.failed[job] = errors[min(errors)]
             else:
-                self.done(i, "---\n".join(self._ordered(i)) if split else future.result())
+                self.done(i, "---\n".join(self._ordered(i)) if self.units[i].parts else future.result())
             return None
         if isinstance(error, RlgenError) and not self.builds.stopped:
             first = not self.part_errors.get(i)
