@@ -111,6 +111,13 @@ def command(target: Path | None, locations, offline: bool, verbose: bool, output
 
     Schemas are checked by kubeconform when it is on PATH, else by rlgen itself; both read
     the same locations, with the same strictness."""
+    from rlgen.collector import paused
+
+    with paused():
+        _validate(target, locations, offline, verbose, output)
+
+
+def _validate(target: Path | None, locations, offline: bool, verbose: bool, output) -> None:
     from rlgen.render.background import Rendering
     from rlgen.repo.workspace import find_root
 
