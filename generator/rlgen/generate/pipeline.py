@@ -250,7 +250,8 @@ def team_template(b: Build) -> None:
         b.clashes = rendered.add_to(b.tree, b.template, rendered.context(b.spec, b.selection.plugins))
 
 
-STAGES = (check_selection, plugin_components, training_base, platform_base, secret_delivery, sync_entry_points,
+#: The platform before the training base: its roots' builds (:data:`READY`) start the sooner.
+STAGES = (check_selection, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
           plugin_files,
           reader_role, schemas, first_run, answers_file, skeleton, team_template)
 
