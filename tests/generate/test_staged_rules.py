@@ -127,3 +127,13 @@ def test_a_patch_twin_marks_an_object_without_annotations_and_the_files_come_bac
     with pytest.raises(RlgenError, match=r"plugin 'demo': patch 'stray' \(platform layer\) matches no object"):
         refuse_failing(tmp_path, [], None, [("demo", [stray])])
     assert (tmp_path / "components/demo/platform/kustomization.yaml").read_bytes() == component
+
+
+def test_a_refusal_after_the_builds_started_leaves_nothing_beside_the_target(tmp_path):
+    # The batch rules refuse in the training stage, after the platform's builds have started.
+    from support.repos import REQUIRED, one_error_line, run_rlgen
+
+    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--set", "rlgen.nnodes=3",
+                                    "--no-input"))
+    assert "the trainer config breaks a verl batch rule" in line
+    assert list(tmp_path.iterdir()) == []
