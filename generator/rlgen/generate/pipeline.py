@@ -6,7 +6,7 @@ never changes what an earlier stage added. Nothing touches the disk until the tr
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
@@ -250,20 +250,33 @@ def team_template(b: Build) -> None:
         b.clashes = rendered.add_to(b.tree, b.template, rendered.context(b.spec, b.selection.plugins))
 
 
-STAGES = (check_selection, plugin_components, training_base, platform_base, secret_delivery, sync_entry_points,
+#: The platform before the training base: its roots' builds (:data:`READY`) start the sooner.
+STAGES = (check_selection, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
           plugin_files,
           reader_role, schemas, first_run, answers_file, skeleton, team_template)
 
+#: The kustomization roots whose files are all in the tree once a stage has run: each
+#: environment's platform, then the runs. A later stage may still add a file beside one.
+READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
+    platform_base: lambda b: [f"overlays/{env}/platform" for env in environments(b)],
+    first_run: lambda b: [RUNS_INDEX.rpartition("/")[0]],
+}
 
-def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None) -> Build:
+
+def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None,
+             on_ready: Callable[[Build, list[str]], None] | None = None) -> Build:
     """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob.
     ``run_naming``: the scheme of the repository being updated (a new one gets the current);
-    ``template``: the team's cookiecutter template, fetched, whose files join the tree."""
+    ``template``: the team's cookiecutter template, fetched, whose files join the tree;
+    ``on_ready(build, roots)``: told of the roots of :data:`READY` as soon as their files are
+    in the tree (``rlgen new`` builds them while the rest is generated)."""
     hooks = selection.hooks()
     spec = selection.spec(hooks)
     build = Build(selection, hooks, spec, selection.context(spec), selection.values["rlgen"]["run"],
                   run_naming=run_naming, template=template)
     for stage in STAGES:
         stage(build)
+        if on_ready is not None and stage in READY:
+            on_ready(build, READY[stage](build))
     return build
 

@@ -23,11 +23,12 @@ from rlgen.output import output_option, resolve_output, to_json
 @output_option()
 def command(directory: Path, plugins, sets, cluster, no_input, template, template_ref, output):
     """Generate a repository in DIRECTORY, then git init and commit it."""
-    from contextlib import nullcontext
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from contextlib import ExitStack
 
     from rlgen.generate.filetree import check_target, empty_clone, staged
     from rlgen.generate.pipeline import generate
-    from rlgen.generate.staged_rules import refuse_failing
+    from rlgen.generate.staged_rules import EarlyBuilds, refuse_failing
     from rlgen.plugin_host.discovery import discover
     from rlgen.plugin_host.selection import parse_sets, select
     from rlgen.errors import RlgenError
@@ -57,16 +58,38 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
         answers.setdefault("rlgen", {})["git_url"] = origin
     interactive = not no_input and sys.stdin.isatty()
     selection = select(discover(), list(plugins), answers, _prompt if interactive else None)
-    with template_source.fetched(template, template_ref) if template is not None else nullcontext() as fetched:
-        build = generate(selection, template=fetched)
-    if build.clashes:
-        from rlgen.generate.team_template import clash_line
+    with ExitStack() as stack:
+        fetched = stack.enter_context(template_source.fetched(template, template_ref)) if template is not None \
+            else None
+        early: list[EarlyBuilds] = []
+        staging: list[Path] = []
+        initialized: list[Future] = []
 
-        for path in build.clashes:
-            click.echo(clash_line(path), err=True)
-    with staged(target) as tmp:
-        build.tree.write(tmp)
-        git.init(tmp, build.spec.git_branch)
+        def ready(b, roots: list[str]) -> None:
+            # The roots' builds start in the staged folder while the rest is generated, and so
+            # does git init; only beside an existing folder, as a refusal must not leave the
+            # parents it made.
+            if not early and target.parent.is_dir():
+                staging.append(stack.enter_context(staged(target)))
+                initialized.append(stack.enter_context(ThreadPoolExecutor(max_workers=1))
+                                   .submit(git.init, staging[0], b.spec.git_branch))
+                early.append(stack.enter_context(EarlyBuilds(staging[0], b.hooks.patches(b.ctx))))
+            if early:
+                early[0].start(b.tree.files, roots)
+
+        build = generate(selection, template=fetched, on_ready=ready)
+        if build.clashes:
+            from rlgen.generate.team_template import clash_line
+
+            for path in build.clashes:
+                click.echo(clash_line(path), err=True)
+        tmp = staging[0] if staging else stack.enter_context(staged(target))
+        if early:
+            early[0].write(build.tree.files)
+            initialized[0].result()
+        else:
+            build.tree.write(tmp)
+            git.init(tmp, build.spec.git_branch)
 
         def meanwhile(probed: list[str]) -> None:
             # While kustomize renders: git's index of every file but those holding a patch's
@@ -74,7 +97,7 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
             git.run(tmp, "add", "-A", "--", ".", *(f":(exclude,literal){path}" for path in probed))
 
         refuse_failing(tmp, [s.name for s in build.secrets()], (build.hooks, build.ctx),
-                       build.hooks.patches(build.ctx), meanwhile=meanwhile)
+                       build.hooks.patches(build.ctx), meanwhile=meanwhile, early=early[0] if early else None)
         # The patched files, their own content again.
         git.run(tmp, "add", "-A", "--", ".")
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
