@@ -32,7 +32,7 @@ from rlgen.naming import (
 )
 from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
-from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
+from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 from rlgen.verl import releases
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ CORE = PluginInfo(
         # No default: a placeholder URL would give a repository the sync engine can never fetch.
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
-        Option("git_branch", "Branch the sync engine follows", "main", check=git_branch_error),
+        Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
         # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
         # roots from a mirror that keeps GitHub's owner/name paths.
         Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
