@@ -19,7 +19,6 @@ from rlgen.option_checks import (
     registry_error,
     revision_error,
 )
-from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
     HASH_LENGTH,
@@ -32,11 +31,12 @@ from rlgen.naming import (
 )
 from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
+from rlgen.plugin_info import SLOTS, Option, PluginInfo
 from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 from rlgen.verl import releases
 
 if TYPE_CHECKING:
-    from rlgen.contributions import DatasetFormat
+    from rlgen.contributions import Context, DatasetFormat
     from rlgen.plugin_host.manager import Hooks
 
 
@@ -175,6 +175,8 @@ class Selection:
         return self._hooks[1]
 
     def context(self, spec: Spec) -> Context:
+        from rlgen.contributions import Context
+
         return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
 
     def spec(self, hooks: Hooks) -> Spec:
