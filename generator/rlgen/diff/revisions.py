@@ -144,18 +144,20 @@ def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
     entry_points = {s: docs for s, docs in sources.items() if s in co.files}
     if not entry_points:
         return sources
-    paths = {applied for docs in entry_points.values() for text in docs
-             for applied in _applied_paths(yamlio.read_plain(text))}
+    paths = {applied for docs in entry_points.values() for text in docs for applied in _applied_paths(text)}
     return {s: docs for s, docs in sources.items() if s in entry_points or s in paths}
 
 
-def _applied_paths(obj) -> set[str]:
+@lru_cache(maxsize=None)
+def _applied_paths(text: str) -> frozenset[str]:
+    # By text: most entry points are the same at both revisions, and are read once.
+    obj = yamlio.read_plain(text)
     spec = obj.get("spec") if isinstance(obj, dict) else None
     if not isinstance(spec, dict):
-        return set()
+        return frozenset()
     sources = [spec, spec.get("source"), *(spec.get("sources") or [])]
-    return {str(s["path"]).removeprefix("./").rstrip("/") or "."
-            for s in sources if isinstance(s, dict) and isinstance(s.get("path"), str)}
+    return frozenset(str(s["path"]).removeprefix("./").rstrip("/") or "."
+                     for s in sources if isinstance(s, dict) and isinstance(s.get("path"), str))
 
 
 def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
