@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+# What a plugin says of itself, defined apart (rlgen's own answers are checked against it
+# without the rest of this module) and part of what hooks return like the rest.
+from rlgen.plugin_info import SLOTS, Option, PluginInfo  # noqa: F401
+
 if TYPE_CHECKING:
     from rlgen.spec import Spec
-
-#: The slots of a selection, in the order plugins are called and their results merged.
-SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync", "tracking", "secrets")
-
 
 class Layer(str, Enum):
     """Where a plugin's object lands. ``infrastructure`` syncs first (controllers and add-on
@@ -40,36 +40,6 @@ class Context:
 
     def options(self, plugin: str) -> dict[str, Any]:
         return dict(self._values.get(plugin, {}))
-
-
-@dataclass(frozen=True)
-class Option:
-    """One ``--set PLUGIN.NAME=VALUE`` option of a plugin.
-
-    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal;
-    ``ask=True`` asks for it too, offering the default, and records the value in ``rlgen.yaml``
-    even when it is the default (a bucket a repository mounts is stated, never implied).
-    ``check`` receives the converted value and returns an error message or ``None``.
-    """
-
-    name: str
-    help: str
-    default: Any = None
-    type: type = str
-    required: bool = False
-    choices: tuple[str, ...] = ()
-    check: Callable[[Any], str | None] | None = None
-    ask: bool = False
-
-
-@dataclass(frozen=True)
-class PluginInfo:
-    """What ``rlgen plugins`` shows and what selection needs: the plugin's slot and options."""
-
-    name: str
-    slot: str
-    summary: str
-    options: tuple[Option, ...] = ()
 
 
 @dataclass(frozen=True)

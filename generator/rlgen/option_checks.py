@@ -16,28 +16,30 @@ __all__ = ["control_error", "credential_error", "dns1123_label_error", "duration
            "number_range", "oss_bucket_error", "pip_requirement_error", "region_error", "registry_error",
            "repo_path_error", "revision_error", "uri_error"]
 
+# Patterns are compiled when first used (re's own cache keeps them): a command checks a few
+# kinds of answer, and compiling every pattern here cost more than their checks.
 # Go's time.ParseDuration, which Flux's metav1.Duration fields use: "1h30m", "90s", "500ms".
-_DURATION = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h)")
+_DURATION = r"(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h)"
 # OSS: 3-63 characters, lower-case letters, digits and '-', not starting or ending with '-'.
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
+_BUCKET = r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"
 # The reference grammar of distribution/reference: [host[:port]/]path[:tag][@digest].
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_IMAGE = re.compile(rf"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
-                    rf"(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?"
-                    rf"(?:@sha256:[a-f0-9]{{64}})?")
+_IMAGE = (rf"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+          rf"(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?"
+          rf"(?:@sha256:[a-f0-9]{{64}})?")
 #: Integers past 2^53 lose digits in kustomize's JSON numbers, and large ones print as 1e+20.
 MAX_INT = 2**31 - 1
 
 
 def duration_error(value: str) -> str | None:
     text = str(value)
-    if not re.fullmatch(rf"(?:{_DURATION.pattern})+", text) or not re.search(r"[1-9]", text):
+    if not re.fullmatch(rf"(?:{_DURATION})+", text) or not re.search(r"[1-9]", text):
         return f"{_show(value)} is not a positive duration like 10m, 1h30m or 90s"
     return None
 
 
 def oss_bucket_error(value: str) -> str | None:
-    if not _BUCKET.fullmatch(str(value)):
+    if not re.fullmatch(_BUCKET, str(value)):
         return f"{_show(value)} is not an OSS bucket name (3-63 lower-case letters, digits and '-', not starting or ending with '-')"
     return None
 
@@ -78,10 +80,10 @@ def _show(value: Any) -> str:
 
 #: C0 and C1 controls, DEL, line and paragraph separators, and the invisible format characters
 #: that make a value read otherwise than it runs (bidirectional overrides, zero widths, BOM).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_CONTROL = "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
 #: The part of an image reference before a repository name: host[:port]/path, lower-case path.
-_REGISTRY = re.compile(rf"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
-                       rf"(?::[0-9]{{1,5}})?(?:/{_COMPONENT})*")
+_REGISTRY = (rf"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+             rf"(?::[0-9]{{1,5}})?(?:/{_COMPONENT})*")
 #: Room left after the registry for the longest image name rlgen puts below it
 #: ("/sandbox-manager:<tag>" and the like): the whole reference stays within 255 characters.
 IMAGE_SUFFIX_ROOM = 64
@@ -90,30 +92,30 @@ MAX_IMAGE_REFERENCE = 255
 # git@host:path) fetch them; the characters are a shell's plain word characters only.
 _URL_CHARS = r"[A-Za-z0-9._~%+/-]"
 _HOST = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
-_GIT_URL = re.compile(rf"(?:https?://{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
-                      rf"|ssh://(?:[A-Za-z0-9._-]+@)?{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
-                      rf"|[A-Za-z0-9._-]+@{_HOST}:{_URL_CHARS}+)")
+_GIT_URL = (rf"(?:https?://{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
+            rf"|ssh://(?:[A-Za-z0-9._-]+@)?{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
+            rf"|[A-Za-z0-9._-]+@{_HOST}:{_URL_CHARS}+)")
 # A hub repository id (Hugging Face, ModelScope): owner/name, each a word of letters, digits, ._-.
 _HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
-_HUB_ID = re.compile(rf"(?:{_HUB_PART}/)?{_HUB_PART}")
-_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
+_HUB_ID = rf"(?:{_HUB_PART}/)?{_HUB_PART}"
+_REVISION = r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}"
 # An Alibaba Cloud region id: cn-hangzhou, ap-southeast-1, cn-shanghai-finance-1.
-_REGION = re.compile(r"[a-z]{2,4}(?:-[a-z0-9]+){1,4}")
+_REGION = r"[a-z]{2,4}(?:-[a-z0-9]+){1,4}"
 # Characters of a URI (RFC 3986) that no shell, YAML reader or Dockerfile gives a meaning to.
-_URI_CHARS = re.compile(r"[A-Za-z0-9._~%+/:@?=&#,-]*")
-_REPO_PATH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
+_URI_CHARS = r"[A-Za-z0-9._~%+/:@?=&#,-]*"
+_REPO_PATH = r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*"
 #: Query parameters that carry a secret (a presigned URL's signature, an access token).
-_SECRET_PARAMS = re.compile(r"(?i)(?:^|[?&;])(?:access_?token|token|api_?key|key|secret|password|passwd|pwd|"
-                            r"signature|sig|x-amz-signature|x-oss-signature|x-oss-security-token|"
-                            r"security-token|auth)=")
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*)://([^/\s@?#]*)@")
+_SECRET_PARAMS = (r"(?i)(?:^|[?&;])(?:access_?token|token|api_?key|key|secret|password|passwd|pwd|"
+                  r"signature|sig|x-amz-signature|x-oss-signature|x-oss-security-token|"
+                  r"security-token|auth)=")
+_URL_USERINFO = r"(?i)\b([a-z][a-z0-9+.-]*)://([^/\s@?#]*)@"
 _SECRET_HINT = ("pass secrets to the cluster as a Kubernetes Secret and to CI as a repository secret, "
                 "never in an answer (it is committed)")
 
 
 def control_error(value: str) -> str | None:
     """A control character anywhere (newline, tab, escape, NUL, bidirectional override)."""
-    found = _CONTROL.search(value)
+    found = re.search(_CONTROL, value)
     if found:
         return f"{_show(value)} holds the control character U+{ord(found.group()):04X}: answers are one plain line"
     return None
@@ -122,11 +124,11 @@ def control_error(value: str) -> str | None:
 def credential_error(value: str) -> str | None:
     """A URL in ``value`` that carries a secret: a password or a token as user info, or a
     secret query parameter. ``ssh://git@host`` and ``git@host:path`` name an SSH user, no secret."""
-    for match in _URL_USERINFO.finditer(value):
+    for match in re.finditer(_URL_USERINFO, value):
         scheme, userinfo = match.group(1).lower(), match.group(2)
         if ":" in userinfo or not scheme.endswith("ssh"):
             return f"{_show(redact_url(value))} carries credentials in its user info: {_SECRET_HINT}"
-    if "://" in value and _SECRET_PARAMS.search(value.split("?", 1)[-1] if "?" in value else ""):
+    if "://" in value and re.search(_SECRET_PARAMS, value.split("?", 1)[-1] if "?" in value else ""):
         return f"{_show(redact_url(value))} carries a secret query parameter: {_SECRET_HINT}"
     return None
 
@@ -143,13 +145,13 @@ def _plain(value: Any) -> str | None:
     return control_error(text) or credential_error(text)
 
 
-def _shaped(value: Any, pattern: re.Pattern, kind: str, refuse: Callable[[str], bool] = lambda text: False) -> str | None:
+def _shaped(value: Any, pattern: str, kind: str, refuse: Callable[[str], bool] = lambda text: False) -> str | None:
     """The one shape of most checkers: a plain line (no control character, no credential) that
     ``pattern`` matches whole and ``refuse`` does not; else "VALUE is not ``kind``"."""
     text = str(value)
     if problem := _plain(text):
         return problem
-    if not pattern.fullmatch(text) or refuse(text):
+    if not re.fullmatch(pattern, text) or refuse(text):
         return f"{_show(value)} is not {kind}"
     return None
 
@@ -161,7 +163,7 @@ def registry_error(value: str) -> str | None:
     if problem := _plain(text):
         return problem
     limit = MAX_IMAGE_REFERENCE - IMAGE_SUFFIX_ROOM
-    if not _REGISTRY.fullmatch(text) or "/" not in text and "." not in text and ":" not in text:
+    if not re.fullmatch(_REGISTRY, text) or "/" not in text and "." not in text and ":" not in text:
         return (f"{_show(value)} is not a registry path like registry.<region>.aliyuncs.com/team "
                 "(host and lower-case path; no scheme, tag or digest)")
     if len(text) > limit:
@@ -201,7 +203,7 @@ def uri_error(value: str, schemes: tuple[str, ...] = ("http", "https")) -> str |
         parts.port  # noqa: B018 -- raises on a port that is not a number
     except ValueError:
         parts = None
-    if parts is None or parts.scheme not in schemes or not parts.hostname or not _URI_CHARS.fullmatch(text):
+    if parts is None or parts.scheme not in schemes or not parts.hostname or not re.fullmatch(_URI_CHARS, text):
         return f"{_show(value)} is not a {' or '.join(s + '://' for s in schemes)} URL with a host"
     return None
 
@@ -221,7 +223,7 @@ def endpoint_error(value: str) -> str | None:
 def region_error(value: str) -> str | None:
     """An Alibaba Cloud region id like ``cn-hangzhou`` or ``ap-southeast-1``."""
     text = str(value)
-    if not _REGION.fullmatch(text) or len(text) > 63:
+    if not re.fullmatch(_REGION, text) or len(text) > 63:
         return f"{_show(value)} is not a region id like cn-hangzhou or ap-southeast-1"
     return None
 
@@ -231,7 +233,7 @@ def repo_path_error(value: str) -> str | None:
     text = str(value)
     if problem := control_error(text):
         return problem
-    if not _REPO_PATH.fullmatch(text) or any(part in ("", ".", "..") for part in text.split("/")):
+    if not re.fullmatch(_REPO_PATH, text) or any(part in ("", ".", "..") for part in text.split("/")):
         return f"{_show(value)} is not a path inside the repository (relative, no '..')"
     return None
 

@@ -14,6 +14,8 @@ ENVIRONMENTS = ("production", "staging")
 #: How GPU pods reach each other for NCCL (rlgen.network), and who starts a run's pods together.
 NETWORKS = ("tcp", "rdma", "erdma")
 GANG_SCHEDULERS = ("off", "volcano", "coscheduling")
+#: The branch the sync engine follows when ``rlgen.git_branch`` is not answered.
+DEFAULT_GIT_BRANCH = "main"
 
 
 @dataclass(frozen=True)

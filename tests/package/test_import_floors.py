@@ -17,9 +17,9 @@ COMMANDS = {"new", "plugins", "runs", "diff", "validate", "data", "doctor", "sta
 FLOORS = (
     # What every layer uses: the version, the error every command reports, secrets masked in output.
     {"__init__", "errors", "redaction"},
-    # Kubernetes name rules, the shared names (Spec), output formats, the outside tools, the
-    # garbage collector of short commands.
-    {"naming", "spec", "output", "tools", "collector"},
+    # Kubernetes name rules, the shared names (Spec), output formats, the outside tools, what a
+    # plugin says of itself (its slot and options), the garbage collector of short commands.
+    {"naming", "spec", "output", "tools", "plugin_info", "collector"},
     # Option checks, the values hooks pass, the kustomize sources every repository starts from.
     {"option_checks", "contributions", "sources"},
     # The hook contract; verl's config.

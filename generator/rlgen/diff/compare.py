@@ -13,8 +13,8 @@ import difflib
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from rlgen.errors import RlgenError
 from rlgen.naming import HASH_LENGTH
@@ -30,8 +30,11 @@ _HASH_SUFFIX = re.compile(rf"-(?:[0-9a-f]{{{HASH_LENGTH}}}|{KUSTOMIZE_HASH})$")
 UNSET = object()
 
 
-@dataclass(frozen=True, order=True)
-class Key:
+# The records of each change are named tuples: building a dataclass's methods at import cost
+# more than most comparisons do.
+class Key(NamedTuple):
+    """Ordered by its fields, in this order."""
+
     source: str
     kind: str
     namespace: str
@@ -47,8 +50,7 @@ class Key:
         return f"{self.kind} {self.path}"
 
 
-@dataclass(frozen=True)
-class ObjectChange:
+class ObjectChange(NamedTuple):
     """``old``/``new`` are redacted copies; an added object that replaces a removed one (same
     name but for the hash) has the replaced object as ``old`` and its key as ``partner``."""
 
@@ -71,19 +73,18 @@ class ObjectChange:
             fromfile=f"{base}: {old_key.label}", tofile=f"{head}: {self.key.label}"))
 
 
-@dataclass(frozen=True)
-class RunChange:
+class RunChange(NamedTuple):
     run: str
     status: str  # added | removed | changed
     old_rayjob: str | None
     new_rayjob: str | None
     #: (key, old, new) of the effective trainer config, UNSET where a side lacks the key;
     #: for an added run, what it changes in the base config.
-    config: list[tuple[str, Any, Any]] = field(default_factory=list)
+    config: list[tuple[str, Any, Any]]
     #: Other ConfigMap files (tool config, MCP servers) that differ.
-    files: list[str] = field(default_factory=list)
+    files: list[str]
     #: (old, new) GPU nodes x GPUs when a changed run spans another number of GPUs.
-    resize: tuple[Size, Size] | None = None
+    resize: tuple[Size, Size] | None
 
     @property
     def kept_name(self) -> bool:

@@ -1,12 +1,13 @@
 """What ``rlgen diff`` does (see :mod:`rlgen.diff.command`): read the two revisions, render
 what differs, compare and print.
 
-The builds are started as soon as git has said what differs; the checks of the changed
-hand-edited files, and the imports of what compares and prints, happen while kustomize runs:
-what is imported here is only what starts the builds."""
+The builds are started as soon as git has said what differs; the checks of rlgen's answers
+and of the changed hand-edited files, and the imports of what compares and prints, happen
+while kustomize runs: what is imported here is only what starts the builds."""
 from __future__ import annotations
 
 import sys
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -25,15 +26,14 @@ from rlgen.tools.signals import terminate_as_interrupt
 
 if TYPE_CHECKING:
     from rlgen.diff.compare import Comparison
+    from rlgen.spec import Spec
 
 
 def diff(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool) -> None:
     root = find_root(Path.cwd())
     # Listed (by git, in the background) while the answers are read and the revisions looked up.
     working = None if head else WorkingTree("working tree", root)
-    # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
-    # the change (then checked whole, see _compare).
-    comparison, labels = _compare(Workspace(root, answered_spec(root)), base, head, working)
+    comparison, labels = _compare(root, base, head, working)
     from rlgen.diff import report
 
     output = {"text": "table", "markdown": "markdown"}[fmt] if fmt and not output else resolve_output(output)
@@ -45,33 +45,72 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         sys.exit(1)
 
 
-def _compare(ws: Workspace, base: str | None, head: str | None,
-             working: WorkingTree | None) -> tuple[Comparison, tuple[str, str]]:
-    kustomize.command()
-    branch = ws.spec.git_branch
+class _Retry(Exception):
+    """The checked answers name another branch than their plain reading did: ``args[0]``."""
+
+
+def _compare(root: Path, base: str | None, head: str | None, working: WorkingTree | None,
+             branch: str | None = None) -> tuple[Comparison, tuple[str, str]]:
+    # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
+    # the change (then checked whole, below). rlgen's own answers are checked while kustomize
+    # builds: only the branch is needed before, read plainly.
+    checked = lru_cache(maxsize=1)(partial(answered_spec, root))
+
+    def answers_first() -> Spec:
+        """The checked answers: a defect of theirs is what the command says first, as when they
+        were checked before anything else."""
+        spec = checked()
+        if not base and spec.git_branch != branch:
+            raise _Retry(spec.git_branch)
+        return spec
+
+    branch = branch or (None if base else answers.branch_hint(root))
+    try:
+        try:
+            if not base and branch is None:
+                branch = checked().git_branch
+            kustomize.command()
+            base_name, base_sha, head_sha = _revisions(root, base, head, branch)
+        except Exception:
+            answers_first()
+            raise
+        labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
+
+        with terminate_as_interrupt(), scratch(root) as tmp:
+            sides = (Commit(labels[0], root, base_sha, tmp / "base"),
+                     Commit(labels[1], root, head_sha, tmp / "head") if head_sha else working)
+            try:
+                differ = changed(*sides)
+                # Only what differs is built; unchanged roots would only cancel out in the comparison.
+                rendering = ChangesRendering(*sides, differ, cache_repo=root)
+            except Exception:
+                answers_first()
+                raise
+            with rendering:
+                ws = Workspace(root, answers_first())
+                if answers.FILENAME in differ:
+                    # The answers changed: checked as every other command checks them, plugins included.
+                    ws = Workspace(ws.root, load_spec(ws.root))
+                _check_hand_edited(sides[1], differ, ws)
+                from rlgen.diff.compare import compare  # while kustomize runs
+
+                rendered = rendering.result()
+            rendered = {co.label: synced(rendered[co.label], co) for co in sides}
+    except _Retry as retry:
+        return _compare(root, base, head, working, retry.args[0])
+    return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
+
+
+def _revisions(root: Path, base: str | None, head: str | None, branch: str | None) -> tuple[str, str, str | None]:
+    """(the base's name, its commit, the head's commit or None for the working tree)."""
     defaults = () if base else (f"origin/{branch}", branch)
     # From HEAD, where it forks from each candidate base is asked at once with the lookup.
-    forks = {} if head else {ref: git.start(ws.root, "merge-base", "HEAD", ref) for ref in defaults}
-    commits = _commits(ws.root, [r for r in (head, base, *defaults) if r])
+    forks = {} if head else {ref: git.start(root, "merge-base", "HEAD", ref) for ref in defaults}
+    commits = _commits(root, [r for r in (head, base, *defaults) if r])
     head_sha = _named(commits, head) if head else None
-    base_name, base_sha = (base, _named(commits, base)) if base else _default_base(ws, head_sha, commits, forks)
-    labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
-
-    with terminate_as_interrupt(), scratch(ws.root) as tmp:
-        sides = (Commit(labels[0], ws.root, base_sha, tmp / "base"),
-                 Commit(labels[1], ws.root, head_sha, tmp / "head") if head_sha else working)
-        differ = changed(*sides)
-        # Only what differs is built; unchanged roots would only cancel out in the comparison.
-        with ChangesRendering(*sides, differ, cache_repo=ws.root) as rendering:
-            if answers.FILENAME in differ:
-                # The answers changed: checked as every other command checks them, plugins included.
-                ws = Workspace(ws.root, load_spec(ws.root))
-            _check_hand_edited(sides[1], differ, ws)
-            from rlgen.diff.compare import compare  # while kustomize runs
-
-            rendered = rendering.result()
-        rendered = {co.label: synced(rendered[co.label], co) for co in sides}
-    return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
+    if base:
+        return base, _named(commits, base), head_sha
+    return (*_default_base(root, branch, head_sha, commits, forks), head_sha)
 
 
 def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
@@ -105,18 +144,20 @@ def synced(sources: dict[str, list[str]], co: Checkout) -> dict[str, list[str]]:
     entry_points = {s: docs for s, docs in sources.items() if s in co.files}
     if not entry_points:
         return sources
-    paths = {applied for docs in entry_points.values() for text in docs
-             for applied in _applied_paths(yamlio.read_plain(text))}
+    paths = {applied for docs in entry_points.values() for text in docs for applied in _applied_paths(text)}
     return {s: docs for s, docs in sources.items() if s in entry_points or s in paths}
 
 
-def _applied_paths(obj) -> set[str]:
+@lru_cache(maxsize=None)
+def _applied_paths(text: str) -> frozenset[str]:
+    # By text: most entry points are the same at both revisions, and are read once.
+    obj = yamlio.read_plain(text)
     spec = obj.get("spec") if isinstance(obj, dict) else None
     if not isinstance(spec, dict):
-        return set()
+        return frozenset()
     sources = [spec, spec.get("source"), *(spec.get("sources") or [])]
-    return {str(s["path"]).removeprefix("./").rstrip("/") or "."
-            for s in sources if isinstance(s, dict) and isinstance(s.get("path"), str)}
+    return frozenset(str(s["path"]).removeprefix("./").rstrip("/") or "."
+                     for s in sources if isinstance(s, dict) and isinstance(s.get("path"), str))
 
 
 def _commits(repo: Path, refs: list[str]) -> dict[str, str]:
@@ -138,11 +179,10 @@ def _named(commits: dict[str, str], ref: str) -> str:
     return commits[ref]
 
 
-def _default_base(ws: Workspace, head: str | None, commits: dict[str, str],
+def _default_base(root: Path, branch: str, head: str | None, commits: dict[str, str],
                   forks: dict[str, Callable[[], str]]) -> tuple[str, str]:
-    branch = ws.spec.git_branch
     for ref in (f"origin/{branch}", branch):
         if ref in commits:
-            fork = forks[ref]() if ref in forks else git.run(ws.root, "merge-base", head or "HEAD", commits[ref])
+            fork = forks[ref]() if ref in forks else git.run(root, "merge-base", head or "HEAD", commits[ref])
             return ref, fork.strip()
     raise RlgenError(f"no base revision: neither origin/{branch} nor {branch} exists; pass --base REF")

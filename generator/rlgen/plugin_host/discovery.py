@@ -5,10 +5,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from rlgen.contributions import SLOTS, DatasetFormat, PluginInfo
 from rlgen.errors import RlgenError
+from rlgen.plugin_info import SLOTS, PluginInfo
 
 if TYPE_CHECKING:
+    from rlgen.contributions import DatasetFormat
     from rlgen.plugin_host.manager import Describer
 
 #: The plugin a slot gets when the user picks none.

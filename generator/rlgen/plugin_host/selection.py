@@ -19,7 +19,6 @@ from rlgen.option_checks import (
     registry_error,
     revision_error,
 )
-from rlgen.contributions import SLOTS, Context, Option, PluginInfo
 from rlgen.errors import RlgenError
 from rlgen.naming import (
     HASH_LENGTH,
@@ -32,11 +31,12 @@ from rlgen.naming import (
 )
 from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
-from rlgen.spec import ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
+from rlgen.plugin_info import SLOTS, Option, PluginInfo
+from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 from rlgen.verl import releases
 
 if TYPE_CHECKING:
-    from rlgen.contributions import DatasetFormat
+    from rlgen.contributions import Context, DatasetFormat
     from rlgen.plugin_host.manager import Hooks
 
 
@@ -97,7 +97,7 @@ CORE = PluginInfo(
         # No default: a placeholder URL would give a repository the sync engine can never fetch.
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
-        Option("git_branch", "Branch the sync engine follows", "main", check=git_branch_error),
+        Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
         # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
         # roots from a mirror that keeps GitHub's owner/name paths.
         Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
@@ -175,6 +175,8 @@ class Selection:
         return self._hooks[1]
 
     def context(self, spec: Spec) -> Context:
+        from rlgen.contributions import Context
+
         return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
 
     def spec(self, hooks: Hooks) -> Spec:

@@ -29,8 +29,9 @@ def blob_id(data: bytes) -> str:
 
 
 def visible(rel: str) -> bool:
-    # Hidden folders (.github: workflows, .rlgen-cache) hold no cluster objects.
-    return not any(part.startswith(".") for part in rel.split("/"))
+    # Hidden folders (.github: workflows, .rlgen-cache) hold no cluster objects. A part of the
+    # path starts with a dot: the path does, or a dot follows one of its slashes.
+    return not rel.startswith(".") and "/." not in rel
 
 
 class Checkout:
@@ -94,7 +95,9 @@ class WorkingTree(Checkout):
     @cached_property
     def files(self) -> frozenset[str]:  # type: ignore[override]
         tracked, untracked = self._listed
-        return frozenset(p for p in tracked | untracked if visible(p) and (self.repo / p).is_file())
+        # A tracked file deleted from the working tree is still listed (from the index).
+        top = str(self.repo)
+        return frozenset(p for p in tracked | untracked if visible(p) and os.path.isfile(os.path.join(top, p)))
 
     @cached_property
     def _listed(self) -> tuple[set[str], set[str]]:

@@ -90,6 +90,25 @@ def _plain_doc(text: str) -> Any:
     return doc if isinstance(doc, dict) and yamlio.is_plain(doc) else None
 
 
+def branch_hint(root: Path) -> str | None:
+    """``rlgen.git_branch`` (or its default) as a plain reading of the answers gives it, before
+    they are checked: a command can ask git about the branch while the answers' checks (which
+    load what every option's check needs) run, then compare it with the checked answer. None
+    when the plain reading says nothing sure (not a mapping, not a string, not YAML)."""
+    from rlgen.spec import DEFAULT_GIT_BRANCH
+
+    try:
+        text = (root / FILENAME).read_text(encoding="utf-8")
+        yamlio.bounded(text)
+        doc = yamlio.read_plain(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    options = doc.get("options") if isinstance(doc, dict) else None
+    core = (options.get("rlgen") or {}) if isinstance(options, dict) else None
+    branch = core.get("git_branch", DEFAULT_GIT_BRANCH) if isinstance(core, dict) else None
+    return branch if isinstance(branch, str) else None
+
+
 def parse(doc: Any, path: Path | str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise RlgenError(f"{path}: expected a mapping with plugins and options")

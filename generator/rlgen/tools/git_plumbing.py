@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rlgen.errors import RlgenError
 from rlgen.tools import git
@@ -91,8 +91,8 @@ def commit_tree(repo: Path, tree: str, parents: list[str], message: str, sign: b
     return git.run(repo, "commit-tree", tree, *args, "-m", message, identity=True).strip()
 
 
-@dataclass(frozen=True)
-class Merged:
+# A named tuple: diff imports this module to read commits, and a dataclass costs more to define.
+class Merged(NamedTuple):
     tree: str
     #: Unmerged index entries ``(mode, blob, stage, path)``; empty when the merge is clean.
     conflicts: tuple[tuple[str, str, str, str], ...]

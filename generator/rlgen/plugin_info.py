@@ -1,0 +1,41 @@
+"""What a plugin says of itself: its slot and its options (:class:`PluginInfo`, what its
+``rlgen_plugin`` hook returns), and the slots a selection fills. Apart from the other values of
+:mod:`rlgen.contributions`, which re-exports these: checking rlgen's own answers needs only
+these, not the types every other hook returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+#: The slots of a selection, in the order plugins are called and their results merged.
+SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync", "tracking", "secrets")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--set PLUGIN.NAME=VALUE`` option of a plugin.
+
+    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal;
+    ``ask=True`` asks for it too, offering the default, and records the value in ``rlgen.yaml``
+    even when it is the default (a bucket a repository mounts is stated, never implied).
+    ``check`` receives the converted value and returns an error message or ``None``.
+    """
+
+    name: str
+    help: str
+    default: Any = None
+    type: type = str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    check: Callable[[Any], str | None] | None = None
+    ask: bool = False
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``rlgen plugins`` shows and what selection needs: the plugin's slot and options."""
+
+    name: str
+    slot: str
+    summary: str
+    options: tuple[Option, ...] = ()
