@@ -28,17 +28,9 @@ def command(base: str | None, head: str | None, output: str | None, fmt: str | N
     """Compare the rendered manifests of two revisions: added, removed and changed objects,
     and the trainer-config keys each run changes, as far as a sync entry point applies them.
     Secret values are never shown. -o markdown: for a pull-request comment."""
-    import atexit
-    import gc
+    from rlgen.collector import paused
 
-    # A diff lasts well under a second and makes next to no reference cycles: the cyclic
-    # collector would only walk the modules loaded and the documents parsed, again and again,
-    # and over all of them once more as Python exits (together a tenth of the command).
-    gc.disable()
-    atexit.register(gc.freeze)
-    try:
+    with paused():
         from rlgen.diff.revisions import diff
 
         diff(base, head, output, fmt, exit_code)
-    finally:
-        gc.enable()

@@ -12,18 +12,20 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 OWNER = ".owner"
 
 
 @contextmanager
-def held_folder(prefix: str) -> Iterator[Path]:
+def held_folder(prefix: str, clean_up: Callable[[], None] | None = None) -> Iterator[Path]:
     """A new folder in the system's temporary folder, named ``prefix`` and a random part,
-    removed when the block ends; meanwhile the abandoned folders of ``prefix`` are removed."""
-    cleaning = threading.Thread(target=_remove_quietly, args=(prefix,), name="remove-abandoned", daemon=True)
+    removed when the block ends. Meanwhile ``clean_up`` runs (by default, the abandoned folders
+    of ``prefix`` are removed); an error in it only leaves a folder for the next command."""
+    cleaning = threading.Thread(target=_quietly, args=(clean_up or (lambda: remove_abandoned(prefix)),),
+                                name="remove-abandoned", daemon=True)
     cleaning.start()
     try:
         with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
@@ -38,21 +40,28 @@ def held_folder(prefix: str) -> Iterator[Path]:
         cleaning.join()
 
 
-def abandoned(prefix: str) -> Iterator[Path]:
-    """The folders of ``prefix`` whose command is gone; a folder without a lock file is not one
-    of :func:`held_folder`'s and is left to its owner."""
-    for folder in Path(tempfile.gettempdir()).glob(prefix + "*"):
+def remove_abandoned(prefix: str) -> list[Path]:
+    """Remove the folders of ``prefix`` whose command is gone; the folders without a lock file,
+    which are not :func:`held_folder`'s, are left and returned."""
+    # Listed by name: a shared temporary folder holds thousands of entries, and matching each
+    # against a pattern (glob) costs more than the rest of this clean-up.
+    with os.scandir(tempfile.gettempdir()) as entries:
+        found = [Path(entry.path) for entry in entries if entry.name.startswith(prefix)]
+    foreign = []
+    for folder in found:
         owner = folder / OWNER
-        if owner.is_file() and not _held(owner):
-            yield folder
+        if not owner.is_file():
+            foreign.append(folder)
+        elif not _held(owner):
+            shutil.rmtree(folder, ignore_errors=True)
+    return foreign
 
 
-def _remove_quietly(prefix: str) -> None:
+def _quietly(clean_up: Callable[[], None]) -> None:
     # Best effort: a folder that stays costs the next command one more look.
     try:
-        for folder in abandoned(prefix):
-            shutil.rmtree(folder, ignore_errors=True)
-    except OSError:
+        clean_up()
+    except Exception:  # noqa: BLE001 - nothing of the command's own depends on it
         pass
 
 
