@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlgen.errors import RlgenError
+from rlgen.tools import go_runtime
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -47,7 +48,7 @@ class Builds:
             if self.stopped:
                 raise Stopped(root)
             proc = subprocess.Popen([*command(), str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
+                                    stderr=subprocess.PIPE, text=True, env=go_runtime.environment())
             self._running.add(proc)
         self.started.set()
         try:

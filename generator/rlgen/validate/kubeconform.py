@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rlgen.errors import RlgenError
+from rlgen.tools import go_runtime
 from rlgen.validate.locations import resolve
 from rlgen.validate.paths import MISSING, UNKNOWN, from_pointer, json_path
 
@@ -77,7 +78,7 @@ def start_kubeconform(
         targets, stdin = [os.fspath(path) for path in paths], ""
     proc = subprocess.Popen([*_command(locations, cache_dir), *targets],
                             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=go_runtime.environment())
     if stdin:  # small (a test's objects): written whole before the caller goes on
         proc.stdin.write(stdin)
         proc.stdin.close()
@@ -97,7 +98,7 @@ class Stream:
 
     def __init__(self, locations: list[str], cache_dir: Path | None = None) -> None:
         self._proc = subprocess.Popen([*_command(locations, cache_dir), "-verbose", "-"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=go_runtime.environment())
         # A writer of its own: the sender never waits for kubeconform to read.
         self._pending: queue.Queue[bytes | None] = queue.Queue()
         self._writer = threading.Thread(target=self._write, name="kubeconform-stdin", daemon=True)
