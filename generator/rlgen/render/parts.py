@@ -7,8 +7,8 @@ relative path. kustomize builds each child as it does inside the root, which has
 ``resources`` (:func:`rlgen.render.manifests.children`): the parts together hold the root's
 objects, each part in kustomize's order, the parts in the root's order. What only a build of
 the whole root does is refuse an object id two children share. Such a clash is looked for in
-the parts, conservatively; on one, or when a part fails, the root is built whole instead, so
-what it renders or the error kustomize gives is the root's own (docs/upstream.md).
+the parts, conservatively; on one, or when a part fails, the whole root is built as well, and
+its error is the one reported; when it builds, the parts stand (docs/upstream.md).
 """
 from __future__ import annotations
 

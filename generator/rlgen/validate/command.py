@@ -60,9 +60,8 @@ def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
 def training_types(repo: Path) -> set[tuple[str, str]]:
     """(apiVersion, kind) of the objects of the training base, which every run renders."""
     from rlgen.repo.layout import TRAINING_BASE
-    from rlgen.tools.yamlio import read_plain_all
-
     from rlgen.tools.kustomize import KUSTOMIZATION_FILES
+    from rlgen.tools.yamlio import read_plain_all
 
     found = set()
     # The kustomization is no object: looking its kind up would try the remote catalogs.
