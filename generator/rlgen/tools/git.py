@@ -24,11 +24,17 @@ IDENTITY = {
 }
 
 
+#: A read-only question (status, diff) must not take the index's lock to save a refresh of its
+#: stat data (git's "optional locks", git 2.15): killed then, with rlgen, it would leave
+#: index.lock behind and refuse the next command. What needs the refreshed index refreshes it.
+_NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
+
+
 def run(repo: Path, *args: str, identity: bool = False, check: bool = True, input: str | None = None,
         extra_env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> str:
     """git's output; an exit code outside ``ok_codes`` is an :class:`RlgenError` unless ``check``
     is false (then the output is empty)."""
-    env = {**os.environ, **(extra_env or {})}
+    env = {**os.environ, **_NO_OPTIONAL_LOCKS, **(extra_env or {})}
     if identity:
         # A user's own identity wins when git has one; rlgen's fills in otherwise.
         env = env if _has_identity(repo) else {**env, **IDENTITY}
@@ -59,7 +65,8 @@ def start(repo: Path, *args: str, input: str | None = None) -> Callable[[], str]
         given.write(input.encode(locale.getpreferredencoding(False)))
         given.seek(0)
     try:
-        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=given, stdout=out, stderr=err)
+        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=given, stdout=out, stderr=err,
+                                env={**os.environ, **_NO_OPTIONAL_LOCKS})
     except FileNotFoundError:
         out.close(), err.close()
         raise RlgenError("git is not installed") from None

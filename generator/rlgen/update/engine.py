@@ -130,6 +130,9 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
     try:
         if update_branch and not dry_run:
             git.run(root, "switch", "-q", "-c", update_branch)
+        # read-tree -m refuses a file whose stat data the index has not caught up with, and
+        # rlgen's git status never writes it back (no optional locks): refreshed here, journaled.
+        git.run(root, "update-index", "-q", "--refresh", check=False)
         git.run(root, "read-tree", "-u", "-m", "HEAD", merged.tree)
         (root / answers.FILENAME).write_bytes(final_answers)
         if merged.conflicts:
