@@ -285,7 +285,7 @@ class _Builds:
         if self.on_part:
             self.on_part(i, part, text)
         if self._complete(i) and not self.part_errors.get(i):
-            if parts.clash(self._ordered(i)):
+            if parts.clash([split(text) for text in self._ordered(i)]):
                 return i
             self.done(i, "---\n".join(self._ordered(i)))
         return None
@@ -311,16 +311,20 @@ def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kus
         roots = kustomizations(co)
         units += [Unit(co, root, root, reads, tuple(children(root, roots) or ())) for root in top_roots(co, roots)]
     out: dict[str, dict[str, list[str]]] = {label: {} for label in trees}
-    in_parts: set[int] = set()
+    #: The documents of each part handed over, by unit: its render is theirs, in order.
+    handed: dict[int, dict[int, list[str]]] = {}
 
     def rendered(i: int, text: str) -> None:
+        if i in handed:
+            out[units[i].label][units[i].source] = [d for k in sorted(handed[i]) for d in handed[i][k]]
+            return
         out[units[i].label][units[i].source] = docs = split(text)
-        if on_source and i not in in_parts:
+        if on_source:
             on_source(units[i].label, units[i].source, docs, True)
 
     def part(i: int, k: int, text: str) -> None:
-        in_parts.add(i)
-        on_part(units[i].label, units[i].source, k, split(text))
+        handed.setdefault(i, {})[k] = docs = split(text)
+        on_part(units[i].label, units[i].source, k, docs)
 
     build(units, cache or RenderCache(None), builds, rendered, part if on_part else None)
     for co in checkouts:

@@ -21,7 +21,6 @@ from pathlib import Path
 PART_SIZE = 25
 PREFIX = "rlgen-parts-"
 
-_SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 _TOP = re.compile(r"^(apiVersion|kind):[ \t]*(.*?)[ \t]*$", re.M)
 _METADATA = re.compile(r"^metadata:[ \t]*\n((?:[ \t]+.*(?:\n|$)|[ \t]*\n)*)", re.M)
 _META_FIELD = re.compile(r"^  (name|namespace):[ \t]*(.*?)[ \t]*$", re.M)
@@ -55,14 +54,12 @@ def write(scratch: Path, name: str, checkout: Path, members: Sequence[str]) -> P
     return part
 
 
-def clash(texts: Sequence[str]) -> bool:
-    """Whether two of the parts' renders may hold objects of one id (or an object whose id
-    cannot be read here): the whole root must then be built to know."""
+def clash(documents: Sequence[Sequence[str]]) -> bool:
+    """Whether two parts (the documents of each) may hold objects of one id (or an object whose
+    id cannot be read here): the whole root must then be built to know."""
     seen: dict[tuple[str, str, str, str], int] = {}
-    for index, text in enumerate(texts):
-        for doc in _SEPARATOR.split(text):
-            if not doc.strip():
-                continue
+    for index, docs in enumerate(documents):
+        for doc in docs:
             found = _id(doc)
             if found is None or seen.setdefault(found, index) != index:
                 return True
