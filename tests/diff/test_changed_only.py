@@ -76,3 +76,29 @@ def test_a_defect_the_change_leaves_alone_is_for_validate_not_diff(repo):
     assert "runs/a/run.yaml" in one_error_line(rlgen_in(repo, "diff", "-o", "table"))
     answers.write_text(answers.read_text() + "# touched\n")
     assert "not-installed" in one_error_line(rlgen_in(repo, "diff", "-o", "table"))
+
+
+def test_the_base_side_asks_git_only_for_the_files_that_differ(repo, monkeypatch):
+    """Compared with the working tree, a commit's files that git says are alike are read from
+    disk: git's object store is asked for the changed ones alone, and what the base side
+    reads is still the commit's own content."""
+    from rlgen.render.checkouts import Commit, WorkingTree, changed
+    from rlgen.tools import git_plumbing
+
+    ok(rlgen_in(repo, "run", "new", "b", "--no-branch", "--set", f"{LR}=3e-6"))
+    base_sha = git(repo, "rev-parse", "HEAD").strip()
+    run_yaml = repo / "runs" / "b" / "run.yaml"
+    before = run_yaml.read_bytes()
+    run_yaml.write_text(run_yaml.read_text().replace("3e-06", "1e-05").replace("3.0e-06", "1.0e-05"))
+    assert run_yaml.read_bytes() != before
+    asked: list[str] = []
+    read_blobs = git_plumbing.read_blobs
+    monkeypatch.setattr(git_plumbing, "read_blobs", lambda r, ids: asked.extend(ids) or read_blobs(r, ids))
+
+    base = Commit("base", repo, base_sha, repo / ".scratch-base")
+    differ = changed(base, WorkingTree("working tree", repo))
+    assert differ == {"runs/b/run.yaml"}
+    trainer = "base/training/trainer.yaml"
+    assert base.read(trainer) == (repo / trainer).read_bytes()
+    assert base.read("runs/b/run.yaml") == before
+    assert asked == [base.id("runs/b/run.yaml")]

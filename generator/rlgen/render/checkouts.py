@@ -4,8 +4,10 @@ without checking the revision out.
 The working tree is read from disk. A commit is read blob by blob (one ``git ls-tree``, then
 ``git cat-file --batch`` for what is asked), so ``rlgen diff`` of one changed run reads that
 run and what it builds from, not the whole revision; what kustomize must build is written to
-a sparse folder holding only the files its roots read (:meth:`Commit.on_disk`). Nothing is
-registered with git, so a killed command leaves nothing git remembers.
+a sparse folder holding only the files its roots read (:meth:`Commit.on_disk`). Compared with
+the working tree (:func:`changed`), a commit reads the files git says are the same in both
+from disk, and asks git only for the ones that differ. Nothing is registered with git, so a
+killed command leaves nothing git remembers.
 """
 from __future__ import annotations
 
@@ -138,6 +140,9 @@ class Commit(Checkout):
         self._wanted: set[str] = set()
         self._written: set[str] = set()
         self._lock = threading.RLock()
+        #: A working tree whose files are this commit's but for ``_differ`` (see :func:`changed`).
+        self._same: WorkingTree | None = None
+        self._differ: set[str] = set()
 
     @cached_property
     def _entries(self) -> dict[str, tuple[str, str]]:
@@ -154,9 +159,32 @@ class Commit(Checkout):
         with self._lock:
             self._wanted.update(r for r in rels if r in self._entries)
 
+    def same_as(self, tree: WorkingTree, differ: set[str]) -> None:
+        """``tree`` holds this commit's files but for ``differ``, as git compared them: those
+        are read from disk. The ones that differ are read with the next file asked for."""
+        with self._lock:
+            self._same, self._differ = tree, differ
+            self._wanted.update(rel for rel in differ if rel in self._entries)
+
+    def _on_disk_alike(self, rel: str) -> bytes | None:
+        tree = self._same
+        # A symbolic link's blob is its target's name, not what reading the link gives.
+        if tree is None or rel in self._differ or rel not in tree.files or self._entries[rel][0] == _SYMLINK:
+            return None
+        try:
+            return tree.read(rel)
+        except OSError:  # gone since git looked: git's copy, then
+            return None
+
     def _fetch(self, rels) -> None:
-        """``rels`` and every file asked for, read from one ``git cat-file --batch``."""
-        missing = sorted((self._wanted | set(rels)) - self._data.keys())
+        """``rels`` and every file asked for: from disk where the working tree holds them
+        alike, the others from one ``git cat-file --batch``."""
+        missing = []
+        for rel in sorted((self._wanted | set(rels)) - self._data.keys()):
+            if (data := self._on_disk_alike(rel)) is None:
+                missing.append(rel)
+            else:
+                self._data[rel] = data
         self._wanted.clear()
         if missing:
             blobs = git_plumbing.read_blobs(self.repo, [self._entries[r][1] for r in missing])
@@ -201,4 +229,6 @@ def changed(base: Checkout, head: Checkout) -> set[str]:
     listing = git.start(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
     untracked = tree.untracked()
     found = {p for p in listing().split("\0") if p} | untracked
-    return {p for p in found if visible(p)}
+    differ = {p for p in found if visible(p)}
+    commit.same_as(tree, differ)
+    return differ

@@ -249,7 +249,9 @@ class _Builds:
         # after the long ones: their objects are then checked while the long ones build.
         by_size = sorted(missing, key=lambda i: -len(units[i].files))
         jobs = [(i, part) for i in by_size for part in (range(len(units[i].parts)) if units[i].parts else [None])]
-        with ThreadPoolExecutor(max_workers=max(2, min(len(jobs), 2 * (os.cpu_count() or 1)))) as pool:
+        workers = max(2, min(len(jobs), 2 * (os.cpu_count() or 1)))
+        self.builds.expect(min(workers, len(jobs)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             running = {pool.submit(self.one, *job): job for job in jobs}
             while running:
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlgen.errors import RlgenError
 from rlgen.repo import answers
-from rlgen.spec import Spec
+
+if TYPE_CHECKING:  # finding the repository needs none of the shared names
+    from rlgen.spec import Spec
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,16 @@ class Builds:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
         self.stopped = False
-        #: Set once the first build runs: from then on its caller's other work costs the build nothing.
+        #: Set once the first builds run (:meth:`expect`): from then on the caller's other
+        #: Python work delays no build's start.
         self.started = threading.Event()
+        self._awaited, self._spawned = 1, 0
+
+    def expect(self, count: int) -> None:
+        """:attr:`started` waits for ``count`` builds, not one: the builds that start at once
+        each need the interpreter for a moment to start, which the caller's work would take."""
+        with self._lock:
+            self._awaited = max(1, count)
 
     def build(self, root: Path) -> str:
         """As :func:`build`; raises :class:`Stopped` once :meth:`stop` was called."""
@@ -50,7 +58,9 @@ class Builds:
             proc = subprocess.Popen([*command(), str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, env=go_runtime.environment())
             self._running.add(proc)
-        self.started.set()
+            self._spawned += 1
+            if self._spawned >= self._awaited:
+                self.started.set()
         try:
             stdout, stderr = proc.communicate()
         finally:
