@@ -3,8 +3,7 @@ what differs, compare and print.
 
 The builds are started as soon as git has said what differs; the checks of rlgen's answers
 and of the changed hand-edited files, and the imports of what compares and prints, happen
-while kustomize runs. What plans and starts the builds is imported while git answers the
-first questions: what is imported here is only what asks them."""
+while kustomize runs: what is imported here is only what starts the builds."""
 from __future__ import annotations
 
 import sys
@@ -14,10 +13,10 @@ from typing import TYPE_CHECKING, Callable
 
 import click
 
-from rlgen.collector import import_meanwhile
 from rlgen.diff.scratch import scratch
 from rlgen.errors import RlgenError
 from rlgen.output import resolve_output, to_json
+from rlgen.render.changes import ChangesRendering
 from rlgen.render.checkouts import Checkout, Commit, WorkingTree, changed
 from rlgen.repo.layout import TRAINING_BASE
 from rlgen.repo import answers
@@ -34,7 +33,6 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
     root = find_root(Path.cwd())
     # Listed (by git, in the background) while the answers are read and the revisions looked up.
     working = None if head else WorkingTree("working tree", root)
-    import_meanwhile("rlgen.render.changes")
     comparison, labels = _compare(root, base, head, working)
     from rlgen.diff import report
 
@@ -77,8 +75,6 @@ def _compare(root: Path, base: str | None, head: str | None, working: WorkingTre
             answers_first()
             raise
         labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
-
-        from rlgen.render.changes import ChangesRendering
 
         with terminate_as_interrupt(), scratch(root) as tmp:
             sides = (Commit(labels[0], root, base_sha, tmp / "base"),
