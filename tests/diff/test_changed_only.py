@@ -102,3 +102,16 @@ def test_the_base_side_asks_git_only_for_the_files_that_differ(repo, monkeypatch
     assert base.read(trainer) == (repo / trainer).read_bytes()
     assert base.read("runs/b/run.yaml") == before
     assert asked == [base.id("runs/b/run.yaml")]
+
+
+def test_an_edit_git_is_told_to_overlook_is_still_a_change(repo):
+    """A file marked assume-unchanged is one git's own diff stops comparing with the disk: its
+    edit still reaches the cluster once committed, so the diff shows it."""
+    ok(rlgen_in(repo, "run", "new", "b", "--no-branch", "--set", f"{LR}=3e-6"))
+    git(repo, "update-index", "--assume-unchanged", "runs/b/run.yaml")
+    run_yaml = repo / "runs" / "b" / "run.yaml"
+    run_yaml.write_text(run_yaml.read_text().replace("3e-06", "1e-05").replace("3.0e-06", "1.0e-05"))
+    assert git(repo, "diff", "--name-only", "HEAD") == ""
+
+    out = ok(rlgen_in(repo, "diff", "--base", "HEAD", "-o", "table"))
+    assert f"{LR}: 3e-06 -> 1e-05" in out, out

@@ -90,27 +90,34 @@ class WorkingTree(Checkout):
     def __init__(self, label: str, root: Path):
         self.label, self.repo = label, root
         # Listed in the background until first asked for. With --stage a tracked file comes
-        # as "<mode> <id> <stage>\t<path>", an untracked one as its bare path.
-        self._listing = git.start(root, "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard")
+        # as "<mode> <id> <stage>\t<path>", an untracked one as its bare path; -v puts a tag
+        # before each: lower case for a file marked assume-unchanged, S for skip-worktree.
+        self._listing = git.start(root, "ls-files", "-z", "-v", "--stage", "--cached", "--others",
+                                  "--exclude-standard")
         self._ids: dict[str, str] = {}
 
     @cached_property
     def files(self) -> frozenset[str]:  # type: ignore[override]
-        tracked, untracked = self._listed
+        tracked, untracked, _ = self._listed
         # A tracked file deleted from the working tree is still listed (from the index).
         top = str(self.repo)
         return frozenset(p for p in tracked | untracked if visible(p) and os.path.isfile(os.path.join(top, p)))
 
     @cached_property
-    def _listed(self) -> tuple[set[str], set[str]]:
-        tracked, untracked = set(), set()
+    def _listed(self) -> tuple[set[str], set[str], set[str]]:
+        """(tracked, untracked, unchecked): unchecked are the tracked files git takes to be as
+        the index has them without looking at the disk (assume-unchanged, skip-worktree)."""
+        tracked, untracked, unchecked = set(), set(), set()
         for entry in filter(None, self._listing().split("\0")):
+            tag, entry = entry[:1], entry[2:]
             meta, tab, path = entry.partition("\t")
             if tab and _STAGED.fullmatch(meta):
                 tracked.add(path)
+                if tag.islower() or tag == "S":
+                    unchecked.add(path)
             else:
                 untracked.add(entry)
-        return tracked, untracked
+        return tracked, untracked, unchecked
 
     def read(self, rel: str) -> bytes:
         return (self.repo / rel).read_bytes()
@@ -125,6 +132,11 @@ class WorkingTree(Checkout):
 
     def untracked(self) -> set[str]:
         return self._listed[1]
+
+    def unchecked(self) -> set[str]:
+        """Tracked files whose changes git does not report: marked assume-unchanged (the user
+        said they would not change) or skip-worktree (sparse checkouts leave them off disk)."""
+        return self._listed[2]
 
 
 class Commit(Checkout):
@@ -168,8 +180,10 @@ class Commit(Checkout):
 
     def _on_disk_alike(self, rel: str) -> bytes | None:
         tree = self._same
-        # A symbolic link's blob is its target's name, not what reading the link gives.
-        if tree is None or rel in self._differ or rel not in tree.files or self._entries[rel][0] == _SYMLINK:
+        # A symbolic link's blob is its target's name, not what reading the link gives; a file
+        # git does not compare with the disk may differ there.
+        if tree is None or rel in self._differ or rel not in tree.files or self._entries[rel][0] == _SYMLINK \
+                or rel in tree.unchecked():
             return None
         try:
             return tree.read(rel)
@@ -228,7 +242,9 @@ def changed(base: Checkout, head: Checkout) -> set[str]:
     # Started before the listings of the two sides are awaited: the three run at once.
     listing = git.start(tree.repo, "diff", "--name-only", "--no-renames", "-z", commit.sha, "--")
     untracked = tree.untracked()
-    found = {p for p in listing().split("\0") if p} | untracked
+    # An edit of a file marked assume-unchanged is no less a change: git's diff does not see it.
+    assumed = {p for p in tree.unchecked() if os.path.isfile(os.path.join(tree.repo, p))}
+    found = {p for p in listing().split("\0") if p} | untracked | assumed
     differ = {p for p in found if visible(p)}
     commit.same_as(tree, differ)
     return differ
