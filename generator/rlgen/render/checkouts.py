@@ -233,7 +233,8 @@ class Commit(Checkout):
 def changed(base: Checkout, head: Checkout) -> set[str]:
     """The committable paths whose content differs between two checkouts of one repository
     (added or removed on one side included), without reading unchanged files: git compares
-    two commits by their trees, and a commit with the working tree by its index."""
+    two commits by their trees, and a commit with the working tree by its index. A commit
+    compared with the working tree then reads the files alike from disk (:meth:`Commit.same_as`)."""
     if isinstance(base, Commit) and isinstance(head, Commit):
         return {p for p in base.files | head.files
                 if base._entries.get(p, (None, None))[1] != head._entries.get(p, (None, None))[1]}

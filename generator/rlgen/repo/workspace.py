@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rlgen.errors import RlgenError
 from rlgen.repo import answers
-
-if TYPE_CHECKING:  # finding the repository needs none of the shared names
-    from rlgen.spec import Spec
+from rlgen.spec import Spec
 
 
 @dataclass(frozen=True)
