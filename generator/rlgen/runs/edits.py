@@ -1,0 +1,225 @@
+"""What each ``rlgen run`` subcommand does (:mod:`rlgen.runs.command` declares them): imported
+when one runs, so that ``rlgen run --help`` loads none of it.
+
+Every command checks all of its input before it writes, and a failure after writing (kustomize,
+a commit hook) restores the files and the branch: an error changes nothing.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rlgen.errors import RlgenError
+from rlgen.generate import gang
+from rlgen.naming import dns1035_label_error
+from rlgen.output import resolve_output, to_json
+from rlgen.repo.workspace import Workspace, open_workspace
+from rlgen.generate import run_folders
+from rlgen.repo import run_files
+from rlgen.tools.git_change import GitChange
+from rlgen.tools import git, git_recovery, yamlio
+from rlgen.tools.signals import terminate_as_interrupt
+from rlgen.verl import batch_rules, keys, releases, trainer_config
+
+#: Keys whose value the repository's plugins decide: the training image holds only that engine.
+ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plugin (its training image has no other)"}
+
+
+def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
+        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None) -> None:
+    if problem := dns1035_label_error(name):
+        raise RlgenError(f"run name {problem}")
+    ws, _ = _open(committing=True)
+    labels = gang.run_labels(ws.spec, queue, priority_class)
+    branch = f"run/{name}"
+    start = None if no_branch or from_head else _sync_start(ws)
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        own = git.run(ws.root, "rev-list", "--count", f"{start or 'HEAD'}..{branch}").strip()
+        hint = (f" with no commit of its own (left by an interrupted run new?): delete it with git branch -D {branch}"
+                if own == "0" else ": pick another run name or pass --no-branch")
+        raise RlgenError(f"branch {branch} already exists{hint}")
+    folder = run_folders.folder(ws.root, name)
+    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
+        if not no_branch:
+            change.branch(branch, start)
+            ws = open_workspace(ws.root)
+            run_files.check_repository(ws.root, ws.spec)
+        _check_new_name(ws, name)
+        doc = _new_run_config(ws, name, source, _checked_values(ws, name, sets))
+        run_folders.check_batches(ws.root, ws.spec, name, doc)
+        folder.mkdir(parents=True)
+        (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
+        rayjob = run_folders.name_run(ws.root, ws.spec, name, labels)
+        run_folders.write_index(ws.root, [*run_folders.active(ws.root), name])
+        origin = f" from {source}" if source else ""
+        change.commit(f"Run {name}: new run{origin}\n\n"
+                      f"{_key_lines(run_folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+    where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
+    _report(output, change, f"Created run '{name}' {where}: RayJob {rayjob}.",
+            run=name, rayjob=rayjob, source=source, start=None if no_branch else start or "HEAD")
+
+
+
+def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | None) -> None:
+    ws, runs = _open(committing=True)
+    _require_run(ws, name, runs)
+    values = _checked_values(ws, name, assignments)
+    folder = run_folders.folder(ws.root, name)
+    doc = runs[name].doc
+    before, old_name = run_folders.changes(ws.spec, name, doc), runs[name].pinned
+    run_folders.set_keys(doc, values)
+    run_folders.check_batches(ws.root, ws.spec, name, doc)
+
+    with GitChange(ws.root, [folder], dry_run) as change:
+        (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
+        rayjob = run_folders.name_run(ws.root, ws.spec, name)
+        if not change.changed():
+            _report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
+                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
+            return
+        lines = "".join(f"  {k}: {run_folders.show(before[k]) if k in before else '(base)'} -> {run_folders.show(v)}\n"
+                        for k, v in values.items())
+        if not values:
+            subject, body = "name its RayJob for its files as edited", ""
+        else:
+            subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
+            body = f"Changed keys:\n{lines}\n"
+        change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
+    _report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
+            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
+
+
+
+def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None) -> None:
+    ws, runs = _open(committing=True)
+    _require_run(ws, name, runs)
+    branch = f"run/rm-{name}"
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        raise RlgenError(f"branch {branch} already exists: delete it or pass --no-branch")
+    start = None if no_branch or from_head else _sync_start(ws)
+    folder = run_folders.folder(ws.root, name)
+    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
+        if not no_branch:
+            change.branch(branch, start)
+            ws = open_workspace(ws.root)
+            runs = run_files.check_repository(ws.root, ws.spec)
+        _require_run(ws, name, runs)
+        pruned = runs[name].pinned if name in runs else None
+        rayjob = pruned or f"of run {name}"
+        shutil.rmtree(folder)
+        run_folders.write_index(ws.root, [r for r in runs if r != name])
+        change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
+    where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
+    _report(output, change, f"Removed run '{name}' {where}: RayJob {rayjob} is pruned once this commit syncs.",
+            run=name, rayjob=pruned, start=None if no_branch else start or "HEAD")
+
+
+
+def list_(output: str | None) -> None:
+    ws, runs = _open(committing=False)
+    sizes = {name: batch_rules.size(run_folders.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
+    found = [{"run": name, "rayjob": runs[name].pinned,
+              "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
+              "changes": run_folders.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
+    if resolve_output(output) == "json":
+        click.echo(to_json(found))
+        return
+    rows = [(r["run"], r["rayjob"] or "(not named)", f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
+             ", ".join(f"{k}={run_folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
+    header = ("RUN", "RAYJOB", "SIZE", "CHANGED KEYS")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    for run, rayjob, size, changed in [header, *rows]:
+        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {size:<{widths[2]}}  {changed}")
+
+
+def _report(output: str | None, change: GitChange, text: str, **fields) -> None:
+    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own."""
+    if resolve_output(output) == "json":
+        click.echo(to_json({**fields, **change.as_json()}))
+    else:
+        click.echo(change.preview or text)
+
+
+def _open(committing: bool) -> tuple[Workspace, dict]:
+    """The workspace and its runs, every hand-editable file checked; a committing command also
+    needs a clean tree on a branch."""
+    ws = open_workspace(Path.cwd())
+    if committing:
+        # Locked before anything is read: a concurrent command's half-made change is not ours.
+        # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
+        click.get_current_context().with_resource(terminate_as_interrupt())
+        click.get_current_context().with_resource(git_recovery.lock(ws.root))
+    runs = run_files.check_repository(ws.root, ws.spec)
+    if committing:
+        git.require_no_stale_lock(ws.root)
+        git.require_clean(ws.root)
+        git.require_branch(ws.root)
+    return ws, runs
+
+
+def _sync_start(ws: Workspace) -> str:
+    branch = ws.spec.git_branch
+    for ref in (f"origin/{branch}", branch):
+        if git.run(ws.root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip():
+            return ref
+    raise RlgenError(f"neither origin/{branch} nor {branch} exists (rlgen.git_branch): "
+                     "pass --from-head to branch from HEAD")
+
+
+def _new_run_config(ws: Workspace, name: str, source: str | None, values: dict[str, Any]) -> Any:
+    if source:
+        _require_run(ws, source)
+        doc = run_files.read_run_config(run_folders.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
+        # The copy keeps the source's comments but gets this run's own experiment and checkpoints.
+        trainer_config.deep_merge(doc, trainer_config.run_config(ws.spec, name))
+    else:
+        doc = trainer_config.run_config(ws.spec, name)
+    run_folders.set_keys(doc, values)
+    return doc
+
+
+def _check_new_name(ws: Workspace, name: str) -> None:
+    # The folder name becomes the objects' name prefix and the experiment name; the RayJob
+    # name is shortened to 47 characters on its own (rlgen.naming.hashed_name).
+    if problem := dns1035_label_error(name):
+        raise RlgenError(f"run name {problem}")
+    if run_folders.folder(ws.root, name).exists() or name in run_folders.active(ws.root):
+        raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
+
+
+def _require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
+    """A run whose folder exists and, for a command that changes it, that the index lists."""
+    listed = runs is None or name in runs
+    if not listed or not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
+        known = ", ".join(sorted(run_folders.active(ws.root))) or "none"
+        unlisted = " (its folder is not listed in runs/kustomization.yaml)" if not listed and \
+            run_folders.folder(ws.root, name).is_dir() else ""
+        raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
+
+
+def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> dict[str, Any]:
+    parsed = dict(keys.parse(a) for a in assignments)
+    if not parsed:
+        return {}
+    in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root, ws.spec))
+    values = keys.check(parsed, ws.spec.verl_version, in_use)
+    owned = run_folders.owned_keys(ws.spec, run)
+    for key, value in values.items():
+        if key in owned:
+            raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
+        defaults = releases.get(ws.spec.verl_version).defaults
+        if key in defaults and (problem := run_files.value_error(value, defaults[key])):
+            raise RlgenError(f"{key}: {problem}")
+        if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
+            raise RlgenError(f"{key}: {run_folders.show(value)} is not {run_folders.show(in_use[key])}, "
+                             f"{ENGINE_KEYS[key]}")
+    return values
+
+
+def _key_lines(changes: dict[str, Any]) -> str:
+    if not changes:
+        return "Changed keys: none (the base trainer config as it is)\n"
+    return "Changed keys:\n" + "".join(f"  {k}={run_folders.show(v)}\n" for k, v in changes.items())
