@@ -3,7 +3,8 @@
 A commit is read from git's object store, never checked out: git says which files differ, only
 the roots that read one of them are built, and a commit's side of such a root is written to a
 temporary folder holding just the files it reads (the user's checkout is never touched,
-nothing is registered with git). Defaults:
+nothing is registered with git); compared with the working tree, only the files that differ
+come from git, the others from disk. Defaults:
 
 - ``--base``: the commit where HEAD (or ``--head``) forks from the branch the cluster syncs
   (``rlgen.git_branch``), taken from ``origin/<branch>`` when that exists, else ``<branch>``:
