@@ -187,12 +187,12 @@ class Unit:
 
 def build(units: list[Unit], cache: RenderCache, builds: kustomize.Builds | None = None,
           on_text: Callable[[int, str], None] | None = None,
-          on_part: Callable[[int, int, str], None] | None = None) -> list[str]:
+          on_part: Callable[[int, int, list[str]], None] | None = None) -> list[str]:
     """Each unit's render, from the cache or from kustomize (several builds at a time, a root
     of many children in parts: :mod:`rlgen.render.parts`). ``on_text(i, text)`` is called with
     each unit's render as soon as it is there, in the order they finish: a caller can check the
-    short roots' objects while the long one builds. ``on_part(i, k, text)``, before that, with
-    each part ``k`` of a unit built in parts, in the order they finish: what it is given stays
+    short roots' objects while the long one builds. ``on_part(i, k, documents)``, before that,
+    with each part ``k`` of a unit built in parts, in the order they finish: what it is given stays
     true, as the unit's render is either the parts together or a failure."""
     kustomize.command()
     builds = builds or kustomize.Builds()
@@ -228,7 +228,8 @@ class _Builds:
                  builds: kustomize.Builds, done: Callable[[int, str], None], on_part) -> None:
         self.units, self.folders, self.held, self.builds = units, folders, held, builds
         self.done, self.on_part = done, on_part
-        self.pieces: dict[int, dict[int, str]] = {}
+        #: Each part's render and its documents (split once: the clash check reads them too).
+        self.pieces: dict[int, dict[int, tuple[str, list[str]]]] = {}
         self.part_errors: dict[int, dict[int, RlgenError]] = {}
         self.failed: dict[tuple[int, int | None], BaseException] = {}
 
@@ -274,7 +275,8 @@ class _Builds:
             elif errors := self.part_errors.get(i):
                 self.failed[job] = errors[min(errors)]
             else:
-                self.done(i, "---\n".join(self._ordered(i)) if self.units[i].parts else future.result())
+                self.done(i, "---\n".join(text for text, _ in self._ordered(i)) if self.units[i].parts
+                      else future.result())
             return None
         if isinstance(error, RlgenError) and not self.builds.stopped:
             first = not self.part_errors.get(i)
@@ -283,19 +285,21 @@ class _Builds:
         if error is not None:
             self.failed[job] = error
             return None
-        self.pieces.setdefault(i, {})[part] = text = future.result()
+        text = future.result()
+        docs = split(text)
+        self.pieces.setdefault(i, {})[part] = (text, docs)
         if self.on_part:
-            self.on_part(i, part, text)
+            self.on_part(i, part, docs)
         if self._complete(i) and not self.part_errors.get(i):
-            if parts.clash([split(text) for text in self._ordered(i)]):
+            if parts.clash([docs for _, docs in self._ordered(i)]):
                 return i
-            self.done(i, "---\n".join(self._ordered(i)))
+            self.done(i, "---\n".join(text for text, _ in self._ordered(i)))
         return None
 
     def _complete(self, i: int) -> bool:
         return len(self.pieces.get(i, ())) == len(self.units[i].parts)
 
-    def _ordered(self, i: int) -> list[str]:
+    def _ordered(self, i: int) -> list[tuple[str, list[str]]]:
         return [self.pieces[i][k] for k in range(len(self.units[i].parts))]
 
 
@@ -324,8 +328,8 @@ def render(trees: dict[str, Path], cache: RenderCache | None = None, builds: kus
         if on_source:
             on_source(units[i].label, units[i].source, docs, True)
 
-    def part(i: int, k: int, text: str) -> None:
-        handed.setdefault(i, {})[k] = docs = split(text)
+    def part(i: int, k: int, docs: list[str]) -> None:
+        handed.setdefault(i, {})[k] = docs
         on_part(units[i].label, units[i].source, k, docs)
 
     build(units, cache or RenderCache(None), builds, rendered, part if on_part else None)
