@@ -7,21 +7,15 @@ import sys
 import pytest
 
 from rlgen.tools import kustomize
+from support.fake_kustomize import fake_kustomize
 
 
 @pytest.fixture
 def recording_kustomize(tmp_path, monkeypatch):
     """A ``kustomize`` first on PATH that prints its GOGC as an object's name."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "kustomize"
-    script.write_text(f"#!{sys.executable}\nimport os\n"
-                      "print('apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: ' + os.environ.get('GOGC', 'unset'))\n")
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
-    kustomize.command.cache_clear()
-    yield tmp_path
-    kustomize.command.cache_clear()
+    with fake_kustomize(monkeypatch, tmp_path, f"#!{sys.executable}\nimport os\n"
+                        "print('apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: ' + os.environ.get('GOGC', 'unset'))\n"):
+        yield tmp_path
 
 
 def test_builds_run_with_a_collector_for_a_short_run(recording_kustomize, monkeypatch):

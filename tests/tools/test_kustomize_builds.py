@@ -2,7 +2,6 @@
 each build it expects has started, so none of them waits behind it for the interpreter."""
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlgen.tools import kustomize
+from support.fake_kustomize import fake_kustomize
 
 
 @pytest.fixture
@@ -17,16 +17,9 @@ def slow_kustomize(tmp_path, monkeypatch) -> Path:
     """A kustomize that notes each root it starts on, then takes a moment."""
     started = tmp_path / "started"
     started.mkdir()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "kustomize"
-    fake.write_text(f'#!/bin/sh\nfor last; do :; done\ntouch "{started}/$(basename "$last")"\nsleep 0.3\n'
-                    'echo "kind: ConfigMap"\n')
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    kustomize.command.cache_clear()
-    yield started
-    kustomize.command.cache_clear()
+    with fake_kustomize(monkeypatch, tmp_path, f'#!/bin/sh\nfor last; do :; done\ntouch "{started}/$(basename "$last")"\n'
+                        'sleep 0.3\necho "kind: ConfigMap"\n'):
+        yield started
 
 
 def _until(predicate, seconds: float = 5) -> bool:
