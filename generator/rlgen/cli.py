@@ -1,5 +1,6 @@
-"""The ``rlgen`` command line. Every command lives in ``rlgen/<package>/command.py`` as
-``command`` and is imported only when it runs, so ``rlgen --help`` loads nothing heavy.
+"""The ``rlgen`` command line. Every command lives in ``rlgen/commands/<name>.py`` as ``command``
+and is imported only when it runs or is listed; a command module imports its library when it
+runs, so ``rlgen --help`` loads nothing heavy.
 
 Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 3 a plugin failed (one line
 naming the plugin and its hook, and the path of a file with the traceback for its author),
@@ -17,58 +18,34 @@ import click
 from rlgen import __version__
 from rlgen.errors import INTERNAL_ERROR, PluginFailed, RlgenError
 
-#: name -> (module, one-line help). The help is here so that listing commands imports nothing.
-COMMANDS = {
-    "new": ("rlgen.new.command", "Generate a repository, then git init and commit it."),
-    "render": ("rlgen.render.command", "Render kustomization roots with kustomize."),
-    "plugins": ("rlgen.plugins.command", "List installed plugins by slot, with their options."),
-    "run": ("rlgen.runs.command", "Create, change, list and remove training runs."),
-    "diff": ("rlgen.diff.command", "Compare the rendered manifests of two revisions."),
-    "validate": ("rlgen.validate.command", "Render and validate every object."),
-    "data": ("rlgen.data.command", "Prepare and upload the training dataset."),
-    "schemas": ("rlgen.schemas.command", "Convert CRDs into JSON schemas for validation."),
-    "doctor": ("rlgen.doctor.command", "Check, read-only, that a cluster can run this repository."),
-    "status": ("rlgen.status.command", "Show each run's RayJob and its sync, read-only."),
-    "update": ("rlgen.update.command", "Render new answers (or a newer rlgen) and merge them, keeping edits."),
-    "cluster": ("rlgen.update.cluster_command", "Add or remove clusters that sync the repository."),
-    "secret": ("rlgen.secret.command", "Set and list the values of the Secrets the repository reads."),
-}
+#: The commands, as typed; each is ``rlgen.commands.<name>``, imported when it runs or when the
+#: help lists it (its one-line help is its docstring's first sentence).
+COMMANDS = ("cluster", "completion", "data", "diff", "doctor", "new", "plugins", "render", "run", "schemas",
+            "secret", "status", "update", "validate")
 #: Errors of the machine, not of rlgen: no permission, a read-only file system, no space left.
 _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
-#: Commands defined here (they need the group itself).
-OWN_COMMANDS = {"completion": "Print the completion script of a shell (bash, zsh or fish)."}
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted([*COMMANDS, *OWN_COMMANDS])
+        return list(COMMANDS)
 
     def get_command(self, ctx, name):
         if name not in COMMANDS:
-            return super().get_command(ctx, name)
-        return importlib.import_module(COMMANDS[name][0]).command
+            return None
+        return importlib.import_module(f"rlgen.commands.{name}").command
 
     def format_commands(self, ctx, formatter):
+        # Each command's first paragraph whole, wrapped: click would cut it to the line's width.
+        rows = [(name, " ".join(self.get_command(ctx, name).help.split("\n\n")[0].split())) for name in COMMANDS]
         with formatter.section("Commands"):
-            formatter.write_dl(sorted([*((name, help_) for name, (_, help_) in COMMANDS.items()), *OWN_COMMANDS.items()]))
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rlgen")
 def cli():
     """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
-
-
-@cli.command("completion", help=OWN_COMMANDS["completion"])
-@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion(shell: str) -> None:
-    """Print the completion script of SHELL: commands, options and their choices.
-
-    eval "$(rlgen completion bash)" in ~/.bashrc (zsh: ~/.zshrc; fish:
-    rlgen completion fish > ~/.config/fish/completions/rlgen.fish)."""
-    from click.shell_completion import get_completion_class
-
-    click.echo(get_completion_class(shell)(cli, {}, "rlgen", "_RLGEN_COMPLETE").source())
 
 
 def main(argv: list[str] | None = None) -> None:

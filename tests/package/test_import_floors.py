@@ -1,6 +1,7 @@
 """The package's imports, read from its source: every import runs down a floor or stays in its
-own package, no command's package imports another's, and no two modules import each other in
-a circle. A new package gets a floor here, which is where a reviewer sees where it belongs."""
+own package, no command imports another command nor another command's library, every command
+is ``rlgen/commands/<name as typed>.py``, and no two modules import each other in a circle. A
+new package gets a floor here, which is where a reviewer sees where it belongs."""
 from __future__ import annotations
 
 import ast
@@ -10,8 +11,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "rlgen"
 
-#: One package each (update also holds rlgen cluster, an update of the clusters).
-COMMANDS = {"new", "plugins", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret"}
+#: The library of one command each (update's is also rlgen cluster's, an update of the clusters).
+LIBRARIES = {"new", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret"}
+#: The command whose library is not named as it is typed.
+LIBRARY_OF = {"run": "runs", "cluster": "update"}
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
 #: package or from a floor below.
 FLOORS = (
@@ -34,14 +37,12 @@ FLOORS = (
     {"generate"},
     # The read-only Kubernetes client of doctor and status; the OSS client of data and doctor.
     {"kube", "oss"},
-    COMMANDS,
+    LIBRARIES,
+    # One module per command, each importing libraries below it and never another command.
+    {"commands"},
     {"cli"},
     {"__main__"},
 )
-#: Packages that hold a command and are also the library of other floors: the command is
-#: their own front (rlgen render renders; rlgen schemas import converts), and no other module
-#: imports their command module.
-LIBRARIES_WITH_A_COMMAND = {"render", "schemas"}
 
 
 def _module_name(path: Path) -> str:
@@ -98,16 +99,38 @@ def test_no_import_runs_up_a_floor_or_across_commands():
         for target in sorted(targets):
             there = _package(target)
             if there == here:
+                if here == "commands" and module != "rlgen.commands" and target != "rlgen.commands":
+                    wrong.append(f"{module} -> {target} (another command)")
                 continue
             if _floor(there) > _floor(here):
                 wrong.append(f"{module} -> {target} (up a floor)")
             elif _floor(there) == _floor(here):
                 wrong.append(f"{module} -> {target} (across packages of one floor)")
-            elif there in COMMANDS:
-                wrong.append(f"{module} -> {target} (another command's package)")
-            elif there in LIBRARIES_WITH_A_COMMAND and target.endswith(".command"):
-                wrong.append(f"{module} -> {target} (another command)")
+            elif there in LIBRARIES and there != LIBRARY_OF.get(module.split(".")[-1], module.split(".")[-1]):
+                wrong.append(f"{module} -> {target} (another command's library)")
     assert wrong == [], "\n".join(wrong)
+
+
+def test_every_command_is_a_module_of_commands_named_as_typed():
+    from click.testing import CliRunner
+
+    from rlgen.cli import cli
+
+    typed = set(cli.list_commands(None))
+    modules = {p.stem for p in (PACKAGE / "commands").glob("*.py") if p.stem != "__init__"}
+    assert typed == modules
+    for name in typed:
+        assert cli.get_command(None, name).callback.__module__ == f"rlgen.commands.{name}"
+    # Nothing else declares a click command.
+    elsewhere = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                 if p.parent.name != "commands" and p.name != "cli.py"
+                 and any(d in p.read_text() for d in ("@click.command(", "@click.group("))]
+    assert elsewhere == []
+    # Each command's help is written once, in its module, and the listing shows its first sentence whole.
+    listing = " ".join(CliRunner().invoke(cli, ["--help"]).output.split())
+    for name in typed:
+        first = cli.get_command(None, name).help.split("\n\n")[0]
+        assert f"{name} {' '.join(first.split())}" in listing
 
 
 def test_no_circle():

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from rlgen.errors import RlgenError
-from rlgen.schemas.command import command as schemas_command
+from rlgen.commands.schemas import command as schemas_command
 from rlgen.schemas.convert import import_crds
 from rlgen.validate.schema import SchemaValidator, schema_dir_locations
 

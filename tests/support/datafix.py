@@ -29,7 +29,7 @@ def hf_offline(tmp_path_factory):
 def invoke(*args, env: dict | None = None):
     """Run ``rlgen data ARGS`` in this process; stdout and stderr stay apart."""
     from click.testing import CliRunner
-    from rlgen.data.command import command as data_command
+    from rlgen.commands.data import command as data_command
 
     return CliRunner().invoke(data_command, [str(a) for a in args], env=env)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from rlgen.tools import yamlio
 from rlgen.validate.schema_findings import schema_findings
-from rlgen.validate.command import collect
+from rlgen.validate.repository import collect
 from rlgen.validate.locations import default_locations
 from rlgen.validate.paths import MISSING, UNKNOWN, path_of
 from rlgen.rules import Rendered

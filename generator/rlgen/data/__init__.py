@@ -5,10 +5,10 @@ cluster's dataset and model Jobs.
 - :mod:`rlgen.data.model` downloads a model from the Hugging Face Hub or ModelScope;
 - :mod:`rlgen.data.upload` copies a prepared or downloaded folder to OSS with the OSS SDK;
 - :mod:`rlgen.oss.credentials` picks RRSA or an AccessKey from the environment;
-- :mod:`rlgen.data.command` is the ``rlgen data`` command group.
+- :mod:`rlgen.data.progress` is what a terminal or a Job's log shows meanwhile.
 
-Only this package's ``command`` module is imported by ``rlgen``; the others pull in datasets,
-pyarrow, the hub clients and the OSS SDK, so they are imported when a command runs.
+``rlgen data`` (:mod:`rlgen.commands.data`) imports these modules when a command runs: they pull
+in datasets, pyarrow, the hub clients and the OSS SDK.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What ``rlgen diff`` does (see :mod:`rlgen.diff.command`): read the two revisions, render
+"""What ``rlgen diff`` does (see :mod:`rlgen.commands.diff`): read the two revisions, render
 what differs, compare and print.
 
 The builds are started as soon as git has said what differs; the checks of rlgen's answers

@@ -1,4 +1,4 @@
-"""What each ``rlgen run`` subcommand does (:mod:`rlgen.runs.command` declares them): imported
+"""What each ``rlgen run`` subcommand does (:mod:`rlgen.commands.run` declares them): imported
 when one runs, so that ``rlgen run --help`` loads none of it.
 
 Every command checks all of its input before it writes, and a failure after writing (kustomize,

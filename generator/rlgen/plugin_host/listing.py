@@ -1,22 +1,16 @@
-"""``rlgen plugins``: what is installed, by slot."""
+"""What ``rlgen plugins`` shows: every installed plugin by slot, with its options and defaults."""
 from __future__ import annotations
 
-import click
+from rich.console import Console
+from rich.markup import escape
 
-from rlgen.output import output_option, resolve_output, to_json
-
-
-@click.command("plugins")
-@output_option()
-def command(output):
-    """List installed plugins by slot, with their options and defaults."""
-    show(resolve_output(output))
+from rlgen.contributions import SLOTS
+from rlgen.output import to_json
+from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, discover
+from rlgen.plugin_host.selection import CORE
 
 
 def rows() -> list[dict]:
-    from rlgen.contributions import SLOTS
-    from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, discover
-
     installed = discover()
     ordered = sorted(installed.values(), key=lambda i: (SLOTS.index(i.info.slot), i.info.name))
     out = []
@@ -37,15 +31,11 @@ def rows() -> list[dict]:
 def show(fmt: str) -> None:
     data = rows()
     if fmt == "json":
-        from rlgen.plugin_host.selection import CORE
-
         core = [{"name": o.name, "default": o.default, "help": o.help} for o in CORE.options]
         print(to_json({"plugins": data, "core_options": core}))
         return
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, soft_wrap=True)
+    # emoji off: an option value such as acs:ram::... must not become an emoji.
+    console = Console(highlight=False, soft_wrap=True, emoji=False)
     slot = None
     for row in data:
         if row["slot"] != slot:

@@ -1,10 +1,6 @@
-"""``rlgen secret``: set a value of a Secret the repository reads, list the Secrets.
-
-A value comes from standard input (hidden prompt on a terminal) or an environment variable,
-never from an argument (a process listing or shell history would show it). With the ``sops``
-plugin it is encrypted in memory by ``sops`` and only the encrypted file is written and
-committed; with the other plugins rlgen says where the value goes and keeps nothing.
-"""
+"""What ``rlgen secret`` does: find the Secret a value belongs to, and with the ``sops`` plugin
+encrypt the value in memory and commit only the encrypted file; with the other plugins say
+where the value goes and keep nothing."""
 from __future__ import annotations
 
 import os
@@ -15,30 +11,16 @@ import click
 
 from rlgen.errors import RlgenError
 from rlgen.generate.secret_plan import SecretPlan, plan
-from rlgen.output import output_option, resolve_output, to_json
+from rlgen.output import resolve_output, to_json
 from rlgen.repo import secret_files
-from rlgen.repo.workspace import find_root
 from rlgen.tools import git, git_recovery, sops
 from rlgen.tools.git_change import GitChange
 
 
-@click.group("secret")
-def command():
-    """Set and list the values of the Secrets the repository reads (its secrets plugin decides where they live)."""
-
-
-@command.command("set")
-@click.argument("name")
-@click.argument("key")
-@click.option("-n", "--namespace", help="Namespace of the Secret, when its name is in several.")
-@click.option("--from-env", "env", metavar="VAR", help="Read the value from environment variable VAR "
-              "instead of standard input.")
-@click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
-@output_option()
-def set_(name: str, key: str, namespace: str | None, env: str | None, dry_run: bool, output: str | None):
-    """Set KEY of Secret NAME. The value is read from standard input (one trailing newline
-    dropped) or --from-env VAR; sops: encrypted and committed, other plugins: where to put it."""
-    root = find_root(Path.cwd())
+def set_value(root: Path, name: str, key: str, namespace: str | None, env: str | None, dry_run: bool,
+              output: str | None) -> None:
+    """Set ``key`` of Secret ``name`` from ``$env``, else standard input (a hidden prompt on a
+    terminal), and report it."""
     found = plan(root)
     secret = found.find(name, namespace)
     if key not in secret.keys:
@@ -69,20 +51,10 @@ def set_(name: str, key: str, namespace: str | None, env: str | None, dry_run: b
             **fields, file=rel, hint=None)
 
 
-def _report(output: str | None, change: GitChange | None, text: str, **fields) -> None:
-    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own
-    (none when the value lives outside Git)."""
-    if resolve_output(output) == "json":
-        click.echo(to_json({**fields, **(change.as_json() if change else {"commit": None})}))
-    else:
-        click.echo((change and change.preview) or text)
 
 
-@command.command("list")
-@output_option()
-def list_(output: str | None):
-    """Each Secret the repository reads: namespace, keys, which are set, and what uses it."""
-    root = find_root(Path.cwd())
+def list_secrets(root: Path, output: str | None) -> None:
+    """Each Secret the repository reads: its keys, whether each is set, and what uses it."""
     found = plan(root)
     rows = [_row(root, found, s) for s in found.secrets]
     if resolve_output(output) == "json":
@@ -94,6 +66,16 @@ def list_(output: str | None):
     widths = [max(len(r[i]) for r in table) for i in range(3)]
     for row in table:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3])
+
+
+
+def _report(output: str | None, change: GitChange | None, text: str, **fields) -> None:
+    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own
+    (none when the value lives outside Git)."""
+    if resolve_output(output) == "json":
+        click.echo(to_json({**fields, **(change.as_json() if change else {"commit": None})}))
+    else:
+        click.echo((change and change.preview) or text)
 
 
 def _row(root: Path, found: SecretPlan, s) -> dict:

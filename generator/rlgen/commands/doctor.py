@@ -5,10 +5,13 @@ from pathlib import Path
 
 import click
 
-from rlgen.kube.options import cluster_options, header
 from rlgen.errors import ProblemsFound
+from rlgen.kube.options import cluster_options, header
+from rlgen.output import resolve_output
 
-HELP = """Check, read-only, that the cluster of --context can run this repository.
+HELP = """Check, read-only, that a cluster can run this repository.
+
+The cluster is the one of --context (default: the current one).
 
 \b
 Every check comes from the repository's own rendered objects: the custom API groups it
@@ -35,30 +38,11 @@ cannot be reached or does not answer like a Kubernetes API server (one line).
 @click.command("doctor", help=HELP)
 @cluster_options
 def command(kubeconfig, context, output):
-    import sys
+    from rlgen.doctor.checks import run_checks
+    from rlgen.kube.report import CANNOT, OK, PROBLEM, SKIPPED, emit
 
-    from rlgen.kube import client, needs as needs_mod
-    from rlgen.repo import sync_engines
-    from rlgen.kube.report import CANNOT, OK, PROBLEM, SKIPPED, emit, guarded
-    from rlgen.doctor import bucket, operators, resources
-    from rlgen.repo.workspace import find_root
-
-    repo = find_root(Path.cwd())
-    needs = needs_mod.read(repo)
-    cluster = client.connect(kubeconfig, context)
-    checks = [("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
-              ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
-              ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("volume claims", resources.claims),
-              ("Secrets", resources.secrets), ("secret stores", resources.secret_stores)]
-    engine = sync_engines.engine_of(needs.sync_objects)
-    rows = []
-    if engine:
-        rows += guarded(f"{engine.name} controllers", lambda: operators.controllers(cluster, engine))
-    for name, check in checks:
-        rows += guarded(name, lambda check=check: check(cluster, needs))
-    rows += bucket.check(repo)
-    emit(rows, ("check", "state", "detail", "fix"), output or ("table" if sys.stdout.isatty() else "json"),
-         header(cluster))
+    cluster, rows = run_checks(Path.cwd(), kubeconfig, context)
+    emit(rows, ("check", "state", "detail", "fix"), resolve_output(output), header(cluster))
     bad = [r for r in rows if r.state not in (OK, SKIPPED)]
     if bad:
         problems = sum(r.state == PROBLEM for r in bad)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
@@ -19,7 +18,9 @@ from rlgen.tools.signals import terminate_as_interrupt
 
 @click.group("data")
 def command():
-    """Prepare a data set for verl, download a model, upload either to OSS."""
+    """Prepare and upload the training data set and model.
+
+    Map a data set to verl's rows, download a model, upload either to OSS."""
 
 
 @command.command("prepare")
@@ -65,14 +66,14 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
 def model_cmd(source: str, model: str, revision: str | None, out: Path, output: str | None):
     """Download a model's files, for `rlgen data upload` to copy to the bucket."""
     require_extra("data", "rlgen data model", {"huggingface": "huggingface_hub", "modelscope": "modelscope"}[source])
-    from rlgen.data import visible_files
+    from rlgen.data import progress, visible_files
     from rlgen.data.model import download
 
     # The hubs' own tqdm bars stay off (read when each hub loads): on a terminal rlgen draws one
     # display for both hubs, and a log (the model Job's) gets none.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
-    with _FolderProgress(out, f"{model} from {source}") if sys.stderr.isatty() else nullcontext():
+    with progress.FolderProgress(out, f"{model} from {source}") if sys.stderr.isatty() else nullcontext():
         folder = download(source, model, out, revision)
     found = visible_files(folder)
     size = sum(p.stat().st_size for p in found)
@@ -80,7 +81,7 @@ def model_cmd(source: str, model: str, revision: str | None, out: Path, output: 
         click.echo(to_json({"model": model, "source": source, "revision": revision, "folder": str(folder),
                             "files": len(found), "bytes": size}))
         return
-    click.echo(f"{model} from {source}: {len(found)} files ({_size(size)}) in {folder}")
+    click.echo(f"{model} from {source}: {len(found)} files ({progress.human_size(size)}) in {folder}")
 
 
 @command.command("upload")
@@ -107,18 +108,19 @@ def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | No
     OSS_ACCESS_KEY_ID and OSS_ACCESS_KEY_SECRET.
     """
     require_extra("data", "rlgen data upload", "alibabacloud_oss_v2")
+    from rlgen.data import progress
     from rlgen.data.upload import MiB, Progress, upload
 
-    def run(progress):
+    def run(reporter):
         with terminate_as_interrupt():
             return upload(directory, url, region=region, endpoint=endpoint, jobs=jobs,
-                          part_size=part_size * MiB, progress=progress, deadline=deadline)
+                          part_size=part_size * MiB, progress=reporter, deadline=deadline)
 
     if sys.stderr.isatty():
-        with _TerminalProgress() as progress:
-            summary = run(progress)
+        with progress.TerminalProgress() as bar:
+            summary = run(bar)
     else:
-        summary = run(_LogProgress(Progress))
+        summary = run(progress.log_progress(Progress))
     if resolve_output(output) == "json":
         click.echo(to_json({"target": str(summary.target), "endpoint": summary.endpoint,
                             "credentials": summary.credentials, "uploaded": summary.uploaded,
@@ -126,15 +128,14 @@ def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | No
                             "skipped_bytes": summary.skipped_bytes, "seconds": round(summary.seconds, 3)}))
         return
     click.echo(
-        f"uploaded {summary.uploaded} files ({_size(summary.uploaded_bytes)}), skipped {summary.skipped} "
-        f"unchanged ({_size(summary.skipped_bytes)}) to {summary.target} at {summary.endpoint} "
+        f"uploaded {summary.uploaded} files ({progress.human_size(summary.uploaded_bytes)}), skipped {summary.skipped} "
+        f"unchanged ({progress.human_size(summary.skipped_bytes)}) to {summary.target} at {summary.endpoint} "
         f"in {summary.seconds:.1f} s, credentials: {summary.credentials}")
 
 
 def _check_prepare_inputs(source: str | None, out: Path) -> None:
     """Refuse at the door what would fail deep inside datasets or pyarrow: a local path that
     does not exist (datasets would look it up on the Hub), an --out that cannot be written."""
-    import os
 
     if source and source.startswith((".", "/", "~")) and not Path(source).expanduser().exists():
         raise click.BadParameter(f"no such folder: {source}", param_hint="--source")
@@ -147,107 +148,3 @@ def _check_prepare_inputs(source: str | None, out: Path) -> None:
     existing = next((p for p in [out, *out.absolute().parents] if p.exists()), None)
     if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
         raise click.BadParameter(f"{existing} is not a folder rlgen can write in", param_hint="--out")
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-
-
-def _LogProgress(base):
-    """Off a terminal (the dataset Job's log): no bar, but each retry on its own line."""
-    class LogProgress(base):
-        def retry(self, what: str) -> None:
-            click.echo(f"rlgen: retrying {what}", err=True)
-
-    return LogProgress()
-
-
-class _FolderProgress:
-    """A line on stderr while a hub fills ``folder``: its files and the bytes written so far
-    (partial files included), and the speed. Read from the folder itself, so it is the same
-    for every hub; the hubs give no total before they start."""
-
-    INTERVAL = 0.2
-
-    def __init__(self, folder: Path, what: str):
-        from rich.console import Console
-        from rich.progress import DownloadColumn, Progress, SpinnerColumn, TextColumn, TransferSpeedColumn
-
-        self._folder = folder
-        self._bar = Progress(SpinnerColumn(), TextColumn(f"{what}: {{task.description}}"),
-                             DownloadColumn(binary_units=True), TransferSpeedColumn(),
-                             console=Console(stderr=True), transient=True)
-        self._task = self._bar.add_task("0 files", total=None)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-
-    def __enter__(self):
-        self._bar.start()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._stop.set()
-        self._thread.join()
-        self._bar.stop()
-
-    def _poll(self) -> None:
-        from rlgen.data import visible_files
-
-        while True:
-            try:
-                written = sum(p.stat().st_size for p in self._folder.rglob("*") if p.is_file())
-                files = len(visible_files(self._folder))
-            except OSError:  # a hub renames its partial files as it goes
-                written, files = None, None
-            if written is not None:
-                self._bar.update(self._task, completed=written, description=f"{files} files")
-            if self._stop.wait(self.INTERVAL):
-                return
-
-
-class _TerminalProgress:
-    """A bar on stderr: bytes sent (or found unchanged) and files done."""
-
-    def __init__(self):
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
-
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True),
-                             TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                             transient=True)
-        self._lock = threading.Lock()
-        self._task = None
-        self._files = self._done = 0
-
-    def __enter__(self):
-        self._bar.start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self._bar.stop()
-
-    def start(self, files: int, total_bytes: int) -> None:
-        self._files = files
-        self._task = self._bar.add_task(f"0/{files} files", total=total_bytes)
-
-    def advance(self, nbytes: int) -> None:
-        self._bar.advance(self._task, nbytes)
-
-    def retry(self, what: str) -> None:
-        self._bar.console.print(f"retrying {what}", style="yellow", highlight=False)
-
-    def file_done(self) -> None:
-        with self._lock:
-            self._done += 1
-            self._bar.update(self._task, description=f"{self._done}/{self._files} files")

@@ -26,8 +26,9 @@ from rlgen.output import output_option
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), hidden=True)
 @click.option("--exit-code", is_flag=True, help="Exit 1 when there are differences, 0 when none (like git diff).")
 def command(base: str | None, head: str | None, output: str | None, fmt: str | None, exit_code: bool):
-    """Compare the rendered manifests of two revisions: added, removed and changed objects,
-    and the trainer-config keys each run changes, as far as a sync entry point applies them.
+    """Compare the rendered manifests of two revisions.
+
+    Added, removed and changed objects, and the trainer-config keys each run changes, as far as a sync entry point applies them.
     Secret values are never shown. -o markdown: for a pull-request comment."""
     from rlgen.collector import paused
 

@@ -1,4 +1,5 @@
-"""The README's "Write a plugin" example, as printed there: its pyproject registers the module,
+"""docs/plugins.md: its hook reference names every hook of the contract, and its example, as
+printed there: its pyproject registers the module,
 its options are required and checked, its JSON patch reaches every Ray container, and its
 validate rule reports a RayJob the patch no longer reaches."""
 from __future__ import annotations
@@ -15,8 +16,8 @@ from rlgen.plugin_host.discovery import Installed, discover
 from rlgen.plugin_host.manager import describe
 from rlgen.plugin_host.selection import select
 
-README = (REPO / "README.md").read_text()
-GUIDE = README.split("## Write a plugin", 1)[1].split("\n## ", 1)[0]
+DOC = (REPO / "docs" / "plugins.md").read_text()
+GUIDE, REFERENCE = DOC.split("\n## Hook reference", 1)
 BASE_URL = "https://wandb.team.test"
 
 
@@ -27,7 +28,7 @@ def block(language: str) -> str:
 @pytest.fixture(scope="module")
 def installed():
     module = types.ModuleType("rlgen_wandb")
-    exec(compile(block("python"), "README.md (rlgen_wandb.py)", "exec"), module.__dict__)
+    exec(compile(block("python"), "docs/plugins.md (rlgen_wandb.py)", "exec"), module.__dict__)
     info = describe({"wandb": module})["wandb"]
     return {**discover(), "wandb": Installed(module, info, "0.1.0", "rlgen-wandb")}
 
@@ -74,3 +75,15 @@ def test_it_reaches_every_ray_container_and_its_rule_runs(installed, tmp_path):
     kustomization.write_text(kustomization.read_text().split("patches:")[0] + "patches: []\n")
     (finding,) = rule_findings()
     assert finding.obj.startswith("RayJob/") and finding.fix == "restore components/wandb/training/rayjob-wandb-env.yaml"
+
+
+def test_the_hook_reference_is_the_contract():
+    import inspect
+
+    from rlgen import hookspecs
+
+    specs = {name: fn.rlgen_spec["firstresult"] for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+             if hasattr(fn, "rlgen_spec")}
+    rows = {m[1]: m[2].startswith("first result") for m in re.finditer(r"^\|[^|]*\| `(rlgen_\w+)` \| ([^|]+) \|",
+                                                                        REFERENCE, re.M)}
+    assert rows == specs

@@ -12,9 +12,9 @@ from rlgen.output import output_option
 
 @click.group("run")
 def command():
-    """Create, change, list and remove training runs (runs/<run>/, one RayJob each).
+    """Create, change, list and remove training runs.
 
-    Run these inside the generated repository; each change is one commit.
+    Each run is a folder runs/<run>/ and one RayJob. Run these inside the generated repository; each change is one commit.
     """
 
 

@@ -9,14 +9,16 @@ from rlgen.output import output_option, resolve_output, to_json
 
 
 @click.group("cluster")
-def cluster():
-    """Add or remove clusters that sync this repository (clusters/<name>/)."""
+def command():
+    """Add or remove clusters that sync the repository.
+
+    Each cluster syncs from clusters/<name>/, through the same update path as rlgen update."""
 
 
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Show what would change (files, branch), and change nothing.")
 
 
-@cluster.command("add")
+@command.command("add")
 @click.argument("name")
 @click.option("--env", "environment", required=True, metavar="ENV",
               help="Environment whose overlays the cluster syncs (overlays/<env>/): production, staging, or any "
@@ -36,7 +38,7 @@ def add(name: str, environment: str, no_branch: bool, dry_run: bool, output: str
             add_clusters={name: environment})
 
 
-@cluster.command("rm")
+@command.command("rm")
 @click.argument("name")
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of rlgen/update-<commit>.")
 @DRY_RUN
@@ -46,18 +48,15 @@ def rm(name: str, no_branch: bool, dry_run: bool, output: str | None):
     _change(no_branch, dry_run, output, {"cluster": name}, remove_clusters=[name])
 
 
-@cluster.command("list")
+@command.command("list")
 @output_option()
 def list_(output: str | None):
     """Every cluster, its environment and the folder its sync engine reads."""
-    from rlgen.plugin_host.discovery import discover
-    from rlgen.repo import answers
     from rlgen.repo.workspace import find_root
-    from rlgen.update.answers_change import Change, new_selection
+    from rlgen.update.change import clusters
 
-    root = find_root(Path.cwd())
     rows = [{"cluster": name, "environment": env, "folder": f"clusters/{name}/"}
-            for name, env in new_selection(discover(), answers.read(root), Change()).all_clusters()]
+            for name, env in clusters(find_root(Path.cwd()))]
     if resolve_output(output) == "json":
         click.echo(to_json(rows))
         return
@@ -68,9 +67,6 @@ def list_(output: str | None):
 def _change(no_branch: bool, dry_run: bool, output: str | None, fields: dict, **change) -> None:
     from rlgen.repo.workspace import find_root
     from rlgen.update.answers_change import Change
-    from rlgen.update.command import run_change
+    from rlgen.update.change import run_change
 
     run_change(find_root(Path.cwd()), Change(**change), no_branch, resolve_output(output), dry_run, **fields)
-
-
-command = cluster

@@ -1,65 +1,36 @@
-"""``rlgen status``: is my run training? Each run's RayJob, its pods and its sync stage."""
+"""What ``rlgen status`` shows: each run as the cluster sees it, once, refreshed (``--watch``) or
+when waiting is over (``--wait``)."""
 from __future__ import annotations
 
+import json
+import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import click
 
-from rlgen.kube.options import cluster_options, header
 from rlgen.errors import ProblemsFound, RlgenError
-
-HELP = """Show RUN (default: every run) as the cluster sees it, read-only.
-
-\b
-Each run is matched to its RayJob by the name pinned in runs/<run>/kustomization.yaml:
-KubeRay's jobDeploymentStatus and jobStatus, start time and duration, how many of its pods
-are pending and the scheduler's reason (FailedScheduling events), the Ray dashboard
-Service, and the state of the sync stage that applies runs/ (Flux Kustomization Ready,
-Argo CD Application sync and health). A run without a RayJob says why: not merged yet
-(its last commit is not on the sync branch), sync failing, not applied yet, or pruned.
-
-\b
-\b
---wait blocks until every sync stage is Ready and each active run's pods are scheduled
-(exit 0), and stops at the first thing that cannot resolve by itself, with its reason
-(exit 1): a stage that failed, a RayJob KubeRay failed, a pod no node can take (GPUs,
-taints), a container that cannot start (a missing Secret key), a run not merged. At
---timeout it exits 1 naming what it still waited for. A terminal shows a progress line.
-
-\b
-Reads RayJobs, RayClusters, Pods, Events and the sync engine's objects; never a Secret.
-Exit codes: 0 shown (--wait: all scheduled), 1 a run failed (--wait: blocked or timed out),
-2 the cluster cannot be reached (one line).
-"""
+from rlgen.kube import client
+from rlgen.kube.client import CannotCheck
+from rlgen.kube.options import header
+from rlgen.kube.report import emit
+from rlgen.render import manifests
+from rlgen.repo.workspace import find_root, load_spec
+from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
+from rlgen.status.wait import BLOCKED, READY, assess
+from rlgen.tools.yamlio import read_plain_all
 
 
-@click.command("status", help=HELP)
-@click.argument("run", required=False)
-@click.option("--watch", is_flag=True, help="Refresh until interrupted (Ctrl-C).")
-@click.option("--wait", is_flag=True, help="Block until every stage is Ready and the runs' pods are scheduled.")
-@click.option("--timeout", default="10m", show_default=True, metavar="D",
-              help="With --wait: give up after D (90s, 15m, 1h).")
-@click.option("--interval", type=float, default=10.0, show_default=True, help="Seconds between refreshes.")
-@cluster_options
-def command(run, watch, wait, timeout, interval, kubeconfig, context, output):
-    import sys
-
-    from rlgen.kube import client
-    from rlgen.status.wait import parse_duration
-
-    if watch and wait:
-        raise click.UsageError("--watch and --wait exclude each other")
-    try:
-        seconds = parse_duration(timeout)
-    except ValueError:
-        raise click.BadParameter(f"{timeout!r} is not a duration like 90s, 15m or 1h", param_hint="--timeout") from None
+def show(run: str | None, kubeconfig, context, fmt: str, watch: bool = False, wait: float | None = None,
+         interval: float = 10.0) -> None:
+    """Show ``run`` (None: every run); ``wait``: seconds to wait for every stage Ready and the
+    runs' pods scheduled."""
     repo = _repo()
     runs = _select(repo.root, run)
     cluster = client.connect(kubeconfig, context)
-    fmt = output or ("table" if sys.stdout.isatty() else "json")
-    if wait:
-        _wait(cluster, repo, runs, seconds, interval, fmt)
+    if wait is not None:
+        _wait(cluster, repo, runs, wait, interval, fmt)
         return
     while True:
         rows = _rows(cluster, repo, runs)
@@ -74,10 +45,6 @@ def command(run, watch, wait, timeout, interval, kubeconfig, context, output):
 
 def _wait(cluster, repo, runs, seconds: float, interval: float, fmt: str) -> None:
     """Poll until ready, blocked or out of time; then show the runs once and say which."""
-    import sys
-
-    from rlgen.status.wait import BLOCKED, READY, assess
-
     progress = sys.stderr.isatty()
     start = time.monotonic()
     while True:
@@ -103,11 +70,6 @@ def _duration(seconds: float) -> str:
 
 
 def _repo():
-    from rlgen.render import manifests
-    from rlgen.repo.workspace import find_root, load_spec
-    from rlgen.status.runs import Repo
-    from rlgen.tools.yamlio import read_plain_all
-
     root = find_root(Path.cwd())
     spec = load_spec(root)
     folders: dict[str, list] = {}
@@ -120,8 +82,6 @@ def _repo():
 
 
 def _select(root: Path, run: str | None) -> list[str]:
-    from rlgen.status.runs import all_runs
-
     runs = all_runs(root)
     if run is None:
         return runs
@@ -131,9 +91,6 @@ def _select(root: Path, run: str | None) -> list[str]:
 
 
 def _rows(cluster, repo, runs):
-    from rlgen.kube.client import CannotCheck
-    from rlgen.status.runs import RunStatus, owning_stage, status_of
-
     stage = owning_stage(cluster, repo.sync_objects)
     rows = []
     for run in runs:
@@ -145,12 +102,6 @@ def _rows(cluster, repo, runs):
 
 
 def _show(rows, fmt: str, cluster, compact: bool) -> None:
-    import json
-    import sys
-    from dataclasses import asdict
-
-    from rlgen.kube.report import emit
-
     if fmt == "json" and compact:
         # One document per line, so a reader of a watched stream can take each refresh whole.
         click.echo(json.dumps({**header(cluster), "rows": [asdict(r) for r in rows]}))

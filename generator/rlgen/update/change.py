@@ -1,0 +1,88 @@
+"""The one update path, for ``rlgen update`` and ``rlgen cluster``: render the changed answers,
+merge the render into the branch, and say what changed."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from rlgen.errors import ProblemsFound
+from rlgen.generate.team_template import clash_line
+from rlgen.output import to_json
+from rlgen.plugin_host.discovery import discover
+from rlgen.repo import answers
+from rlgen.tools import git, git_recovery, kustomize
+from rlgen.tools.signals import terminate_as_interrupt
+from rlgen.update.answers_change import Change, new_selection
+from rlgen.update.engine import update
+from rlgen.update.render import HOOKS_SKIPPED
+
+
+def clusters(root: Path) -> list[tuple[str, str]]:
+    """(cluster, environment) of every cluster that syncs the repository."""
+    return list(new_selection(discover(), answers.read(root), Change()).all_clusters())
+
+
+def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run: bool = False, **fields) -> None:
+    """The one update path, for ``rlgen update`` and ``rlgen cluster``; ``fields`` lead its JSON."""
+    kustomize.command()
+    # One change at a time, on a branch, from a repository no killed git left locked; SIGTERM
+    # restores the repository like Ctrl-C (exit 130).
+    click.get_current_context().with_resource(terminate_as_interrupt())
+    click.get_current_context().with_resource(git_recovery.lock(root))
+    git.require_no_stale_lock(root)
+    git.require_writable(root)
+    git.require_branch(root)
+    recorded = answers.read(root)
+    outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch, dry_run)
+    if outcome.clashes:
+        for path in outcome.clashes:
+            click.echo(clash_line(path), err=True)
+    if outcome.render and not outcome.conflicts and (hooks := git.hooks_present(root)):
+        # A note, not data: on stderr, whatever the output format.
+        click.echo("Hooks: " + HOOKS_SKIPPED.format(render=outcome.render[:7], hooks=" or ".join(hooks)), err=True)
+    if output == "json":
+        click.echo(to_json({**fields, **_as_json(outcome, dry_run)}))
+        if outcome.conflicts:
+            sys.exit(1)  # the JSON names them; no second line on stderr
+        return
+    if not outcome.render:
+        click.echo("Up to date: this rlgen renders the same repository from these answers.")
+        return
+    if outcome.conflicts:
+        for path in outcome.conflicts:
+            click.echo(f"CONFLICT {path}")
+        if dry_run:
+            raise ProblemsFound(f"dry run: {len(outcome.conflicts)} file(s) would conflict; nothing was changed")
+        raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
+                            "or rlgen update --abort")
+    for line in outcome.verl.describe() if outcome.verl else []:
+        click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
+    if outcome.template_moved:
+        click.echo(f"Template {outcome.template_moved}")
+    for run, old, new in outcome.repinned:
+        click.echo(f"Run {run}: RayJob {old} -> {new}")
+    if dry_run:
+        where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
+        click.echo(f"Dry run: nothing written. Would commit on {where}:")
+        for kind, mark in (("added", "A"), ("changed", "M"), ("removed", "D")):
+            for path in outcome.files[kind]:
+                click.echo(f"    {mark} {path}")
+        return
+    # On its own branch the update is what HEAD adds to the synced branch (rlgen diff's default);
+    # committed on the current branch (--no-branch) it is the last commit alone.
+    review = f"rlgen diff --base {outcome.commit[:7]}~1 --head {outcome.commit[:7]}" if no_branch else "rlgen diff"
+    count = sum(len(paths) for paths in outcome.files.values())
+    click.echo(f"Updated on branch {outcome.branch} ({count} file(s) changed, "
+               f"commit {outcome.commit[:7]}): review it with {review}.")
+
+
+def _as_json(outcome, dry_run: bool) -> dict:
+    return {"up_to_date": not outcome.render, "dry_run": dry_run, "branch": outcome.branch,
+            "new_branch": outcome.new_branch, "commit": outcome.commit, "render": outcome.render or None,
+            "files": outcome.files, "conflicts": outcome.conflicts,
+            "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
+            "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
+            "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
+            "clashes": outcome.clashes}
