@@ -50,14 +50,21 @@ if TYPE_CHECKING:
 hookspec = pluggy.HookspecMarker("rlgen")
 #: Decorate plugin functions with this: ``@hookimpl def rlgen_plugin(): ...``
 hookimpl = pluggy.HookimplMarker("rlgen")
-#: The slot whose plugin answers each *first result* hook.
-FIRST_RESULT = {
-    "rlgen_training_image": "rollout",
-    "rlgen_sync_files": "sync",
-    "rlgen_dataset_format": "dataset",
-    "rlgen_secret_delivery": "secrets",
-}
+#: The slot whose plugin answers each *first result* hook, filled by :func:`first_result`.
+FIRST_RESULT: dict[str, str] = {}
 
+
+def first_result(slot: str):
+    """A *first result* hook (pluggy's ``firstresult``), answered by the plugin of ``slot``
+    alone: rlgen refuses an answer from a plugin of another slot."""
+    def mark(spec):
+        FIRST_RESULT[spec.__name__] = slot
+        return hookspec(firstresult=True)(spec)
+
+    return mark
+
+
+# ---- Who the plugin is -----------------------------------------------------------------------
 
 @hookspec
 def rlgen_plugin() -> PluginInfo:
@@ -104,6 +111,8 @@ def rlgen_check(ctx: Context) -> list[Problem]:
             return []
     """
 
+
+# ---- The training run: verl's config, tools, image and data ----------------------------------
 
 @hookspec
 def rlgen_trainer_config(ctx: Context) -> dict:
@@ -160,6 +169,75 @@ def rlgen_config_files(ctx: Context) -> list[ConfigFile]:
         @hookimpl
         def rlgen_config_files(ctx):
             return [ConfigFile("reward_weights.json", '{"format": 0.1}\\n')]
+    """
+
+
+@first_result("rollout")
+def rlgen_training_image(ctx: Context) -> TrainingImage:
+    """Return the training image of the rollout engine. *First result*: the rollout plugin.
+
+    The generator writes ``images/training/Dockerfile`` from its base (plus the verl checkout of
+    ``spec.verl_version`` and every plugin's :func:`rlgen_training_packages`) and points the
+    RayJob at ``spec.training_image`` with its tag.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_training_image(ctx):
+            return TrainingImage(verl_release(ctx.spec).base_image("vllm"), f"{ctx.spec.verl_version}-vllm")
+    """
+
+
+@hookspec
+def rlgen_training_packages(ctx: Context) -> list[str]:
+    """Return pip requirements the training image needs for this plugin's part of the run.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_training_packages(ctx):
+            return ["mathruler==0.1.0"]  # geometry3k's reward
+    """
+
+
+@first_result("dataset")
+def rlgen_dataset_format() -> DatasetFormat:
+    """Return how a dataset plugin maps source rows to verl rows. *First result*: the dataset
+    plugin.
+
+    Takes no context: ``rlgen data prepare --dataset NAME`` calls it outside any repository,
+    and the generator reads the default model from it before the spec exists.
+
+    Example::
+
+        @hookimpl
+        def rlgen_dataset_format():
+            return DatasetFormat("gsm8k", "openai/gsm8k", ("question", "answer"), map_row,
+                                 default_model="Qwen/Qwen2.5-3B-Instruct", config="main")
+    """
+
+
+# ---- What the cluster gets: upstream roots, Components and the sync engine's entry points ----
+
+@hookspec
+def rlgen_upstream_sources(ctx: Context) -> list[UpstreamSource]:
+    """Return upstream kustomize roots installed before the platform.
+
+    They are never remote bases of the generated kustomizations: the sync plugin turns each
+    into a pinned source of its engine, so the repository's own roots still build offline.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_upstream_sources(ctx):
+            return [UpstreamSource("sandbox-operator", "https://github.com/openkruise/agents",
+                                   "v0.3.0", "config/default", "sandbox-system")]
     """
 
 
@@ -220,57 +298,7 @@ def rlgen_patches(ctx: Context) -> list[Patch]:
     """
 
 
-@hookspec(firstresult=True)
-def rlgen_training_image(ctx: Context) -> TrainingImage:
-    """Return the training image of the rollout engine. *First result*: the rollout plugin.
-
-    The generator writes ``images/training/Dockerfile`` from its base (plus the verl checkout of
-    ``spec.verl_version`` and every plugin's :func:`rlgen_training_packages`) and points the
-    RayJob at ``spec.training_image`` with its tag.
-
-    :param ctx: the selection and its shared names.
-
-    Example::
-
-        @hookimpl
-        def rlgen_training_image(ctx):
-            return TrainingImage(verl_release(ctx.spec).base_image("vllm"), f"{ctx.spec.verl_version}-vllm")
-    """
-
-
-@hookspec
-def rlgen_training_packages(ctx: Context) -> list[str]:
-    """Return pip requirements the training image needs for this plugin's part of the run.
-
-    :param ctx: the selection and its shared names.
-
-    Example::
-
-        @hookimpl
-        def rlgen_training_packages(ctx):
-            return ["mathruler==0.1.0"]  # geometry3k's reward
-    """
-
-
-@hookspec
-def rlgen_upstream_sources(ctx: Context) -> list[UpstreamSource]:
-    """Return upstream kustomize roots installed before the platform.
-
-    They are never remote bases of the generated kustomizations: the sync plugin turns each
-    into a pinned source of its engine, so the repository's own roots still build offline.
-
-    :param ctx: the selection and its shared names.
-
-    Example::
-
-        @hookimpl
-        def rlgen_upstream_sources(ctx):
-            return [UpstreamSource("sandbox-operator", "https://github.com/openkruise/agents",
-                                   "v0.3.0", "config/default", "sandbox-system")]
-    """
-
-
-@hookspec(firstresult=True)
+@first_result("sync")
 def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Document]]:
     """Return the sync engine's entry points: ``{path: [Document, ...]}``. *First result*: the
     sync plugin.
@@ -298,19 +326,7 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
     """
 
 
-@hookspec
-def rlgen_files(ctx: Context) -> dict[str, str]:
-    """Return plain files of the repository, ``{path: text}`` (values files, scripts).
-
-    :param ctx: the selection and its shared names.
-
-    Example::
-
-        @hookimpl
-        def rlgen_files(ctx):
-            return {"docs/sandbox.md": "# The sandbox\\n"}
-    """
-
+# ---- Secrets: which the objects read, and how they reach the cluster -------------------------
 
 @hookspec
 def rlgen_secrets(ctx: Context) -> list[SecretRef]:
@@ -332,7 +348,7 @@ def rlgen_secrets(ctx: Context) -> list[SecretRef]:
     """
 
 
-@hookspec(firstresult=True)
+@first_result("secrets")
 def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDelivery:
     """Deliver the declared Secrets to the cluster. *First result*: the secrets plugin.
 
@@ -350,6 +366,22 @@ def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDeliv
     """
 
 
+# ---- The repository's other files ------------------------------------------------------------
+
+@hookspec
+def rlgen_files(ctx: Context) -> dict[str, str]:
+    """Return plain files of the repository, ``{path: text}`` (values files, scripts).
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        @hookimpl
+        def rlgen_files(ctx):
+            return {"docs/sandbox.md": "# The sandbox\\n"}
+    """
+
+
 @hookspec
 def rlgen_readme(ctx: Context) -> list[str]:
     """Return Markdown sections for the generated README.
@@ -364,22 +396,7 @@ def rlgen_readme(ctx: Context) -> list[str]:
     """
 
 
-@hookspec(firstresult=True)
-def rlgen_dataset_format() -> DatasetFormat:
-    """Return how a dataset plugin maps source rows to verl rows. *First result*: the dataset
-    plugin.
-
-    Takes no context: ``rlgen data prepare --dataset NAME`` calls it outside any repository,
-    and the generator reads the default model from it before the spec exists.
-
-    Example::
-
-        @hookimpl
-        def rlgen_dataset_format():
-            return DatasetFormat("gsm8k", "openai/gsm8k", ("question", "answer"), map_row,
-                                 default_model="Qwen/Qwen2.5-3B-Instruct", config="main")
-    """
-
+# ---- Later, on every validate and update -----------------------------------------------------
 
 @hookspec
 def rlgen_validate_rules(ctx: Context, objects: list[Rendered]) -> list[Finding]:

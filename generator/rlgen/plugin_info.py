@@ -7,8 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-#: The slots of a selection, in the order plugins are called and their results merged.
-SLOTS = ("sandbox", "storage", "dataset", "rollout", "sync", "tracking", "secrets")
+#: Every slot of a selection and the plugin it gets when the user picks none, in the order
+#: plugins are called and their results merged.
+DEFAULT_PLUGINS = {
+    "sandbox": "opensource-sandbox",
+    "storage": "ak-storage",
+    "dataset": "gsm8k",
+    "rollout": "vllm",
+    "sync": "flux",
+    "tracking": "no-tracking",
+    "secrets": "manual-secrets",
+}
+SLOTS = tuple(DEFAULT_PLUGINS)
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,6 @@ if TYPE_CHECKING:
     from rlgen.contributions import DatasetFormat
     from rlgen.plugin_host.manager import Describer
 
-#: The plugin a slot gets when the user picks none.
-DEFAULT_PLUGINS = {
-    "sandbox": "opensource-sandbox",
-    "storage": "ak-storage",
-    "dataset": "gsm8k",
-    "rollout": "vllm",
-    "sync": "flux",
-    "tracking": "no-tracking",
-    "secrets": "manual-secrets",
-}
-
-
 @dataclass(frozen=True)
 class Installed:
     module: Any
@@ -42,7 +30,14 @@ class Plugins(Mapping[str, Installed]):
         # Imported here: a command that checks only rlgen's own answers reads no metadata.
         from importlib.metadata import entry_points
 
-        self._points = {ep.name: ep for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name)}
+        self._points: dict[str, object] = {}
+        #: A name two distributions register, and the entry points of both: refused when asked
+        #: for, as nothing says which one the user meant.
+        self._twice: dict[str, list] = {}
+        for ep in sorted(entry_points(group="rlgen"), key=lambda e: e.name):
+            if ep.name in self._points:
+                self._twice.setdefault(ep.name, [self._points[ep.name]]).append(ep)
+            self._points[ep.name] = ep
         self._loaded: dict[str, Installed] = {}
         self._origins: dict[int, tuple[str, str]] = {}
         self._describe: Describer | None = None
@@ -63,6 +58,10 @@ class Plugins(Mapping[str, Installed]):
 
     def _load(self, ep) -> Installed:
         name = ep.name
+        if name in self._twice:
+            owners = " and ".join(sorted(f"'{_origin(e.dist, self._origins)[1] or e.value}'" for e in self._twice[name]))
+            raise RlgenError(f"plugin '{name}' is registered by two distributions, {owners}: "
+                             "uninstall one (pip uninstall NAME)")
         try:
             module = ep.load()
         except Exception as exc:  # a broken third-party plugin must not break rlgen

@@ -4,10 +4,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from rlgen.contributions import SLOTS
 from rlgen.output import to_json
-from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, discover
+from rlgen.plugin_host.discovery import discover
 from rlgen.plugin_host.selection import CORE
+from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS
 
 
 def rows() -> list[dict]:

@@ -30,8 +30,8 @@ from rlgen.naming import (
     dns1123_label_error,
 )
 from rlgen.plugin_host import install
-from rlgen.plugin_host.discovery import DEFAULT_PLUGINS, Installed
-from rlgen.plugin_info import SLOTS, Option, PluginInfo
+from rlgen.plugin_host.discovery import Installed
+from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS, Option, PluginInfo
 from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 from rlgen.verl import releases
 

@@ -2,7 +2,6 @@
 KubeRay, the scheduler and the sync engine say about it; a missing RayJob says why."""
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 from rlgen.kube.client import CannotCheck
 from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
 from rlgen.generate import run_folders
+from rlgen.tools import git
 
 #: KubeRay labels every Pod of a RayCluster with its name (utils/constant.go RayClusterLabelKey).
 CLUSTER_LABEL = "ray.io/cluster"
@@ -123,31 +123,31 @@ def failed_dependency(cluster, engine, live: dict, seen: frozenset = frozenset()
 def _why_missing(repo: Repo, run: str, listed: bool, stage) -> str:
     if not listed:
         return "removed from runs/kustomization.yaml: pruned"
-    commit = git_output(repo.root, "log", "-1", "--format=%H", "--", f"runs/{run}")
-    branch = next((b for b in (f"origin/{repo.branch}", repo.branch)
-                   if git_output(repo.root, "rev-parse", "--verify", "-q", f"{b}^{{commit}}")), None)
-    if commit and branch and not is_ancestor(repo.root, commit, branch):
+    commit = last_commit(repo, run)
+    if branch := not_merged(repo, commit):
         return f"not merged yet: commit {commit[:7]} is not on {branch}"
     if stage is None:
         return "no sync stage applies runs/"
     state = stage[2]
     if state.healthy is False:
         return f"sync failing: {state.summary}"
-    if commit and state.revision and not is_ancestor(repo.root, commit, state.revision):
+    if commit and state.revision and not git.is_ancestor(repo.root, commit, state.revision):
         return f"merged, not applied yet: the sync engine applied {state.revision[:7]}"
     if state.healthy is None:
         return f"sync in progress: {state.summary}"
     return "applied but absent: deleted from the cluster (by hand, or DeleteSelf); the next sync recreates it"
 
 
-def is_ancestor(root: Path, commit: str, of: str) -> bool:
-    return subprocess.run(["git", "merge-base", "--is-ancestor", commit, of], cwd=root,
-                          capture_output=True).returncode == 0
+def last_commit(repo: Repo, run: str) -> str:
+    """The last commit that changed ``runs/<run>/`` ("" when none did)."""
+    return git.run(repo.root, "log", "-1", "--format=%H", "--", f"runs/{run}", check=False).strip()
 
 
-def git_output(root: Path, *args: str) -> str:
-    out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else ""
+def not_merged(repo: Repo, commit: str) -> str | None:
+    """The branch the cluster syncs (``origin/`` first) when ``commit`` is not on it: the
+    cluster never applies it."""
+    branch = next((b for b in (f"origin/{repo.branch}", repo.branch) if git.commit_of(repo.root, b)), None)
+    return branch if commit and branch and not git.is_ancestor(repo.root, commit, branch) else None
 
 
 def _duration(start: str, end: str | None) -> str:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from rlgen.generate import run_folders
 from rlgen.repo.sync_engines import FLUX, Engine, stage_state
-from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, git_output, is_ancestor
+from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
+from rlgen.tools import git
 
 #: Flux's Ready=False reason of a stage whose dependency is not Ready yet (meta.DependencyNotReadyReason):
 #: it retries by itself once the dependency is.
@@ -126,15 +127,15 @@ def _behind(repo: Repo, revision: str) -> bool:
     """The cluster applied a revision this checkout knows and its HEAD is not in it yet.
     A revision unknown here (newer than the checkout, another repository) is not behind."""
     head = _head(repo)
-    if not head or not git_output(repo.root, "rev-parse", "--verify", "-q", f"{revision}^{{commit}}"):
+    if not head or not git.commit_of(repo.root, revision):
         return False
-    return not is_ancestor(repo.root, head, revision)
+    return not git.is_ancestor(repo.root, head, revision)
 
 
 def _head(repo: Repo) -> str:
     """The commit the cluster should have: the sync branch's (as pushed, when known), else HEAD."""
     for ref in (f"origin/{repo.branch}", repo.branch, "HEAD"):
-        if commit := git_output(repo.root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"):
+        if commit := git.commit_of(repo.root, ref):
             return commit
     return ""
 
@@ -176,10 +177,8 @@ def _run(cluster, repo: Repo, run: str) -> Verdict:
     job = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                        "rayjobs", name)
     if job is None:
-        commit = git_output(repo.root, "log", "-1", "--format=%H", "--", f"runs/{run}")
-        branch = next((b for b in (f"origin/{repo.branch}", repo.branch)
-                       if git_output(repo.root, "rev-parse", "--verify", "-q", f"{b}^{{commit}}")), None)
-        if commit and branch and not is_ancestor(repo.root, commit, branch):
+        commit = last_commit(repo, run)
+        if branch := not_merged(repo, commit):
             return Verdict(BLOCKED, f"run {run}: not merged yet (commit {commit[:7]} is not on {branch}): "
                                     "the cluster never applies it")
         return Verdict(WAITING, f"run {run}: RayJob {name} to be applied")

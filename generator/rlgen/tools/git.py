@@ -182,8 +182,22 @@ def origin_url(repo: Path) -> str | None:
 
 
 def has_commits(repo: Path) -> bool:
-    probe = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo, capture_output=True, text=True)
-    return probe.returncode == 0
+    return _succeeds(repo, "rev-parse", "-q", "--verify", "HEAD")
+
+
+def commit_of(repo: Path, ref: str) -> str:
+    """The commit ``ref`` names, "" when it names none."""
+    return run(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False).strip()
+
+
+def is_ancestor(repo: Path, commit: str, of: str) -> bool:
+    """Whether ``commit`` is ``of`` or one of its ancestors (no when git knows either not)."""
+    return _succeeds(repo, "merge-base", "--is-ancestor", commit, of)
+
+
+def _succeeds(repo: Path, *args: str) -> bool:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True,
+                          env={**os.environ, **_NO_OPTIONAL_LOCKS}).returncode == 0
 
 
 def head(repo: Path) -> tuple[str | None, str]:
