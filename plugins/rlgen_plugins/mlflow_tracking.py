@@ -10,7 +10,6 @@ credentials in a Secret the repository never holds, and a training patch puts bo
 Ray pods' environment."""
 from __future__ import annotations
 
-from urllib.parse import urlsplit
 
 from rlgen.plugin_api import Finding, Layer, Option, Patch, PluginInfo, Resource, SecretRef, hookimpl, uri_error
 

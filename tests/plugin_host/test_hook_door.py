@@ -11,7 +11,6 @@ from rlgen import hookspecs
 from rlgen.contributions import Context, DatasetFormat, SecretRef, TrainingImage
 from rlgen.errors import RlgenError
 from rlgen.plugin_host.manager import Hooks
-from rlgen.spec import Spec
 
 
 def plugin(name: str, **hooks) -> types.ModuleType:

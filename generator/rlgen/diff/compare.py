@@ -205,9 +205,9 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
     new_data = new.get("data") or {}
     if old is None:
         # Imported here: what it writes (kustomizations, the RayJob) is not a comparison's to load.
-        from rlgen.generate import run_folders
+        from rlgen.repo import run_files
 
-        own = run_folders.changes(spec, run, _load(new_data.get(spec.run_config_key)))
+        own = run_files.changes(spec, run, _load(new_data.get(spec.run_config_key)))
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}
     before, after = _effective(old_data, spec), _effective(new_data, spec)

@@ -21,9 +21,9 @@ def summary(c: Comparison) -> str:
 
 def _value(value) -> str:
     # Imported here: a report without config keys (most objects) loads no generator code.
-    from rlgen.generate import run_folders
+    from rlgen.repo import run_files
 
-    return "(unset)" if value is UNSET else run_folders.show(value)
+    return "(unset)" if value is UNSET else run_files.show(value)
 
 
 def _config_line(key: str, old, new) -> str:

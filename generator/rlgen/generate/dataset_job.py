@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from rlgen.contributions import SecretRef
 from rlgen.naming import hashed_name
 from rlgen.plugin_host.install import effective, needs_git, pip_arguments, plugin_requirements
+from rlgen.repo.secret_plan import hf_token
 from rlgen.spec import Spec
 
 _SCRIPT = """\
@@ -106,13 +106,6 @@ def pipeline_job(spec: Spec, name: str, app: str, script: str, env: list[dict], 
             },
         },
     }
-
-
-def hf_token(spec: Spec) -> SecretRef:
-    """Only private or gated datasets and models need it; the Jobs read it as optional."""
-    return SecretRef("hf-token", spec.namespace, ("token",),
-                     "optional Hugging Face token, only for private or gated datasets and models",
-                     "the dataset and model Jobs", optional=True)
 
 
 def service_account(spec: Spec) -> dict:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from rlgen.generate.dataset_job import hf_token, pipeline_job
+from rlgen.generate.dataset_job import pipeline_job
+from rlgen.repo.secret_plan import hf_token
 from rlgen.naming import hashed_name
 from rlgen.spec import Spec
 

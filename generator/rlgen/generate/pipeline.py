@@ -30,6 +30,7 @@ from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
 from rlgen.repo.layout import ENV_RUNS, RUNS_INDEX, TRAINING_BASE
 from rlgen.repo import naming_scheme
+from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
@@ -61,11 +62,6 @@ class Build:
 
     def secrets(self) -> list[SecretRef]:
         return declared_secrets(self.hooks, self.ctx)
-
-
-def declared_secrets(hooks: Hooks, ctx: Context) -> list[SecretRef]:
-    """Every Secret the repository's objects read: the plugins' and the dataset Jobs' own."""
-    return hooks.secrets(ctx) + [dataset_job.hf_token(ctx.spec)]
 
 
 def check_selection(b: Build) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlgen.repo.objects import get, pod_specs
+from rlgen.repo.secret_plan import plan
 
 #: Resources a pod may request that need a device plugin, besides GPUs.
 RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
@@ -94,7 +95,7 @@ def read(repo: Path) -> Needs:
                 _collect(needs, obj, source)
     needs.claims = [(ns, name, volume or _selected_volume(needs, needs.claim_selectors.get((ns, name))))
                     for ns, name, volume in needs.claims]
-    for ref in declared_secrets(repo):
+    for ref in plan(repo).secrets:
         rendered = (ref.namespace, ref.name) in needs.secrets
         need = needs.secret(ref.namespace, ref.name)
         need.keys |= set(ref.keys)
@@ -103,19 +104,6 @@ def read(repo: Path) -> Needs:
             need.optional = False
             need.used_by.add(ref.used_by)
     return needs
-
-
-def declared_secrets(repo: Path):
-    from rlgen.generate.pipeline import declared_secrets as declared
-    from rlgen.plugin_host.discovery import discover
-    from rlgen.plugin_host.selection import select
-    from rlgen.repo import answers
-
-    doc = answers.read(repo)
-    selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
-    hooks = selection.hooks()
-    spec = selection.spec(hooks)
-    return declared(hooks, selection.context(spec))
 
 
 def _collect(needs: Needs, obj: dict, source: str) -> None:

@@ -1,6 +1,7 @@
-"""The files of a repository that rlgen reads back after a user may have edited them by hand:
-``runs/kustomization.yaml``, ``runs/<run>/kustomization.yaml``, ``runs/<run>/run.yaml`` and
-``base/training/trainer.yaml``.
+"""A run as rlgen reads it, and the files of a repository that rlgen reads back after a user
+may have edited them by hand: ``runs/kustomization.yaml``, ``runs/<run>/kustomization.yaml``,
+``runs/<run>/run.yaml`` and ``base/training/trainer.yaml``. What writes a run and names its
+RayJob is :mod:`rlgen.generate.run_folders`.
 
 Each has one loader here that checks its shape and names the file, the place in it and what
 is wrong in one :class:`RlgenError` line. Every command (``run``, ``validate``) loads them
@@ -10,6 +11,7 @@ which reads only what differs between two revisions, loads those of them through
 """
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,8 @@ from rlgen.naming import dns1035_label_error
 from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, TRAINING_BASE
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
+from rlgen.verl import batch_rules, releases, trainer_config
+from rlgen.verl.batch_rules import Size
 
 #: Keys of run.yaml that are Hydra's, not verl's.
 HYDRA_KEYS = ("hydra", "defaults")
@@ -250,3 +254,94 @@ def _kind(value: Any) -> str:
         if isinstance(value, types):
             return name
     return type(value).__name__
+
+
+# ---- What a run is: its folder, size, labels, effective config and changes ------------------
+
+#: The keys that size a run: its run.yaml sets them, its kustomization patches the RayJob to match.
+SIZE_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
+
+
+
+def run_labels(repo: Path, run: str) -> dict[str, str]:
+    """The labels the run's kustomization gives its objects (its own queue and priority)."""
+    path = folder(repo, run) / "kustomization.yaml"
+    doc = (read_data(path.read_text()) if path.is_file() else None) or {}
+    return {str(k): str(v) for entry in doc.get("labels") or [] for k, v in (entry.get("pairs") or {}).items()}
+
+
+def read_data(text: str):
+    """A file's data, only read: at libyaml speed (``rlgen validate`` names every run),
+    the round-trip reader only for a file the fast one refuses, so a defect reads as before."""
+    try:
+        return yamlio.read_checked12(text)  # which keeps the round-trip reader's bounds
+    except ValueError:
+        return yamlio.load(text)
+
+
+
+def effective(repo: Path, spec: Spec, run_doc: dict) -> dict:
+    """The trainer config a run's pods compose: the repository's base, then the run's file."""
+    base = repo / TRAINING_BASE / spec.trainer_config_key
+    text = base.read_text() if base.is_file() else ""
+    # Not dumped and parsed again: ruamel moves comments when a document is dumped twice.
+    # A copy: effective_config shares its parse of the base with every caller.
+    base_config = copy.deepcopy(trainer_config.effective_config({spec.trainer_config_key: text}))
+    return trainer_config.deep_merge(base_config, _plain(run_doc))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
+    """The run's own size when its run.yaml sets one; None leaves the base RayJob's size."""
+    flat = trainer_config.flatten(run_doc)
+    if not any(key in flat for key in SIZE_KEYS):
+        return None
+    path = repo / TRAINING_BASE / "rayjob.yaml"
+    base = (read_data(path.read_text()) if path.is_file() else None) or {}
+    if path.is_file() and not ((base.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs"):
+        raise RlgenError(f"{TRAINING_BASE}/rayjob.yaml has no GPU worker group (an older layout), so a run "
+                         "cannot change trainer.nnodes or trainer.n_gpus_per_node: give it the worker group this rlgen generates")
+    return batch_rules.size(effective(repo, spec, run_doc))
+
+
+
+def check_batches(repo: Path, spec: Spec, run: str, run_doc: dict) -> None:
+    """verl's batch rules for the run's world size, before anything is written."""
+    found = batch_rules.problems(effective(repo, spec, run_doc), releases.get(spec.verl_version))
+    if found:
+        raise RlgenError(f"run {run}: " + "; ".join(found))
+
+
+def folder(repo: Path, run: str) -> Path:
+    """``runs/<run>/``, the folder of a run's files."""
+    return repo / "runs" / run
+
+
+def pinned_name(repo: Path, run: str) -> str | None:
+    """The RayJob name ``rlgen run`` pinned into the run's kustomization."""
+    return read_run_kustomization(folder(repo, run) / "kustomization.yaml", run)
+
+
+def owned_keys(spec: Spec, run: str) -> dict[str, str]:
+    """Keys ``rlgen run`` refuses to change, with the reason."""
+    per_run = {key: "rlgen writes it into every run.yaml (experiment names and checkpoints are per run)"
+               for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
+    return per_run
+
+
+def changes(spec: Spec, run: str, run_doc: dict) -> dict[str, Any]:
+    """What a run's ``run.yaml`` changes in the base trainer config, as flat keys in order."""
+    own = owned_keys(spec, run)
+    return {k: v for k, v in sorted(trainer_config.flatten(run_doc).items()) if k not in own}
+
+
+def show(value: Any) -> str:
+    """A value as reviewers read it in commit messages and diffs (JSON is also YAML)."""
+    return json.dumps(value, default=str, ensure_ascii=False)

@@ -41,7 +41,7 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
         hint = (f" with no commit of its own (left by an interrupted run new?): delete it with git branch -D {branch}"
                 if own == "0" else ": pick another run name or pass --no-branch")
         raise RlgenError(f"branch {branch} already exists{hint}")
-    folder = run_folders.folder(ws.root, name)
+    folder = run_files.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
         if not no_branch:
             change.branch(branch, start)
@@ -49,14 +49,14 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
             run_files.check_repository(ws.root, ws.spec)
         _check_new_name(ws, name)
         doc = _new_run_config(ws, name, source, _checked_values(ws, name, sets))
-        run_folders.check_batches(ws.root, ws.spec, name, doc)
+        run_files.check_batches(ws.root, ws.spec, name, doc)
         folder.mkdir(parents=True)
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = run_folders.name_run(ws.root, ws.spec, name, labels)
-        run_folders.write_index(ws.root, [*run_folders.active(ws.root), name])
+        run_folders.write_index(ws.root, [*run_files.read_index(ws.root), name])
         origin = f" from {source}" if source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
-                      f"{_key_lines(run_folders.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+                      f"{_key_lines(run_files.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
     where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
     _report(output, change, f"Created run '{name}' {where}: RayJob {rayjob}.",
             run=name, rayjob=rayjob, source=source, start=None if no_branch else start or "HEAD")
@@ -67,11 +67,11 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
     ws, runs = _open(committing=True)
     _require_run(ws, name, runs)
     values = _checked_values(ws, name, assignments)
-    folder = run_folders.folder(ws.root, name)
+    folder = run_files.folder(ws.root, name)
     doc = runs[name].doc
-    before, old_name = run_folders.changes(ws.spec, name, doc), runs[name].pinned
+    before, old_name = run_files.changes(ws.spec, name, doc), runs[name].pinned
     run_folders.set_keys(doc, values)
-    run_folders.check_batches(ws.root, ws.spec, name, doc)
+    run_files.check_batches(ws.root, ws.spec, name, doc)
 
     with GitChange(ws.root, [folder], dry_run) as change:
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
@@ -80,7 +80,7 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
             _report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
                     run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
             return
-        lines = "".join(f"  {k}: {run_folders.show(before[k]) if k in before else '(base)'} -> {run_folders.show(v)}\n"
+        lines = "".join(f"  {k}: {run_files.show(before[k]) if k in before else '(base)'} -> {run_files.show(v)}\n"
                         for k, v in values.items())
         if not values:
             subject, body = "name its RayJob for its files as edited", ""
@@ -100,7 +100,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
     if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
         raise RlgenError(f"branch {branch} already exists: delete it or pass --no-branch")
     start = None if no_branch or from_head else _sync_start(ws)
-    folder = run_folders.folder(ws.root, name)
+    folder = run_files.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
         if not no_branch:
             change.branch(branch, start)
@@ -120,15 +120,15 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
 
 def list_(output: str | None) -> None:
     ws, runs = _open(committing=False)
-    sizes = {name: batch_rules.size(run_folders.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
+    sizes = {name: batch_rules.size(run_files.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
     found = [{"run": name, "rayjob": runs[name].pinned,
               "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
-              "changes": run_folders.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
+              "changes": run_files.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
     if resolve_output(output) == "json":
         click.echo(to_json(found))
         return
     rows = [(r["run"], r["rayjob"] or "(not named)", f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
-             ", ".join(f"{k}={run_folders.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
+             ", ".join(f"{k}={run_files.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
     header = ("RUN", "RAYJOB", "SIZE", "CHANGED KEYS")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     for run, rayjob, size, changed in [header, *rows]:
@@ -172,7 +172,7 @@ def _sync_start(ws: Workspace) -> str:
 def _new_run_config(ws: Workspace, name: str, source: str | None, values: dict[str, Any]) -> Any:
     if source:
         _require_run(ws, source)
-        doc = run_files.read_run_config(run_folders.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
+        doc = run_files.read_run_config(run_files.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
         # The copy keeps the source's comments but gets this run's own experiment and checkpoints.
         trainer_config.deep_merge(doc, trainer_config.run_config(ws.spec, name))
     else:
@@ -186,17 +186,17 @@ def _check_new_name(ws: Workspace, name: str) -> None:
     # name is shortened to 47 characters on its own (rlgen.naming.hashed_name).
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
-    if run_folders.folder(ws.root, name).exists() or name in run_folders.active(ws.root):
+    if run_files.folder(ws.root, name).exists() or name in run_files.read_index(ws.root):
         raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
 
 
 def _require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
     """A run whose folder exists and, for a command that changes it, that the index lists."""
     listed = runs is None or name in runs
-    if not listed or not (run_folders.folder(ws.root, name) / ws.spec.run_config_key).is_file():
-        known = ", ".join(sorted(run_folders.active(ws.root))) or "none"
+    if not listed or not (run_files.folder(ws.root, name) / ws.spec.run_config_key).is_file():
+        known = ", ".join(sorted(run_files.read_index(ws.root))) or "none"
         unlisted = " (its folder is not listed in runs/kustomization.yaml)" if not listed and \
-            run_folders.folder(ws.root, name).is_dir() else ""
+            run_files.folder(ws.root, name).is_dir() else ""
         raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
 
 
@@ -206,7 +206,7 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
         return {}
     in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root, ws.spec))
     values = keys.check(parsed, ws.spec.verl_version, in_use)
-    owned = run_folders.owned_keys(ws.spec, run)
+    owned = run_files.owned_keys(ws.spec, run)
     for key, value in values.items():
         if key in owned:
             raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
@@ -214,7 +214,7 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
         if key in defaults and (problem := run_files.value_error(value, defaults[key])):
             raise RlgenError(f"{key}: {problem}")
         if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
-            raise RlgenError(f"{key}: {run_folders.show(value)} is not {run_folders.show(in_use[key])}, "
+            raise RlgenError(f"{key}: {run_files.show(value)} is not {run_files.show(in_use[key])}, "
                              f"{ENGINE_KEYS[key]}")
     return values
 
@@ -222,4 +222,4 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
 def _key_lines(changes: dict[str, Any]) -> str:
     if not changes:
         return "Changed keys: none (the base trainer config as it is)\n"
-    return "Changed keys:\n" + "".join(f"  {k}={run_folders.show(v)}\n" for k, v in changes.items())
+    return "Changed keys:\n" + "".join(f"  {k}={run_files.show(v)}\n" for k, v in changes.items())

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from rlgen.errors import RlgenError
-from rlgen.generate.secret_plan import SecretPlan, plan
+from rlgen.repo.secret_plan import SecretPlan, plan
 from rlgen.output import resolve_output, to_json
 from rlgen.repo import secret_files
 from rlgen.tools import git, git_recovery, sops

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rlgen.kube.client import CannotCheck
 from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
-from rlgen.generate import run_folders
+from rlgen.repo import run_files
 from rlgen.tools import git
 
 #: KubeRay labels every Pod of a RayCluster with its name (utils/constant.go RayClusterLabelKey).
@@ -46,17 +46,17 @@ class Repo:
 
 
 def all_runs(repo: Path) -> list[str]:
-    listed = run_folders.active(repo)
+    listed = run_files.read_index(repo)
     on_disk = sorted(p.parent.name for p in (repo / "runs").glob("*/kustomization.yaml"))
     return listed + [r for r in on_disk if r not in listed]
 
 
 def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
-    name = run_folders.pinned_name(repo.root, run) or ""
+    name = run_files.pinned_name(repo.root, run) or ""
     row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies runs/")
     live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                         "rayjobs", name) if name else None
-    listed = run in run_folders.active(repo.root)
+    listed = run in run_files.read_index(repo.root)
     if live is None:
         row.note = _why_missing(repo, run, listed, stage)
         return row

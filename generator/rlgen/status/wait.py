@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rlgen.generate import run_folders
+from rlgen.repo import run_files
 from rlgen.repo.sync_engines import FLUX, Engine, stage_state
 from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
 from rlgen.tools import git
@@ -143,7 +143,7 @@ def _head(repo: Repo) -> str:
 # -- runs --------------------------------------------------------------------------------------
 
 def _runs(cluster, repo: Repo, runs: list[str]):
-    active = run_folders.active(repo.root)
+    active = run_files.read_index(repo.root)
     for run in (r for r in runs if r in active):
         verdict = _run(cluster, repo, run)
         if verdict.state == BLOCKED and verdict.reason.startswith(f"run {run}: pod ") and (
@@ -157,7 +157,7 @@ def _runs(cluster, repo: Repo, runs: list[str]):
 
 def _freeing(cluster, repo: Repo, active: list[str]) -> str:
     """What in the runs' namespace is on its way out (a pruned run's RayJob, pods being deleted)."""
-    pinned = {run_folders.pinned_name(repo.root, r) for r in active}
+    pinned = {run_files.pinned_name(repo.root, r) for r in active}
     for job in cluster.items("CustomObjectsApi.list_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                              "rayjobs"):
         meta = job.get("metadata") or {}
@@ -171,7 +171,7 @@ def _freeing(cluster, repo: Repo, active: list[str]) -> str:
 
 
 def _run(cluster, repo: Repo, run: str) -> Verdict:
-    name = run_folders.pinned_name(repo.root, run) or ""
+    name = run_files.pinned_name(repo.root, run) or ""
     if not name:
         return Verdict(BLOCKED, f"run {run}: runs/{run}/kustomization.yaml pins no RayJob name")
     job = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,

@@ -19,6 +19,7 @@ from rlgen.generate.kustomizations import run_kustomization
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo import answers
 from rlgen.generate import run_folders
+from rlgen.repo import run_files
 from rlgen.repo import naming_scheme
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, yamlio
@@ -39,20 +40,20 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     if not runs:
         return []
     scheme = answers.read(root)["run_naming"]
-    old = {run: run_folders.pinned_name(root, run) for run in runs}
-    texts = {run: (run_folders.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
+    old = {run: run_files.pinned_name(root, run) for run in runs}
+    texts = {run: (run_files.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
     # Each run keeps its own size and Volcano labels: the kustomization is written anew.
-    own = {run: (_size(root, spec, run), run_folders.run_labels(root, run)) for run in runs}
+    own = {run: (_size(root, spec, run), run_files.run_labels(root, run)) for run in runs}
     if scheme == naming_scheme.INPUTS:
         shared = naming_scheme.training_inputs(root)
         new = {run: run_folders.inputs_name(root, spec, run, own[run][1], shared) for run in runs}
     else:
         for run in runs:
-            (run_folders.folder(root, run) / "kustomization.yaml").write_text(
+            (run_files.folder(root, run) / "kustomization.yaml").write_text(
                 run_kustomization(spec, run, None, scheme, *own[run]))
         new = _names(root, spec, runs)
     for run in runs:
-        path = run_folders.folder(root, run) / "kustomization.yaml"
+        path = run_files.folder(root, run) / "kustomization.yaml"
         if new[run] == old[run]:
             path.write_bytes(texts[run])  # the same name: the file stays as the user left it
         else:
@@ -63,8 +64,8 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
 
 
 def _size(root: Path, spec: Spec, run: str):
-    config = run_folders.folder(root, run) / spec.run_config_key
-    return run_folders.run_size(root, spec, yamlio.load(config.read_text()) or {})
+    config = run_files.folder(root, run) / spec.run_config_key
+    return run_files.run_size(root, spec, yamlio.load(config.read_text()) or {})
 
 
 def _render_all(root: Path, runs: list[str]) -> str:

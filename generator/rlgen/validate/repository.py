@@ -168,7 +168,7 @@ def _secret_plan(repo: Path, selection):
     """What the secrets rules read from the repository's files (before anything is rendered):
     the plan of its Secrets (of ``selection``), and the committed files holding a Secret in
     plain text."""
-    from rlgen.generate.secret_plan import plan
+    from rlgen.repo.secret_plan import plan
     from rlgen.rules.secrets import plaintext_files
 
     return plan(repo, selection), list(plaintext_files(repo))

@@ -1,12 +1,31 @@
 """The Secrets a generated repository reads and how its secrets plugin delivers them, from its
-``rlgen.yaml``: what ``rlgen secret``, ``rlgen validate`` and ``rlgen doctor`` share."""
+``rlgen.yaml``: what the generator, ``rlgen secret``, ``rlgen validate`` and ``rlgen doctor``
+share."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlgen.contributions import SecretDelivery, SecretRef
+from rlgen.contributions import Context, SecretDelivery, SecretRef
 from rlgen.errors import RlgenError
+from rlgen.plugin_host.discovery import discover
+from rlgen.plugin_host.manager import Hooks
+from rlgen.plugin_host.selection import select
+from rlgen.repo import answers
+from rlgen.spec import Spec
+
+
+def hf_token(spec: Spec) -> SecretRef:
+    """Only private or gated datasets and models need it; the dataset and model Jobs read it as
+    optional."""
+    return SecretRef("hf-token", spec.namespace, ("token",),
+                     "optional Hugging Face token, only for private or gated datasets and models",
+                     "the dataset and model Jobs", optional=True)
+
+
+def declared_secrets(hooks: Hooks, ctx: Context) -> list[SecretRef]:
+    """Every Secret the repository's objects read: the plugins' and the dataset Jobs' own."""
+    return hooks.secrets(ctx) + [hf_token(ctx.spec)]
 
 
 @dataclass(frozen=True)
@@ -35,13 +54,7 @@ class SecretPlan:
 def plan(root: Path, selection=None) -> SecretPlan:
     """The Secrets the repository at ``root`` reads; ``selection``: its plugins and answers,
     when the caller has them already."""
-    from rlgen.generate.pipeline import declared_secrets
-
     if selection is None:
-        from rlgen.plugin_host.discovery import discover
-        from rlgen.plugin_host.selection import select
-        from rlgen.repo import answers
-
         doc = answers.read(root)
         selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
     hooks = selection.hooks()
