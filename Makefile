@@ -9,7 +9,7 @@ VERL_RELEASES := 0.7.1 0.9.1
 # A secret scanner of tests/hostile, without its exact pins of attrs and PyYAML (see pyproject.toml).
 TRUFFLEHOG3 := trufflehog3>=3.0.10
 
-.PHONY: setup toolchain validation-tools demo test bench schemas clean
+.PHONY: setup toolchain validation-tools demo-tools demo test bench schemas clean
 
 setup: $(VENV)/.installed
 
@@ -33,6 +33,10 @@ toolchain:
 validation-tools:
 	python3 toolchain/build.py kustomize kubeconform
 
+# The demo's tools: validation's, and sops and age, which the generated README's SOPS steps use.
+demo-tools:
+	python3 toolchain/build.py kustomize kubeconform sops age
+
 # The demo's registry and Git URL are answers every repository needs; replace them with your own.
 DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
 DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
@@ -47,14 +51,15 @@ $(VENV)/.core: pyproject.toml
 	$(PY) -m pip install --progress-bar on -e .
 	touch $@
 
-demo: $(VENV)/.core validation-tools
+demo: $(VENV)/.core demo-tools
 	rm -rf demo
 	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
 		--set 'rlgen.install=$(DEMO_INSTALL)'
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo -o table
 	@echo
-	@echo "Next: read demo/README.md, then inside demo/ (with $(TOOLS) and $(VENV)/bin on PATH):"
+	@echo "Next: read demo/README.md, then, in a shell of its own:"
+	@echo '  export PATH="$(TOOLS):$(abspath $(VENV))/bin:$$PATH" && cd $(CURDIR)/demo'
 	@echo "  rlgen run new lr-3e-6 --set actor_rollout_ref.actor.optim.lr=3e-6 && rlgen diff"
 
 # The end-to-end tests share one control plane and run in order, in one process: each starts

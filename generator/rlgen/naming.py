@@ -24,7 +24,7 @@ def dns1035_label_error(value: str, max_length: int = 63) -> str | None:
     if len(value) > max_length:
         return f"'{value}' is longer than {max_length} characters"
     if not _DNS1035_LABEL.match(value):
-        return f"'{value}' is not a DNS-1035 label (starts with a letter; letters, digits, '-')"
+        return f"'{value}' is not a DNS-1035 label (starts with a lower-case letter; lower-case letters, digits, '-')"
     return None
 
 

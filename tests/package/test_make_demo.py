@@ -28,3 +28,14 @@ def test_demo_installs_rlgen_alone(steps):
 def test_demo_says_what_it_installs_and_what_comes_next(steps):
     assert "Installing rlgen and its dependencies" in steps
     assert "Next: read demo/README.md" in steps and "rlgen run new" in steps
+
+
+def test_the_next_step_works_from_any_shell(steps):
+    # Absolute paths: the step is typed in a fresh shell, wherever it stands.
+    export = next(line for line in steps.splitlines() if "export PATH=" in line)
+    assert f'{REPO}/.toolchain/bin:{REPO}/.venv/bin:' in export and f"cd {REPO}/demo" in export
+
+
+def test_the_demo_builds_what_the_generated_readme_uses(steps):
+    build = next(line for line in steps.splitlines() if "toolchain/build.py" in line)
+    assert set(build.split()[2:]) == {"kustomize", "kubeconform", "sops", "age"}

@@ -37,7 +37,9 @@ def test_cluster_add_gives_a_second_entry_point_that_validates(generate, tmp_pat
     assert "| `staging` | `clusters/staging/` | `overlays/staging/platform`" in (repo / "README.md").read_text()
     assert "clusters:\n  staging: staging" in (repo / "rlgen.yaml").read_text()
     ok(validate(repo))
-    assert "staging  staging  clusters/staging/" in ok(rlgen_in(repo, "cluster", "list", "-o", "table"))
+    assert ok(rlgen_in(repo, "cluster", "list", "-o", "table")).splitlines() == [
+        "CLUSTER     ENVIRONMENT  FOLDER", "production  production   clusters/production/",
+        "staging     staging      clusters/staging/"]
     listed = json.loads(ok(rlgen_in(repo, "cluster", "list")))  # not a terminal: JSON, as every command
     assert {"cluster": "staging", "environment": "staging", "folder": "clusters/staging/"} in listed
 

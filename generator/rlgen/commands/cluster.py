@@ -60,8 +60,10 @@ def list_(output: str | None):
     if resolve_output(output) == "json":
         click.echo(to_json(rows))
         return
-    for row in rows:
-        click.echo(f"{row['cluster']}  {row['environment']}  {row['folder']}")
+    table = [("CLUSTER", "ENVIRONMENT", "FOLDER")] + [(r["cluster"], r["environment"], r["folder"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(2)]
+    for row in table:
+        click.echo(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}")
 
 
 def _change(no_branch: bool, dry_run: bool, output: str | None, fields: dict, **change) -> None:
