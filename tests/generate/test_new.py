@@ -279,3 +279,18 @@ def test_staging_keeps_a_smaller_sandbox_pool(generate):
         return next(o for o in objects if o["kind"] == "SandboxSet")["spec"]["replicas"]
 
     assert (pool("production"), pool("staging")) == (3, 1)
+
+
+def test_the_readme_starts_with_the_first_sync_and_marks_what_syncs(repo):
+    readme = (repo / "README.md").read_text()
+    steps = readme.split("## First sync\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [s.split(" ", 1)[0] for s in steps] == ["1.", "2.", "3.", "4.", "5."]
+    # Every step's link lands on a heading of this README.
+    headings = {line[3:] for line in readme.splitlines() if line.startswith("## ")}
+    for target in re.findall(r"\]\(#([^)]+)\)", "\n".join(steps)):
+        assert target in {re.sub(r"[^a-z0-9 _-]", "", h.lower()).strip().replace(" ", "-") for h in headings}, target
+    assert "[Sync: Flux](#sync-flux)" in steps[3]
+    # The first sync comes before anything else the reader must scroll past.
+    assert readme.index("## First sync") < readme.index("## What syncs where")
+    tree = readme.split("```\n", 2)[1]
+    assert "rbac/        [never synced]" in tree and "runs/        [synced]" in tree

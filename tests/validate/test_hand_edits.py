@@ -123,3 +123,15 @@ def test_the_fix_step_offers_nothing_when_no_run_is_stale(repo, fix_step):
     head = git(repo, "rev-parse", "HEAD")
     assert fix_step(repo) == ("", "")
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+@pytest.mark.parametrize("command", [("validate", "--offline"), ("run", "set", "baseline")])
+def test_a_misspelled_verl_key_written_by_hand_is_refused_naming_the_closest(repo, command):
+    # verl's struct config refuses it only when the job starts on the GPUs: rlgen says so in the
+    # pull request, as `rlgen run set baseline trainer.total_epoch=2` already does.
+    edit_yaml(repo / "runs" / "baseline" / "run.yaml", ("trainer", "total_epoch"), 2)
+    result = rlgen_in(repo, *command)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        f"rlgen: error: {repo / 'runs' / 'baseline' / 'run.yaml'}: trainer.total_epoch: verl 0.9.1 has no config key "
+        "'trainer.total_epoch' (closest: 'trainer.total_epochs')"]

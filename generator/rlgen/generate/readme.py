@@ -12,18 +12,20 @@ from rlgen.plugin_host.install import effective, index_options, pip_arguments, p
 from rlgen.plugin_host.selection import Selection
 from rlgen.spec import ENVIRONMENTS, Spec
 
-#: What a top-level folder holds, said beside it in the README's tree.
+#: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
+#: reads it (the others are for people and CI: the cluster never sees them).
 FOLDERS = {
-    ".github": "CI: validate, diff and rlgen update on pull requests",
-    "base": "what every environment shares: the platform and the run template",
-    "clusters": "the sync engine's entry points, one folder per cluster",
-    "components": "what each plugin adds, one kustomize Component per plugin and layer",
-    "images": "the Dockerfiles of the training and data images",
-    "infrastructure": "cluster add-on settings, synced first",
-    "overlays": "each environment's platform (and the runs of an environment without its own cluster)",
-    "rbac": "the read-only role of rlgen doctor and rlgen status, applied by hand",
-    "runs": "one folder per training run, and the index of active runs",
-    "schemas": "JSON schemas of the custom kinds, for validation without network",
+    ".github": (False, "CI: validate, diff and rlgen update on pull requests"),
+    "base": (True, "what every environment shares: the platform and the run template"),
+    "clusters": (True, "the sync engine's entry points, one folder per cluster"),
+    "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
+    "images": (False, "the Dockerfiles of the training and data images"),
+    "infrastructure": (True, "cluster add-on settings, synced first"),
+    "overlays": (True, "each environment's platform (and the runs of an environment without its own cluster)"),
+    "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
+    "runs": (True, "one folder per training run, and the index of active runs"),
+    "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
+    "secrets": (True, "the Secrets the other stages read, synced before them"),
 }
 
 
@@ -43,7 +45,7 @@ def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec
 
 def folder_tree(paths: Iterable[str]) -> str:
     """The repository's folders two levels deep and its top-level files, drawn as ``tree`` draws
-    them, each top-level folder with what it holds."""
+    them, each top-level folder with what it holds and whether the sync engine reads it."""
     children: dict[str, set[str]] = {}
     top_files = set()
     for path in paths:
@@ -58,8 +60,9 @@ def folder_tree(paths: Iterable[str]) -> str:
     for i, (name, below) in enumerate(entries):
         last = i == len(entries) - 1
         line = f"{'└── ' if last else '├── '}{name}"
-        note = FOLDERS.get(name.rstrip("/"))
-        lines.append(f"{line.ljust(width)}{note}" if note else line)
+        synced, note = FOLDERS.get(name.rstrip("/"), (None, ""))
+        mark = {True: "[synced] ", False: "[never synced] ", None: ""}[synced]
+        lines.append(f"{line.ljust(width)}{mark}{note}" if mark or note else line)
         for j, child in enumerate(below):
             lines.append(f"{'    ' if last else '│   '}{'└── ' if j == len(below) - 1 else '├── '}{child}")
     return "\n".join(lines)
@@ -95,6 +98,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "plugins": dict(selection.plugins),
         "secrets_section": secrets_section,
         "sections": sections,
+        "first_sync": first_sync_steps(secrets_section, sections),
         "clusters": [{"name": c, "environment": e, "runs": "runs/" if e == spec.environment else f"overlays/{e}/runs/"}
                      for c, e in selection.all_clusters()],
         "idle_environments": [e for e in ENVIRONMENTS if e not in {env for _, env in selection.all_clusters()}],
@@ -115,3 +119,27 @@ def _bucket_note(spec: Spec) -> str:
         "uploads only what is missing. `--set rlgen.model_source=modelscope` downloads from ModelScope "
         "(nearer in mainland-China regions)."
     )
+
+
+def first_sync_steps(secrets_section: str, sections: list[str]) -> list[str]:
+    """The README's numbered *First sync*: each step links to the section that says how, the
+    Secrets' and the sync engine's being the plugins' own."""
+    def link(section: str, fallback: str) -> str:
+        heading = section.lstrip().split("\n", 1)[0] if section.lstrip().startswith("## ") else ""
+        return f"[{heading[3:]}](#{_anchor(heading[3:])})" if heading else fallback
+
+    sync = next((s for s in sections if s.lstrip().startswith("## Sync")), "")
+    return [
+        "Check the cluster, read-only: `rlgen doctor` ([Before the first sync](#before-the-first-sync)).",
+        "Build and push the two images "
+        "([Images to build and push before the first sync](#images-to-build-and-push-before-the-first-sync)).",
+        f"Give the Secrets their values ({link(secrets_section, 'the secrets plugin section below')}).",
+        f"Install the sync engine and point it at `clusters/<cluster>/` ({link(sync, 'the sync plugin section below')}).",
+        "Watch it come up: `rlgen status --wait` ([Checks](#checks)).",
+    ]
+
+
+def _anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower-case, punctuation dropped, spaces as hyphens."""
+    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
+    return kept.strip().replace(" ", "-")

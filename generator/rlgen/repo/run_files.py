@@ -116,19 +116,22 @@ def read_trainer_config(repo: Path, spec: Spec, plain: bool = False) -> Any:
 
 
 def check_verl_values(path: Path, doc: dict, spec: Spec) -> None:
-    """Values of the repository's verl release's types (unknown keys are Hydra's to refuse)."""
+    """Keys the repository's verl release has, with values of its types: verl's struct config
+    refuses any other key, but only when the job starts on the GPUs."""
     from rlgen.verl import keys
-    from rlgen.verl.trainer_config import flatten
 
-    from rlgen.verl import releases
-
-    defaults = releases.get(spec.verl_version).defaults
-    for key, value in flatten(doc).items():
+    release = releases.get(spec.verl_version)
+    defaults = release.defaults
+    flat = trainer_config.flatten(doc)
+    for key, value in flat.items():
         if key in defaults:
             if problem := value_error(value, defaults[key]) or keys.range_error(key, value):
                 raise Defect(path, key, problem)
-        elif not isinstance(value, dict) and any(k.startswith(key + ".") for k in defaults):
-            raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
+        elif any(k.startswith(key + ".") for k in defaults):
+            if not isinstance(value, dict):
+                raise Defect(path, key, f"expected a mapping (a section of verl's config), got {_kind(value)}")
+        elif problem := keys.unknown_key_error(key, release, flat):
+            raise Defect(path, key, problem)
 
 
 def value_error(value: Any, default: Any) -> str | None:

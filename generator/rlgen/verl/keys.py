@@ -55,15 +55,24 @@ def _check_one(key: str, value: Any, release: releases.Release, in_use: set[str]
         if (problem := type_error(value, defaults[key]) or range_error(key, value)) is not None:
             raise RlgenError(f"{key}: {problem}")
         return
-    # An empty mapping in verl is open (engine_kwargs.vllm, override_config): any key below it.
-    parts = key.split(".")
-    if any(defaults.get(".".join(parts[:i])) == {} for i in range(1, len(parts))):
-        return
     if any(k.startswith(key + ".") for k in defaults):
         raise RlgenError(f"'{key}' is a section of verl's config: set one of its keys, e.g. "
                          f"'{min(k for k in defaults if k.startswith(key + '.'))}'")
-    raise RlgenError(f"verl {release.version} has no config key '{key}' "
-                     f"(closest: '{closest(key, defaults, in_use)}')")
+    if problem := unknown_key_error(key, release, in_use):
+        raise RlgenError(problem)
+
+
+def unknown_key_error(key: str, release: releases.Release, in_use: Iterable[str] = ()) -> str | None:
+    """Why verl's struct config would refuse ``key`` when the job starts (naming the closest
+    key), or None when the release has it or it lies below an open mapping."""
+    defaults = release.defaults
+    if key in defaults:
+        return None
+    # An empty mapping in verl is open (engine_kwargs.vllm, override_config): any key below it.
+    parts = key.split(".")
+    if any(defaults.get(".".join(parts[:i])) == {} for i in range(1, len(parts))):
+        return None
+    return f"verl {release.version} has no config key '{key}' (closest: '{closest(key, defaults, set(in_use))}')"
 
 
 #: Ranges verl's code needs of a number, by the last part of the key: a learning rate of 0 or a
