@@ -92,7 +92,7 @@ def test_a_changed_platform_object_shows_a_unified_diff(repo):
     out = ok(rlgen_in(repo, "diff", "-o", "table"))
     assert objects(out) == {("~", "Namespace", "rl-training")}
     assert "~ overlays/production/platform: Namespace rl-training" in out
-    # No entry point of this repository (clusters/production) applies the staging overlay.
+    # The repository has no staging overlay: no cluster syncs it.
     assert "overlays/staging" not in out
     assert "+    team: rl" in out
 

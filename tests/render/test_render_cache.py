@@ -21,7 +21,7 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
     first = validate(repo, env)
     assert first[0] == 0
     assert sorted(b.rpartition("/repo/")[2] for b in builds(log)) == \
-        ["overlays/production/platform", "overlays/staging/platform", "runs"]
+        ["overlays/production/platform", "runs"]
 
     assert validate(repo, env) == first
     assert builds(log) == []

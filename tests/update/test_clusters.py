@@ -44,8 +44,8 @@ def test_cluster_add_gives_a_second_entry_point_that_validates(generate, tmp_pat
     assert {"cluster": "staging", "environment": "staging", "folder": "clusters/staging/"} in listed
 
     ok(rlgen_in(repo, "cluster", "rm", "staging", "--no-branch"))
-    assert not (repo / "clusters/staging").exists() and not (repo / "overlays/staging/runs").exists()
-    assert "has no cluster yet" in (repo / "README.md").read_text()
+    # Its last cluster gone, the environment's overlays go too.
+    assert not (repo / "clusters/staging").exists() and not (repo / "overlays/staging").exists()
 
 
 def test_a_staging_run_syncs_only_to_the_staging_cluster(repo):

@@ -171,3 +171,19 @@ def test_a_renamed_run_keeps_its_size_and_no_branch_points_at_the_diff_that_show
     review = re.search(r"review it with (rlgen diff [^.]+)\.", out)[1]
     assert "--base" in review
     assert "no differences" not in ok(rlgen_in(repo, *review.split()[1:]))
+
+
+def test_a_repository_from_before_loses_the_overlay_no_cluster_syncs(repo):
+    # As earlier rlgen versions generated it: a staging overlay in the first render, though only
+    # production has a cluster.
+    import shutil
+
+    shutil.copytree(repo / "overlays/production", repo / "overlays/staging")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--amend", "--no-edit")
+
+    ok(rlgen_in(repo, "update", "--no-branch"))
+
+    assert not (repo / "overlays/staging").exists()
+    assert status(repo) == ""
+    ok(validate(repo))

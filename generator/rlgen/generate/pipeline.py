@@ -121,10 +121,10 @@ def platform_base(b: Build) -> None:
 
 
 def environments(b: Build) -> list[str]:
-    """production and staging (their overlays are always written), then any other environment a
-    cluster syncs."""
-    extra = {env for _, env in b.selection.all_clusters()} - set(ENVIRONMENTS)
-    return [*ENVIRONMENTS, *sorted(extra)]
+    """The environments a cluster syncs, production and staging first: an overlay no cluster
+    syncs would be reviewed and validated for nothing (``rlgen cluster add`` writes it)."""
+    synced = {env for _, env in b.selection.all_clusters()}
+    return [e for e in ENVIRONMENTS if e in synced] + sorted(synced - set(ENVIRONMENTS))
 
 
 def secret_delivery(b: Build) -> None:

@@ -10,7 +10,7 @@ from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
 from rlgen.plugin_host.selection import Selection
-from rlgen.spec import ENVIRONMENTS, Spec
+from rlgen.spec import Spec
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
@@ -21,7 +21,7 @@ FOLDERS = {
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
     "images": (False, "the Dockerfiles of the training and data images"),
     "infrastructure": (True, "cluster add-on settings, synced first"),
-    "overlays": (True, "each environment's platform (and the runs of an environment without its own cluster)"),
+    "overlays": (True, "the platform of each environment a cluster syncs (and the runs of one that is not the main cluster's)"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
     "runs": (True, "one folder per training run, and the index of active runs"),
     "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
@@ -101,7 +101,6 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "first_sync": first_sync_steps(secrets_section, sections),
         "clusters": [{"name": c, "environment": e, "runs": "runs/" if e == spec.environment else f"overlays/{e}/runs/"}
                      for c, e in selection.all_clusters()],
-        "idle_environments": [e for e in ENVIRONMENTS if e not in {env for _, env in selection.all_clusters()}],
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
     })
