@@ -42,13 +42,19 @@ class Host:
         return {"IP": self.ip}
 
 
+#: Names KubeRay gives the head's container ports (utils/constant.go): a policy may name them.
+PORT_NAMES = {8265: "dashboard", 6379: "gcs-server", 10001: "client", 8080: "metrics"}
+
+
 def allowed(policies: list[dict], traffic: list[tuple[object, object, int, str]], workdir: Path) -> list[bool]:
-    """Whether each ``(source, destination, port, protocol)`` is allowed by ``policies``, in order."""
+    """Whether each ``(source, destination, port, protocol)`` is allowed by ``policies``, in order;
+    a port of a Ray head carries the name KubeRay gives it."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "policies.json").write_text(json.dumps(
         {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicyList", "items": policies}))
     (workdir / "traffic.json").write_text(json.dumps([
-        {"Source": src.peer(), "Destination": dst.peer(), "ResolvedPort": port, "ResolvedPortName": "",
+        {"Source": src.peer(), "Destination": dst.peer(), "ResolvedPort": port,
+         "ResolvedPortName": PORT_NAMES.get(port, "") if "ray.io/node-type" in getattr(dst, "labels", {}) else "",
          "Protocol": protocol} for src, dst, port, protocol in traffic]))
     result = subprocess.run(
         [tool("cyclonus"), "analyze", "--mode", "query-traffic", "--policy-path", str(workdir / "policies.json"),
