@@ -123,3 +123,19 @@ def test_a_cni_without_endport_support_gives_the_same_verdicts(cluster, tmp_path
                 port.pop("endPort", None)
     cases = matrix(cluster)
     assert verdicts(stripped, cases, tmp_path / "stripped") == verdicts(cluster.policies, cases, tmp_path)
+
+
+def test_the_dashboard_follows_the_operators_namespace_answer(generate, tmp_path):
+    objects = all_objects(generate("--set", "opensource-sandbox.kuberay_namespace=ray-system"))
+    c = Cluster(objects)
+    moved = Pod("ray-system", OPERATOR_LABELS)
+    found = allowed(c.policies, [(moved, c.head, DASHBOARD, "TCP"), (c.operator, c.head, DASHBOARD, "TCP")], tmp_path)
+    assert found == [True, False]
+
+
+def test_host_network_workers_reach_the_head_by_their_nodes_address(generate, tmp_path):
+    # Shared-mode RDMA puts the GPU workers on the host network: they connect from the node's address.
+    c = Cluster(all_objects(generate("--set", "rlgen.network=rdma")))
+    node = Host("192.168.5.20")
+    traffic = [(node, c.head, port, "TCP") for port in (*RAY_PORTS, DASHBOARD)]
+    assert allowed(c.policies, traffic, tmp_path) == [True] * len(RAY_PORTS) + [False]
