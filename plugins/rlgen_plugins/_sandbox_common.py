@@ -46,8 +46,8 @@ def isolation_note(ctx) -> str:
             "dashboard, the ECS metadata service and OSS included) and admit only the sandbox manager's "
             f"namespace `{ctx.spec.sandbox_namespace}`; the Ray head's dashboard (port 8265, which accepts jobs "
             f"without authentication) answers only pods of `{ctx.spec.namespace}` and the KubeRay operator's "
-            f"namespace `{_options(ctx)['kuberay_namespace']}` (`--set {ctx.plugins['sandbox']}.kuberay_namespace=...` "
-            "if it runs elsewhere: KubeRay reads each job's status there). NetworkPolicies take "
+            f"namespace `{_options(ctx)['kuberay_namespace']}` "
+            f"(`rlgen update --set {ctx.plugins['sandbox']}.kuberay_namespace=...` if it runs elsewhere: KubeRay reads each job's status there). NetworkPolicies take "
             "effect only where the CNI enforces them: on ACK, Terway with NetworkPolicy support enabled "
             "(Flannel ignores them).")
 
@@ -156,7 +156,8 @@ def dashboard_ingress(ctx) -> list[dict]:
         {"from": [{"podSelector": {}}]},
         # KubeRay reads the job's status from the dashboard on every reconcile; without it a
         # RayJob turns Failed 30 s after its submitter ends, successful runs included. Its pods'
-        # labels differ between the Helm chart, kustomize and ACK installs: the namespace alone.
+        # labels depend on how it was installed (only the kustomize manifest's are known
+        # offline): the namespace alone.
         {"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": operator_ns}}}],
          "ports": [{"protocol": "TCP", "port": RAY_DASHBOARD_PORT}]},
     ]

@@ -50,7 +50,8 @@ def _policy_variants(policies: list[dict]) -> dict[str, list[dict]]:
         "namespace only": with_ingress([{"from": [{"podSelector": {}}]}]),
         "ranges around the dashboard": with_ingress([
             {"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": 8265}]},
-            {"ports": [{"protocol": "TCP", "port": 1, "endPort": 8264}, {"protocol": "TCP", "port": 8266, "endPort": 65535}]}]),
+            {"ports": [{"protocol": "TCP", "port": 1, "endPort": 8264},
+                       {"protocol": "TCP", "port": 8266, "endPort": 65535}]}]),
         "a range over the dashboard": with_ingress([{"ports": [{"protocol": "TCP", "port": 8000, "endPort": 9000}]}]),
         "named port": with_ingress([{"from": [{"namespaceSelector": {}}], "ports": [{"port": "dashboard"}]}]),
         "operator's pods by label": with_ingress([{"from": [{"namespaceSelector": {"matchExpressions": [

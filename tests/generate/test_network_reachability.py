@@ -16,7 +16,8 @@ from support.cyclonus import Host, Pod, allowed
 from support.repos import all_objects
 
 SANDBOXES = {"opensource": ("--plugin", "opensource-sandbox"),
-             "marketplace": ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")}
+             "marketplace": ("--plugin", "marketplace-sandbox",
+                             "--set", "marketplace-sandbox.domain=sandbox.example.com")}
 SYNCS = {"flux": ("--plugin", "flux"), "argo": ("--plugin", "argo")}
 VARIANTS = [(s, y) for s in SANDBOXES for y in SYNCS]
 

@@ -22,8 +22,9 @@ def _as_rendered_before(repo):
     policy["spec"]["ingress"] = OLD_INGRESS
     (repo / POLICY).write_text(yamlio.dump(policy))
     answers = (repo / "rlgen.yaml").read_text()
-    assert "  opensource-sandbox:\n    kuberay_namespace: kuberay-system\n" in answers
-    (repo / "rlgen.yaml").write_text(answers.replace("  opensource-sandbox:\n    kuberay_namespace: kuberay-system\n", ""))
+    recorded = "  opensource-sandbox:\n    kuberay_namespace: kuberay-system\n"
+    assert recorded in answers
+    (repo / "rlgen.yaml").write_text(answers.replace(recorded, ""))
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "--amend", "--no-edit")
     assert git(repo, "rev-list", "--count", "HEAD").strip() == "1"

@@ -99,7 +99,8 @@ def matches(selector: dict, labels: dict, partial: bool = False) -> bool:
         if key not in labels and partial:
             continue
         present = key in labels
-        if (op == "In" and not (present and labels[key] in values) or op == "NotIn" and present and labels[key] in values
+        found = labels[key] if present else None
+        if (op == "In" and found not in values or op == "NotIn" and present and found in values
                 or op == "Exists" and not present or op == "DoesNotExist" and present):
             return False
     return True
