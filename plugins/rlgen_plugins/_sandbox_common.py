@@ -12,6 +12,7 @@ from rlgen.plugin_api import (
     Patch,
     Resource,
     SecretRef,
+    dns1123_label_error,
     hookimpl,
     image_reference_error,
     int_range,
@@ -29,6 +30,10 @@ TRAINER_KEY = "apiKey"
 AUTH_HEADER = "E2B-API-KEY"
 #: mcp_server.json with the key, written at pod start into memory, never into Git or a ConfigMap.
 CREDENTIALS_DIR = "/var/run/mcp"
+#: The operator's namespace unless told: the one rlgen's control-plane tests install it in. Which
+#: namespace ACK's KubeRay add-on uses is not verifiable offline (docs/upstream.md); `rlgen doctor`
+#: reports where the operator runs when the policy would shut it out.
+KUBERAY_NAMESPACE = "kuberay-system"
 MCP_UNVERIFIED = (
     "The MCP endpoint (path, port, the `E2B-API-KEY` header) is taken from the unmerged upstream pull "
     "request openkruise/agents#165 and cannot be verified offline against the image you run: check "
@@ -40,7 +45,9 @@ def isolation_note(ctx) -> str:
             "without a service-account token, beside no Secret. NetworkPolicies deny them any egress (the Ray "
             "dashboard, the ECS metadata service and OSS included) and admit only the sandbox manager's "
             f"namespace `{ctx.spec.sandbox_namespace}`; the Ray head's dashboard (port 8265, which accepts jobs "
-            f"without authentication) answers only pods of `{ctx.spec.namespace}`. NetworkPolicies take "
+            f"without authentication) answers only pods of `{ctx.spec.namespace}` and the KubeRay operator's "
+            f"namespace `{_options(ctx)['kuberay_namespace']}` "
+            f"(`rlgen update --set {ctx.plugins['sandbox']}.kuberay_namespace=...` if it runs elsewhere: KubeRay reads each job's status there). NetworkPolicies take "
             "effect only where the CNI enforces them: on ACK, Terway with NetworkPolicy support enabled "
             "(Flannel ignores them).")
 
@@ -58,6 +65,10 @@ OPTIONS = (
     # Sandboxes run model-written code: bounded, so a runaway cell cannot starve the node.
     Option("sandbox_cpu", "CPU of each sandbox (request = limit)", "1"),
     Option("sandbox_memory", "Memory of each sandbox (request = limit)", "2Gi"),
+    # Recorded at its default too: a repository keeps the namespace its policy admits.
+    Option("kuberay_namespace", "Namespace of the KubeRay operator, which the Ray head's dashboard "
+           "(port 8265) admits: it polls each job's status there", KUBERAY_NAMESPACE,
+           check=dns1123_label_error, ask=True),
 )
 
 #: The agent-runtime sidecar only serves envd.
@@ -114,15 +125,7 @@ def isolation(ctx) -> list[Resource]:
         "spec": {
             "podSelector": {"matchLabels": {"ray.io/node-type": "head"}},
             "policyTypes": ["Ingress"],
-            "ingress": [
-                # The dashboard accepts job submissions without authentication: only the run's
-                # own pods (its submitter Job) reach it.
-                {"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": RAY_DASHBOARD_PORT}]},
-                # Every other port stays open as before (GCS, raylets, and host-network workers).
-                {"ports": [{"protocol": "TCP", "port": 1, "endPort": RAY_DASHBOARD_PORT - 1},
-                           {"protocol": "TCP", "port": RAY_DASHBOARD_PORT + 1, "endPort": 65535},
-                           {"protocol": "UDP", "port": 1, "endPort": 65535}]},
-            ],
+            "ingress": dashboard_ingress(ctx),
         },
     }
     return [
@@ -133,12 +136,39 @@ def isolation(ctx) -> list[Resource]:
                  "service or OSS), and in only from the sandbox manager's namespace. Needs a CNI that\n"
                  "enforces NetworkPolicy (ACK: Terway with NetworkPolicy support on)."),
         Resource(Layer.PLATFORM, "ray-dashboard-network-policy.yaml", dashboard,
-                 "The Ray head's dashboard port only from pods of this namespace."),
+                 "The Ray head admits the run's own pods on every port (workers, the submitter) and the\n"
+                 "KubeRay operator's namespace on the dashboard port alone: KubeRay reads each job's\n"
+                 "status there, and without it a RayJob turns Failed once its submitter ends. No port\n"
+                 "ranges where avoidable: a CNI without endPort support applies only a range's first port."),
     ]
 
 
 #: KubeRay's default dashboard port (utils/constant.go DefaultDashboardPort).
 RAY_DASHBOARD_PORT = 8265
+
+
+def dashboard_ingress(ctx) -> list[dict]:
+    """Who reaches the Ray head: the run's pods on every port, the KubeRay operator on the dashboard."""
+    operator_ns = _options(ctx)["kuberay_namespace"]
+    rules = [
+        # No ports: workers reach the GCS, the raylet, the object manager and Ray's worker
+        # ports (10002-19999 unless set), and the submitter Job submits to the dashboard.
+        {"from": [{"podSelector": {}}]},
+        # KubeRay reads the job's status from the dashboard on every reconcile; without it a
+        # RayJob turns Failed 30 s after its submitter ends, successful runs included. Its pods'
+        # labels depend on how it was installed (only the kustomize manifest's are known
+        # offline): the namespace alone.
+        {"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": operator_ns}}}],
+         "ports": [{"protocol": "TCP", "port": RAY_DASHBOARD_PORT}]},
+    ]
+    if ctx.spec.network == "rdma" and ctx.spec.rdma_host_network:
+        # Host-network workers connect from their node's address, which no pod selector
+        # matches: every other port stays open to any source. These need a CNI that
+        # implements endPort; one that does not opens only the first port of each range.
+        rules.append({"ports": [{"protocol": "TCP", "port": 1, "endPort": RAY_DASHBOARD_PORT - 1},
+                                {"protocol": "TCP", "port": RAY_DASHBOARD_PORT + 1, "endPort": 65535},
+                                {"protocol": "UDP", "port": 1, "endPort": 65535}]})
+    return rules
 
 
 def sandbox_set(ctx, options: dict) -> Resource:

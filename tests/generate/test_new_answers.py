@@ -26,6 +26,7 @@ def test_bucket_region_and_endpoint_are_recorded_even_at_their_defaults(generate
     answers = yamlio.load((generate() / "rlgen.yaml").read_text())
     assert answers["options"]["ak-storage"] == {"bucket": "rl-training-data", "region": "ap-southeast-1",
                                                 "endpoint": ""}
+    assert answers["options"]["opensource-sandbox"] == {"kuberay_namespace": "kuberay-system"}
 
 
 def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answer(tmp_path):
@@ -33,15 +34,19 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
     from rlgen.plugin_host.selection import select
 
     asked, replies = [], {"ak-storage.bucket": ["Bad_Bucket", "team-bucket"], "ak-storage.region": ["cn-hangzhou"],
-                          "ak-storage.endpoint": [""]}
+                          "ak-storage.endpoint": [""], "opensource-sandbox.kuberay_namespace": ["ray-system"]}
 
     def ask(plugin, option):
         asked.append(f"{plugin}.{option.name}")
         return replies[asked[-1]].pop(0)
 
     selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL}}, ask)
-    assert asked == ["ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
+    assert [a for a in asked if a.startswith("ak-storage.")] == [
+        "ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
     assert selection.answers["ak-storage"] == {"bucket": "team-bucket", "region": "cn-hangzhou", "endpoint": ""}
+    # Where KubeRay runs decides who the Ray head's dashboard admits: asked, and recorded.
+    assert "opensource-sandbox.kuberay_namespace" in asked
+    assert selection.answers["opensource-sandbox"] == {"kuberay_namespace": "ray-system"}
 
 
 @pytest.mark.parametrize("option, value", [

@@ -168,10 +168,8 @@ def test_sandboxes_run_apart_from_the_trainer(generate):
     assert isolated["egress"] == [] and "Egress" in isolated["policyTypes"]
     assert isolated["ingress"] == [{"from": [{"namespaceSelector": {"matchLabels": {
         "kubernetes.io/metadata.name": "sandbox-system"}}}]}]
-    dashboard = policies["ray-dashboard-in-namespace"]["spec"]
-    assert dashboard["ingress"][0] == {"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": 8265}]}
-    open_ports = dashboard["ingress"][1]["ports"]
-    assert not any(p["port"] <= 8265 <= p.get("endPort", p["port"]) for p in open_ports if p["protocol"] == "TCP")
+    # Who reaches the Ray head, the dashboard included, an engine decides: test_network_reachability.py.
+    assert "ray-dashboard-in-namespace" in policies
     # No Secret the sandboxes could read lives in their namespace.
     assert not [o for o in objects if o["kind"] == "Secret" and o["metadata"]["namespace"] == "rl-training-sandboxes"]
 

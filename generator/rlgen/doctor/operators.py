@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from rlgen.doctor import dashboard_access
 from rlgen.repo.sync_engines import Engine
 from rlgen.kube.needs import RRSA_LABEL, Needs
 from rlgen.kube.report import OK, PROBLEM, Row
@@ -96,6 +97,8 @@ def kuberay(cluster, needs: Needs) -> list[Row]:
                         f"upgrade KubeRay to {need} or later"))
     else:
         rows.append(Row("KubeRay operator", OK, f"{where}" + (f" supports {feature}" if feature else "")))
+    rows += dashboard_access.check(needs.network_policies, {r.namespace for r in needs.rayjobs}, operator,
+                                   needs.plugins.get("sandbox", ""))
     if any(r.gang or r.scheduler or r.batch_scheduler for r in needs.rayjobs):
         rows.append(_batch_scheduler(operator, next((r.batch_scheduler for r in needs.rayjobs if r.batch_scheduler), "")))
     return rows

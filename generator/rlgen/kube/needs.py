@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlgen.repo import answers
 from rlgen.repo.objects import get, pod_specs
 from rlgen.repo.secret_plan import plan
 
@@ -78,6 +79,9 @@ class Needs:
     claim_selectors: dict[tuple[str, str], dict] = field(default_factory=dict)
     #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
     secret_stores: set[str] = field(default_factory=set)
+    network_policies: list[dict] = field(default_factory=list)
+    #: The plugin of each slot, as rlgen.yaml records it (a fix names the plugin's option).
+    plugins: dict[str, str] = field(default_factory=dict)
 
     def secret(self, namespace: str, name: str) -> SecretNeed:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
@@ -95,6 +99,7 @@ def read(repo: Path) -> Needs:
                 _collect(needs, obj, source)
     needs.claims = [(ns, name, volume or _selected_volume(needs, needs.claim_selectors.get((ns, name))))
                     for ns, name, volume in needs.claims]
+    needs.plugins = dict(answers.read(repo)["plugins"])
     for ref in plan(repo).secrets:
         rendered = (ref.namespace, ref.name) in needs.secrets
         need = needs.secret(ref.namespace, ref.name)
@@ -118,6 +123,8 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
             _use(needs, ns, key, "age.agekey", False, f"{label} (SOPS decryption)")
     if kind == "ClusterSecretStore":
         needs.secret_stores.add(get(obj, "metadata", "name"))
+    if kind == "NetworkPolicy":
+        needs.network_policies.append(obj)
     if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
         needs.csi_drivers.add(driver)
         if ref := get(obj, "spec", "csi", "nodePublishSecretRef"):
