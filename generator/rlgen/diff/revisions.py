@@ -7,9 +7,10 @@ while kustomize runs: what is imported here is only what starts the builds."""
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import click
 
@@ -45,59 +46,78 @@ def diff(base: str | None, head: str | None, output: str | None, fmt: str | None
         sys.exit(1)
 
 
-class _Retry(Exception):
-    """The checked answers name another branch than their plain reading did: ``args[0]``."""
+class _OtherBranch(Exception):
+    """The checked answers name another synced branch than their plain reading did."""
+
+    def __init__(self, branch: str):
+        super().__init__(branch)
+        self.branch = branch
 
 
-def _compare(root: Path, base: str | None, head: str | None, working: WorkingTree | None,
-             branch: str | None = None) -> tuple[Comparison, tuple[str, str]]:
-    # The renders are the committed files: the plugins matter only when rlgen.yaml is part of
-    # the change (then checked whole, below). rlgen's own answers are checked while kustomize
-    # builds: only the branch is needed before, read plainly.
-    checked = lru_cache(maxsize=1)(partial(answered_spec, root))
+def _compare(root: Path, base: str | None, head: str | None,
+             working: WorkingTree | None) -> tuple[Comparison, tuple[str, str]]:
+    """Two passes at most: the builds start from the branch rlgen.yaml names when read plainly,
+    and when its checked answers name another (a hand edit the plain reading took otherwise),
+    the comparison starts again from that one."""
+    try:
+        return _compare_from(root, base, head, working, _Answers(root, base))
+    except _OtherBranch as other:
+        return _compare_from(root, base, head, working, _Answers(root, base, other.branch))
 
-    def answers_first() -> Spec:
-        """The checked answers: a defect of theirs is what the command says first, as when they
-        were checked before anything else."""
-        spec = checked()
-        if not base and spec.git_branch != branch:
-            raise _Retry(spec.git_branch)
+
+class _Answers:
+    """rlgen's answers: read plainly for the branch the builds need, checked while kustomize
+    builds (the plugins matter only when rlgen.yaml is part of the change). A defect of theirs
+    is still what the command says first."""
+
+    def __init__(self, root: Path, base: str | None, branch: str | None = None):
+        self._base = base
+        self.checked = lru_cache(maxsize=1)(partial(answered_spec, root))
+        self.branch = branch or (None if base else answers.branch_hint(root))
+
+    def first(self) -> Spec:
+        """The checked answers, or their defect; :class:`_OtherBranch` when they name another
+        branch than the builds used."""
+        spec = self.checked()
+        if not self._base and spec.git_branch != self.branch:
+            raise _OtherBranch(spec.git_branch)
         return spec
 
-    branch = branch or (None if base else answers.branch_hint(root))
-    try:
+    @contextmanager
+    def said_first(self) -> Iterator[None]:
+        """Whatever fails inside, a defect of the answers is said instead."""
         try:
-            if not base and branch is None:
-                branch = checked().git_branch
-            kustomize.command()
-            base_name, base_sha, head_sha = _revisions(root, base, head, branch)
+            yield
         except Exception:
-            answers_first()
+            self.first()
             raise
-        labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
 
-        with terminate_as_interrupt(), scratch(root) as tmp:
-            sides = (Commit(labels[0], root, base_sha, tmp / "base"),
-                     Commit(labels[1], root, head_sha, tmp / "head") if head_sha else working)
-            try:
-                differ = changed(*sides)
-                # Only what differs is built; unchanged roots would only cancel out in the comparison.
-                rendering = ChangesRendering(*sides, differ, cache_repo=root)
-            except Exception:
-                answers_first()
-                raise
-            with rendering:
-                ws = Workspace(root, answers_first())
-                if answers.FILENAME in differ:
-                    # The answers changed: checked as every other command checks them, plugins included.
-                    ws = Workspace(ws.root, load_spec(ws.root))
-                _check_hand_edited(sides[1], differ, ws)
-                from rlgen.diff.compare import compare  # while kustomize runs
 
-                rendered = rendering.result()
-            rendered = {co.label: synced(rendered[co.label], co) for co in sides}
-    except _Retry as retry:
-        return _compare(root, base, head, working, retry.args[0])
+def _compare_from(root: Path, base: str | None, head: str | None, working: WorkingTree | None,
+                  given: _Answers) -> tuple[Comparison, tuple[str, str]]:
+    with given.said_first():
+        if not base and given.branch is None:
+            given.branch = given.checked().git_branch
+        kustomize.command()
+        base_name, base_sha, head_sha = _revisions(root, base, head, given.branch)
+    labels = (f"{base_name}@{base_sha[:7]}", f"{head}@{head_sha[:7]}" if head_sha else "working tree")
+    with terminate_as_interrupt(), scratch(root) as tmp:
+        sides = (Commit(labels[0], root, base_sha, tmp / "base"),
+                 Commit(labels[1], root, head_sha, tmp / "head") if head_sha else working)
+        with given.said_first():
+            differ = changed(*sides)
+            # Only what differs is built; unchanged roots would only cancel out in the comparison.
+            rendering = ChangesRendering(*sides, differ, cache_repo=root)
+        with rendering:
+            ws = Workspace(root, given.first())
+            if answers.FILENAME in differ:
+                # The answers changed: checked as every other command checks them, plugins included.
+                ws = Workspace(ws.root, load_spec(ws.root))
+            _check_hand_edited(sides[1], differ, ws)
+            from rlgen.diff.compare import compare  # while kustomize runs
+
+            rendered = rendering.result()
+        rendered = {co.label: synced(rendered[co.label], co) for co in sides}
     return compare(rendered[labels[0]], rendered[labels[1]], ws.spec), labels
 
 

@@ -63,17 +63,22 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
         for path, text in originals.items():
             path.write_bytes(text)
     objects = [Rendered(source, d) for source in sources for d in parsed[source]]
-    matched = {key for o in objects for key in _strip_probes(o.obj)}
-    for key, (plugin, name, layer, target) in probes.items():
-        if key not in matched:
-            raise RlgenError(f"plugin '{plugin}': patch '{name}' ({layer} layer) matches no object "
-                             f"(target {target}): kustomize would apply it to nothing")
+    _refuse_unmatched(objects, probes)
     findings = check(objects, external_secrets, plugins, read_index(tree))
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         raise RlgenError(f"this selection gives a repository that rlgen validate rejects: "
                          f"{first.source}: {first.obj}: {first.message}{more}")
+
+
+def _refuse_unmatched(objects, probes: dict[str, tuple]) -> None:
+    """One line naming the plugin of the first patch whose twin marked no object."""
+    matched = {key for o in objects for key in _strip_probes(o.obj)}
+    for key, (plugin, name, layer, target) in probes.items():
+        if key not in matched:
+            raise RlgenError(f"plugin '{plugin}': patch '{name}' ({layer} layer) matches no object "
+                             f"(target {target}): kustomize would apply it to nothing")
 
 
 def _add_probes(tree: Path, patches) -> tuple[dict[Path, bytes], dict[str, tuple]]:

@@ -36,9 +36,8 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
     git.require_branch(root)
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch, dry_run)
-    if outcome.clashes:
-        for path in outcome.clashes:
-            click.echo(clash_line(path), err=True)
+    for path in outcome.clashes:
+        click.echo(clash_line(path), err=True)
     if outcome.render and not outcome.conflicts and (hooks := git.hooks_present(root)):
         # A note, not data: on stderr, whatever the output format.
         click.echo("Hooks: " + HOOKS_SKIPPED.format(render=outcome.render[:7], hooks=" or ".join(hooks)), err=True)
@@ -46,7 +45,12 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
         click.echo(to_json({**fields, **_as_json(outcome, dry_run)}))
         if outcome.conflicts:
             sys.exit(1)  # the JSON names them; no second line on stderr
-        return
+    else:
+        _say(outcome, no_branch, dry_run)
+
+
+def _say(outcome, no_branch: bool, dry_run: bool) -> None:
+    """The table output: what changed, and how to review it, or the conflicts (exit 1)."""
     if not outcome.render:
         click.echo("Up to date: this rlgen renders the same repository from these answers.")
         return

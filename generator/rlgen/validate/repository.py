@@ -27,7 +27,10 @@ class Validation:
 
 def validate(target: Path | None, locations, offline: bool) -> Validation:
     """Validate the repository holding ``target`` (else the working folder), every object or
-    with ``target`` those it contributes; ``locations``: schema location templates."""
+    with ``target`` those it contributes; ``locations``: schema location templates.
+
+    One function of some length, as its order is its speed: the builds first, everything that
+    needs no rendered object while they run, then each root's objects as it comes."""
     root = find_root(target or Path.cwd())
     # The kustomize builds are most of the time: they start first and everything below that
     # needs no rendered object is done while they run. A refusal below stops them.
@@ -47,21 +50,13 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         repo = ws.root
         runs = run_files.check_repository(repo, ws.spec, plain=True)
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
-        from rlgen.validate.locations import default_locations
-        from rlgen.validate.schema import SchemaValidator
-        from rlgen.validate.schema_findings import SchemaCheck, schema_sources
+        from rlgen.validate.schema_findings import schema_sources
 
         stale = stale_findings(repo, ws.spec, runs, target)
         external = answers.read(repo)["external_secrets"]
         plugins = (selection.hooks(), selection.context(ws.spec))
         secret_plan = _secret_plan(repo, selection)
-        located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
-        cache = repo / ".rlgen-cache"
-        validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
-        # kubeconform checks each root's objects as soon as they are rendered, while the others
-        # build and while the rules below run.
-        schema = SchemaCheck(validator, located, cache, offline)
-        schema.warm(training_types(repo))
+        validator, located, schema = _schema_check(repo, locations, offline)
         with status(f"Rendering and validating {len(runs)} run(s) and the platform"), schema:
             objects = collect(root, rendering, schema)
             scope = None if target is None or target.resolve() == repo else in_scope(repo, target.resolve(), objects)
@@ -78,6 +73,22 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
             findings = _with_secret_findings(findings, secrets, scope)
     return Validation(findings, len(checked), schema.engine, sources, cautions,
                       f"{len(findings)} problem(s) in {len({f.obj for f in findings})} object(s)")
+
+
+def _schema_check(repo: Path, locations, offline: bool):
+    """(the validator, the locations with where each comes from, the check kubeconform runs):
+    each root's objects are checked as soon as they are rendered, while the others build and the
+    rules run."""
+    from rlgen.validate.locations import default_locations
+    from rlgen.validate.schema import SchemaValidator
+    from rlgen.validate.schema_findings import SchemaCheck
+
+    located = [("--schema-location", loc) for loc in locations] or default_locations(repo, offline)
+    cache = repo / ".rlgen-cache"
+    validator = SchemaValidator([template for _, template in located], cache_dir=cache, offline=offline)
+    schema = SchemaCheck(validator, located, cache, offline)
+    schema.warm(training_types(repo))
+    return validator, located, schema
 
 
 def collect(repo: Path, rendering=None, schema=None) -> list:
