@@ -150,7 +150,10 @@ def rlgen_secret_delivery(ctx, secrets):
             external_secret(ctx, s), f"Used by {s.used_by}.\nKMS secret {kms_name(ctx, s)}: a JSON object, "
             "one property per key.")]
     hints = {f"{s.namespace}/{s.name}": (
-        f"Set property '{{key}}' of KMS secret {kms_name(ctx, s)} in {o['region']} (a JSON object with "
-        f"{', '.join(s.keys)}); External Secrets syncs it into Secret {s.namespace}/{s.name} within "
-        f"{o['refresh_interval']}.") for s in secrets}
+        f"put '{{key}}' in KMS secret {kms_name(ctx, s)}, whose value is one JSON object with "
+        f"{', '.join(s.keys)}: with that object in {kms_name(ctx, s)}.json, "
+        f"aliyun kms PutSecretValue --region {o['region']} --SecretName {kms_name(ctx, s)} "
+        f"--VersionId \"$(date +%s)\" --SecretData \"$(cat {kms_name(ctx, s)}.json)\" (the first time: "
+        f"aliyun kms CreateSecret with the same flags and --VersionId v1); External Secrets syncs it "
+        f"into Secret {s.namespace}/{s.name} within {o['refresh_interval']}") for s in secrets}
     return SecretDelivery(readme, files, set_hints=hints)

@@ -142,14 +142,19 @@ def test_an_external_secret_key_no_consumer_reads_is_a_problem(generate, tmp_pat
         in messages
 
 
-def test_secret_set_without_sops_says_where_the_value_goes_and_reads_none(generate):
+def test_secret_set_without_sops_refuses_naming_where_the_value_goes_and_reads_none(generate):
+    # Nothing is stored, so the command fails: a script that pipes the value in must not go on.
     manual = rlgen_in(generate(), "secret", "set", "oss-credentials", "akSecret", "-o", "table", input="never-read\n")
-    assert manual.returncode == 0 and "kubectl create secret generic oss-credentials -n rl-training" in manual.stdout
-    assert "never-read" not in manual.stdout
-    eso = rlgen_in(generate(*ESO), "secret", "set", "oss-credentials", "akSecret", "-o", "table")
-    assert eso.returncode == 0 and "KMS secret rlgen-rl-training-oss-credentials in cn-hangzhou" in eso.stdout
-    as_json = json.loads(rlgen_in(generate(*ESO), "secret", "set", "oss-credentials", "akSecret", "-o", "json").stdout)
-    assert as_json["commit"] is None and as_json["file"] is None and "rlgen-rl-training-oss-credentials" in as_json["hint"]
+    line = one_error_line(manual)
+    assert "kubectl create secret generic oss-credentials -n rl-training" in line and "never-read" not in line
+    for output in ("table", "json"):
+        eso = rlgen_in(generate(*ESO), "secret", "set", "oss-credentials", "akSecret", "-o", output, input="never\n")
+        line = one_error_line(eso)
+        assert eso.stdout == "" and "never" not in line
+        assert ("aliyun kms PutSecretValue --region cn-hangzhou --SecretName rlgen-rl-training-oss-credentials "
+                '--VersionId "$(date +%s)" --SecretData "$(cat rlgen-rl-training-oss-credentials.json)"') in line
+        assert line.startswith("rlgen: error: the external-secrets plugin keeps Secret values outside Git, so "
+                               "rlgen reads and stores no value: put 'akSecret' in KMS secret")
     assert one_error_line(rlgen_in(generate(), "secret", "set", "oss-credentials", "nope")) == (
         "rlgen: error: Secret rl-training/oss-credentials has no key 'nope' (keys: akId, akSecret)")
     assert "reads no Secret 'wandb'" in one_error_line(rlgen_in(generate(), "secret", "set", "wandb", "key"))

@@ -27,10 +27,10 @@ def set_value(root: Path, name: str, key: str, namespace: str | None, env: str |
         raise RlgenError(f"Secret {secret.namespace}/{secret.name} has no key '{key}' (keys: {', '.join(secret.keys)})")
     fields = {"secret": secret.name, "namespace": secret.namespace, "key": key, "plugin": found.plugin}
     if not found.encrypted:
-        hint = found.delivery.set_hints.get(f"{secret.namespace}/{secret.name}")
-        hint = (hint or f"The {found.plugin} plugin keeps Secret values outside Git.").replace("{key}", key)
-        _report(output, None, hint, **fields, file=None, hint=hint)
-        return
+        # Nothing is stored, so nothing may look stored: a script piping the value in must fail.
+        hint = found.delivery.set_hints.get(f"{secret.namespace}/{secret.name}") or ""
+        raise RlgenError(f"the {found.plugin} plugin keeps Secret values outside Git, so rlgen reads and stores "
+                         f"no value{': ' + hint.replace('{key}', key) if hint else ''}")
     click.get_current_context().with_resource(git_recovery.lock(root))
     git.require_clean(root)
     git.require_branch(root)
@@ -69,11 +69,10 @@ def list_secrets(root: Path, output: str | None) -> None:
 
 
 
-def _report(output: str | None, change: GitChange | None, text: str, **fields) -> None:
-    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own
-    (none when the value lives outside Git)."""
+def _report(output: str | None, change: GitChange, text: str, **fields) -> None:
+    """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own."""
     if resolve_output(output) == "json":
-        click.echo(to_json({**fields, **(change.as_json() if change else {"commit": None})}))
+        click.echo(to_json({**fields, **change.as_json()}))
     else:
         click.echo((change and change.preview) or text)
 
