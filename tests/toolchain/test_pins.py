@@ -35,6 +35,10 @@ def test_the_generated_ci_installs_the_versions_the_tests_run(generate):
     versions = dict(re.findall(r"(KUSTOMIZE|KUBECONFORM)_VERSION: \"?([0-9.]+)", workflows))
     assert "v" + versions["KUSTOMIZE"] == pinned()["sigs.k8s.io/kustomize/kustomize/v5"]
     assert "v" + versions["KUBECONFORM"] == pinned()["github.com/yannh/kubeconform"]
+    # What rlgen names when it falls back to kubectl's kustomize.
+    from rlgen.tools import kustomize
+
+    assert "v" + kustomize.PINNED == pinned()["sigs.k8s.io/kustomize/kustomize/v5"]
 
 
 def test_a_build_is_keyed_by_everything_that_shapes_it(tmp_path, monkeypatch):

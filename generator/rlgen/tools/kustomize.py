@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -13,13 +14,22 @@ from rlgen.tools import go_runtime
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
+#: The release the generated workflows install (their KUSTOMIZE_VERSION) and the tests build.
+PINNED = "5.7.1"
+
+
 @lru_cache(maxsize=1)
 def command() -> tuple[str, ...]:
     if exe := shutil.which("kustomize"):
         return (exe, "build")
     if exe := shutil.which("kubectl"):
+        # Said once per process, on stderr: kubectl's embedded kustomize is often older than the
+        # CI's, and a render that differs from the pull request's checks must not go unnoticed.
+        print(f"rlgen: warning: kustomize is not on PATH: rendering with kubectl kustomize, which may "
+              f"render differently from kustomize v{PINNED}, the version the repository's CI runs",
+              file=sys.stderr)
         return (exe, "kustomize")
-    raise RlgenError("no kustomize binary: install kustomize, or kubectl (which includes it)")
+    raise RlgenError(f"no kustomize binary: install kustomize v{PINNED} (or kubectl, which includes an older one)")
 
 
 def build(root: Path) -> str:
