@@ -68,8 +68,19 @@ def load_selection(root: Path):
     from rlgen.plugin_host.selection import select
 
     doc = answers.read(root)
+    installed = discover()
+    for slot, name in doc["plugins"].items():
+        if isinstance(name, str) and name not in installed:
+            # A teammate's machine without the team's plugin: say what to install, not "unknown".
+            packages = (doc["options"].get("rlgen") or {}).get("plugin_packages") or []
+            packages = [packages] if isinstance(packages, str) else packages
+            where = f"pip install {' '.join(map(str, packages))}" if packages \
+                else "pip install the distribution that provides it (rlgen plugins lists what is installed)"
+            version = doc.get("plugin_versions", {}).get(name) if isinstance(doc.get("plugin_versions"), dict) else None
+            raise RlgenError(f"{root / answers.FILENAME}: plugin '{name}' ({slot} slot"
+                             f"{f', version {version}' if version else ''}) is not installed: {where}")
     try:
-        return select(discover(), list(doc["plugins"].values()), doc["options"], None)
+        return select(installed, list(doc["plugins"].values()), doc["options"], None)
     except RlgenError as exc:
         # The answers were checked when the repository was generated: a hand edit broke them.
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
