@@ -245,7 +245,9 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
     assert answered, output.decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 0, output.decode(errors="replace")
     answers = YAML(typ="safe").load((target / "rlgen.yaml").read_text())
-    assert answers["options"]["marketplace-sandbox"] == {"domain": "sandbox.example.com"}
+    # The operator's namespace, asked with its default offered, is recorded as answered.
+    assert answers["options"]["marketplace-sandbox"] == {"domain": "sandbox.example.com",
+                                                         "kuberay_namespace": "kuberay-system"}
 
 
 def test_dataset_job_runs_commands_this_rlgen_has(generate):
