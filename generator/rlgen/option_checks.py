@@ -140,7 +140,8 @@ def redact_url(text: str) -> str:
     return redact(text)
 
 
-def _plain(value: Any) -> str | None:
+def _line_error(value: Any) -> str | None:
+    """Why ``value`` is no plain line: a control character, or a credential in it."""
     text = str(value)
     return control_error(text) or credential_error(text)
 
@@ -149,7 +150,7 @@ def _shaped(value: Any, pattern: str, kind: str, refuse: Callable[[str], bool] =
     """The one shape of most checkers: a plain line (no control character, no credential) that
     ``pattern`` matches whole and ``refuse`` does not; else "VALUE is not ``kind``"."""
     text = str(value)
-    if problem := _plain(text):
+    if problem := _line_error(text):
         return problem
     if not re.fullmatch(pattern, text) or refuse(text):
         return f"{_show(value)} is not {kind}"
@@ -160,7 +161,7 @@ def registry_error(value: str) -> str | None:
     """A registry and namespace images are pushed to: ``host[:port]/path``, no scheme, tag or
     digest, short enough that every image below it stays within 255 characters."""
     text = str(value)
-    if problem := _plain(text):
+    if problem := _line_error(text):
         return problem
     limit = MAX_IMAGE_REFERENCE - IMAGE_SUFFIX_ROOM
     if not re.fullmatch(_REGISTRY, text) or "/" not in text and "." not in text and ":" not in text:
@@ -196,7 +197,7 @@ def uri_error(value: str, schemes: tuple[str, ...] = ("http", "https")) -> str |
     from urllib.parse import urlsplit
 
     text = str(value)
-    if problem := _plain(text):
+    if problem := _line_error(text):
         return problem
     try:
         parts = urlsplit(text)
@@ -212,7 +213,7 @@ def endpoint_error(value: str) -> str | None:
     """An OSS endpoint: a host name (``oss-cn-hangzhou-internal.aliyuncs.com``) or its
     http(s) URL, nothing after the host."""
     text = str(value)
-    if problem := _plain(text):
+    if problem := _line_error(text):
         return problem
     host = text.split("://", 1)[1] if "://" in text else text
     if ("://" in text and uri_error(text)) or not re.fullmatch(rf"{_HOST}(?::[0-9]{{1,5}})?/?", host):
@@ -243,7 +244,7 @@ def pip_requirement_error(value: str) -> str | None:
     from packaging.requirements import InvalidRequirement, Requirement
 
     text = str(value)
-    if problem := _plain(text):
+    if problem := _line_error(text):
         return problem
     try:
         Requirement(text)

@@ -76,12 +76,12 @@ def _id(doc: str) -> tuple[str, str, str, str] | None:
     fields = dict(m.groups() for m in _META_FIELD.finditer(metadata.group(1)))
     if "name" not in fields:
         return None
-    group = _plain(top["apiVersion"]).rpartition("/")[0]
-    namespace = _plain(fields.get("namespace", ""))
-    return (group, _plain(top["kind"]), "" if namespace == "default" else namespace,
-            _HASH_SUFFIX.sub("", _plain(fields["name"])))
+    group = _unquoted(top["apiVersion"]).rpartition("/")[0]
+    namespace = _unquoted(fields.get("namespace", ""))
+    return (group, _unquoted(top["kind"]), "" if namespace == "default" else namespace,
+            _HASH_SUFFIX.sub("", _unquoted(fields["name"])))
 
 
-def _plain(value: str) -> str:
+def _unquoted(value: str) -> str:
     # Valid names need no escapes: the quotes are all a quoted one adds.
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value

@@ -290,14 +290,15 @@ def effective(repo: Path, spec: Spec, run_doc: dict) -> dict:
     # Not dumped and parsed again: ruamel moves comments when a document is dumped twice.
     # A copy: effective_config shares its parse of the base with every caller.
     base_config = copy.deepcopy(trainer_config.effective_config({spec.trainer_config_key: text}))
-    return trainer_config.deep_merge(base_config, _plain(run_doc))
+    return trainer_config.deep_merge(base_config, _builtin_types(run_doc))
 
 
-def _plain(value: Any) -> Any:
+def _builtin_types(value: Any) -> Any:
+    """``value`` as dicts with string keys and lists: ruamel's types left behind."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _builtin_types(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_builtin_types(v) for v in value]
     return value
 
 

@@ -68,7 +68,7 @@ def effective_config(data: Mapping[str, str]) -> dict:
     then the run's file on top (its ``_self_`` comes last in the Hydra defaults).
 
     Parts neither file changes are shared with a cached parse: read the result, never change it."""
-    return _merged(_plain(data, Spec.trainer_config_key), _plain(data, Spec.run_config_key))
+    return _merged(_parsed_file(data, Spec.trainer_config_key), _parsed_file(data, Spec.run_config_key))
 
 
 def _merged(base: dict, top: dict) -> dict:
@@ -80,7 +80,8 @@ def _merged(base: dict, top: dict) -> dict:
     return out
 
 
-def _plain(data: Mapping[str, str], key: str) -> dict:
+def _parsed_file(data: Mapping[str, str], key: str) -> dict:
+    """The parsed data of file ``key`` of ``data``, an empty mapping when there is none."""
     text = data.get(key)
     return {} if text is None else _parsed(key, text)
 
