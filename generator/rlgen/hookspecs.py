@@ -225,8 +225,8 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
     """Return the training image of the rollout engine. *First result*: the rollout plugin.
 
     The generator writes ``images/training/Dockerfile`` from its base (plus verl
-    ``spec.verl_version`` from PyPI and every plugin's :func:`rlgen_training_packages`) and points the
-    RayJob at ``spec.training_image`` with its tag.
+    ``spec.verl_version`` from PyPI and every plugin's :func:`rlgen_training_packages`) and
+    points the RayJob at ``spec.training_image`` with its tag.
 
     :param ctx: the selection and its shared names.
 

@@ -113,8 +113,23 @@ def test_long_output_is_truncated_with_a_marker(verl, sandbox, tmp_path):
     _, registry, repo = verl
     tool = _sandbox_tool(registry, repo, tmp_path, sandbox, max_output_chars=100)
     response, _ = asyncio.run(_call(tool, {"code": "print('x' * 5000)"}))
-    assert response.text.startswith("x" * 100)
-    assert response.text.endswith("[output truncated: 100 of 5001 characters shown]")
+    marker = "\n[output truncated: 51 of 5001 characters shown]"
+    assert response.text == "x" * 51 + marker and len(response.text) <= 100
+
+
+def test_verl_passes_the_longest_sandbox_answer_whole(verl, sandbox, tmp_path):
+    """tool_agent cuts a tool answer longer than multi_turn.max_tool_response_length characters in
+    its middle (verl's default: 256): the run's config, composed in the release's own config
+    tree, lets the sandbox tool's longest answer through, its own marker at the end."""
+    from support.verl_config import compose_run, mounted_configs
+
+    version, registry, repo = verl
+    (configs := tmp_path / "configs").mkdir()
+    cfg = compose_run(*mounted_configs(repo, "baseline", configs), version)
+    tool = _sandbox_tool(registry, repo, tmp_path, sandbox)
+    response, _ = asyncio.run(_call(tool, {"code": "print('x' * 100000)"}))
+    assert response.text.endswith(" of 100001 characters shown]")
+    assert len(response.text) <= cfg.actor_rollout_ref.rollout.multi_turn.max_tool_response_length
 
 
 def test_a_timeout_is_a_tool_error_for_the_model(verl, sandbox, tmp_path):
