@@ -31,7 +31,8 @@ RESPONSE_NOTE = ("verl cuts any longer tool answer (characters; its default: 256
 
 def tool_response_length(tools: list[dict]) -> int | None:
     """The longest answer a tool declares (``config.max_output_chars``); None when none does."""
-    limits = [limit for tool in tools if isinstance(limit := (tool.get("config") or {}).get(OUTPUT_LIMIT), int)]
+    limits = [limit for tool in tools if isinstance(limit := (tool.get("config") or {}).get(OUTPUT_LIMIT), int)
+              and not isinstance(limit, bool)]
     return max(limits, default=None)
 
 
@@ -58,7 +59,7 @@ def base_trainer_config(spec: Spec, fragments: list[dict], tools: list[dict]) ->
             multi_turn[RESPONSE_LIMIT] = longest
         owned["actor_rollout_ref"]["rollout"] = {"multi_turn": multi_turn}
     config = deep_merge(config, owned)
-    if tools and longest is not None:
+    if longest is not None:
         from ruamel.yaml.comments import CommentedMap
 
         rollout = config["actor_rollout_ref"]["rollout"]
