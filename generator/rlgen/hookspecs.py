@@ -176,9 +176,9 @@ def rlgen_config_files(ctx: Context) -> list[ConfigFile]:
 def rlgen_training_image(ctx: Context) -> TrainingImage:
     """Return the training image of the rollout engine. *First result*: the rollout plugin.
 
-    The generator writes ``images/training/Dockerfile`` from its base (plus the verl checkout of
-    ``spec.verl_version`` and every plugin's :func:`rlgen_training_packages`) and points the
-    RayJob at ``spec.training_image`` with its tag.
+    The generator writes ``images/training/Dockerfile`` from its base (plus verl
+    ``spec.verl_version`` from PyPI and every plugin's :func:`rlgen_training_packages`) and
+    points the RayJob at ``spec.training_image`` with its tag.
 
     :param ctx: the selection and its shared names.
 

@@ -121,7 +121,8 @@ def test_texts_match_the_selection(generate):
     assert "dataset Job" not in infra
     assert "dataset Job" in (market / "clusters" / "production" / "platform.yaml").read_text()
     dockerfile = (generate() / "images" / "training" / "Dockerfile").read_text()
-    assert "https://github.com/verl-project/verl.git" in dockerfile and "volcengine/verl.git" not in dockerfile
+    # verl from PyPI at the pinned release: no Git ref of either home (volcengine/verl, verl-project/verl).
+    assert '"verl==${VERL_VERSION}"' in dockerfile and "github.com" not in dockerfile
 
 
 @pytest.mark.parametrize("sync", ["flux", "argo"])

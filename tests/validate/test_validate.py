@@ -106,6 +106,27 @@ def test_tool_agent_rows_without_tools(repo):
                for p in json.loads(result.stdout)["problems"])
 
 
+def test_tool_answers_longer_than_verl_passes(repo):
+    """verl cuts every tool answer longer than multi_turn.max_tool_response_length characters: a run
+    that lowers it, or a tool config that lets a tool answer more, is out of step."""
+    limit = "actor_rollout_ref.rollout.multi_turn.max_tool_response_length"
+    assert run_rlgen("run", "set", "baseline", f"{limit}=256", cwd=repo).returncode == 0
+    result = validate(repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    problems = json.loads(result.stdout)["problems"]
+    assert [p["source"] for p in problems if "tool run_code_once answers up to 4000 characters" in p["message"]
+            and f"{limit} is 256" in p["message"]] == ["runs/baseline/run.yaml"], problems
+    assert run_rlgen("run", "set", "baseline", f"{limit}=4000", cwd=repo).returncode == 0
+    assert validate(repo).returncode == 0
+    tools = repo / "base" / "training" / "tool_config.yaml"
+    doc = yamlio.load(tools.read_text())
+    doc["tools"][0]["config"]["max_output_chars"] = 8000
+    tools.write_text(yamlio.dump(doc))
+    problems = json.loads(validate(repo).stdout)["problems"]
+    assert any("answers up to 8000 characters" in p["message"] and f"{limit} is 4000" in p["message"]
+               for p in problems), problems
+
+
 def test_json_config_and_mcp_url(repo):
     (repo / "base" / "training" / "mcp_server.json").write_text('{"mcpServers": {"sandbox": {"url": "http://x"}}} # no')
     problems = json.loads(validate(repo).stdout)["problems"]

@@ -63,11 +63,12 @@ def _tools(registry, path) -> dict:
 
 
 async def _call(tool, arguments: dict, create_kwargs: dict | None = None):
-    """What tool_agent does for one tool call (verl/experimental/agent_loop/tool_agent_loop.py)."""
+    """What tool_agent does for one tool call (verl/experimental/agent_loop/tool_agent_loop.py
+    ``_call_tool``): a fresh instance, one execute, released at once; it never asks calc_reward."""
     instance_id, _ = await tool.create(create_kwargs=create_kwargs or {})
     try:
         response, step_reward, metrics = await tool.execute(instance_id, arguments, agent_data=None)
-        return response, step_reward, await tool.calc_reward(instance_id)
+        return response, step_reward
     finally:
         await tool.release(instance_id)
 
@@ -104,29 +105,44 @@ def test_the_release_registry_loads_every_tool_of_the_repository(verl):
 def test_sandbox_output_reaches_the_model(verl, sandbox, tmp_path):
     _, registry, repo = verl
     tool = _sandbox_tool(registry, repo, tmp_path, sandbox)
-    response, step, reward = asyncio.run(_call(tool, {"code": "print(6 * 7)\nimport sys; print('oops', file=sys.stderr)"}))
-    assert response.text == "42\noops\n" and (step, reward) == (0.0, 0.0)
+    response, step = asyncio.run(_call(tool, {"code": "print(6 * 7)\nimport sys; print('oops', file=sys.stderr)"}))
+    assert response.text == "42\noops\n" and step == 0.0
 
 
 def test_long_output_is_truncated_with_a_marker(verl, sandbox, tmp_path):
     _, registry, repo = verl
     tool = _sandbox_tool(registry, repo, tmp_path, sandbox, max_output_chars=100)
-    response, _, _ = asyncio.run(_call(tool, {"code": "print('x' * 5000)"}))
-    assert response.text.startswith("x" * 100)
-    assert response.text.endswith("[output truncated: 100 of 5001 characters shown]")
+    response, _ = asyncio.run(_call(tool, {"code": "print('x' * 5000)"}))
+    marker = "\n[output truncated: 51 of 5001 characters shown]"
+    assert response.text == "x" * 51 + marker and len(response.text) <= 100
+
+
+def test_verl_passes_the_longest_sandbox_answer_whole(verl, sandbox, tmp_path):
+    """tool_agent cuts a tool answer longer than multi_turn.max_tool_response_length characters in
+    its middle (verl's default: 256): the run's config, composed in the release's own config
+    tree, lets the sandbox tool's longest answer through, its own marker at the end."""
+    from support.verl_config import compose_run, mounted_configs
+
+    version, registry, repo = verl
+    (configs := tmp_path / "configs").mkdir()
+    cfg = compose_run(*mounted_configs(repo, "baseline", configs), version)
+    tool = _sandbox_tool(registry, repo, tmp_path, sandbox)
+    response, _ = asyncio.run(_call(tool, {"code": "print('x' * 100000)"}))
+    assert response.text.endswith(" of 100001 characters shown]")
+    assert len(response.text) <= cfg.actor_rollout_ref.rollout.multi_turn.max_tool_response_length
 
 
 def test_a_timeout_is_a_tool_error_for_the_model(verl, sandbox, tmp_path):
     _, registry, repo = verl
     tool = _sandbox_tool(registry, repo, tmp_path, sandbox, timeout=2)
-    response, _, _ = asyncio.run(_call(tool, {"code": "import time; time.sleep(20)"}))
+    response, _ = asyncio.run(_call(tool, {"code": "import time; time.sleep(20)"}))
     assert response.text == "Error: the sandbox gave no answer within 2 seconds."
 
 
 def test_a_server_error_is_a_tool_error_for_the_model(verl, sandbox, tmp_path):
     _, registry, repo = verl
     tool = _sandbox_tool(registry, repo, tmp_path, sandbox)
-    failed, _, _ = asyncio.run(_call(tool, {"code": "RAISE_IN_SERVER = 1"}))
+    failed, _ = asyncio.run(_call(tool, {"code": "RAISE_IN_SERVER = 1"}))
     refused = asyncio.run(_call(_sandbox_tool(registry, repo, tmp_path, sandbox, key="wrong"), {"code": "print(1)"}))[0]
     assert failed.text.startswith("Error: the sandbox reported a failure:") and "evicted" in failed.text
     assert refused.text.startswith("Error: the sandbox reported a failure:") and "invalid API key" in refused.text
@@ -137,9 +153,9 @@ def test_an_unreachable_sandbox_is_a_tool_error_for_the_model(verl, tmp_path):
 
     _, registry, repo = verl
     tool = _sandbox_tool(registry, repo, tmp_path, f"http://127.0.0.1:{free_port()}/mcp", timeout=20)
-    response, _, _ = asyncio.run(_call(tool, {"code": "print(1)"}))
+    response, _ = asyncio.run(_call(tool, {"code": "print(1)"}))
     assert response.text.startswith("Error: the sandbox could not run the code:")
-    missing, _, _ = asyncio.run(_call(tool, {}))
+    missing, _ = asyncio.run(_call(tool, {}))
     assert missing.text == "Error: pass the Python code to run as the string argument 'code'."
 
 
@@ -147,10 +163,35 @@ def test_gsm8k_reward_tool_grades_against_the_rows_ground_truth(verl):
     _, registry, repo = verl
     tool = _tools(registry, repo / "base" / "training" / "tool_config.yaml")["calc_gsm8k_reward"]
     truth = {"ground_truth": "1234"}  # as gsm8k rows carry it (tools_kwargs.create_kwargs)
-    right, step, reward = asyncio.run(_call(tool, {"answer": "so #### 1,234"}, truth))
-    assert (reward, step) == (1.0, 0.0) and "is correct" in right.text
-    wrong, step, reward = asyncio.run(_call(tool, {"answer": "#### 1233"}, truth))
-    assert (reward, step) == (0.0, -0.05) and "not correct" in wrong.text
+    right, step = asyncio.run(_call(tool, {"answer": "so #### 1,234"}, truth))
+    assert step == 0.0 and "is correct" in right.text
+    wrong, step = asyncio.run(_call(tool, {"answer": "#### 1233"}, truth))
+    assert step == 0.0 and "not correct" in wrong.text
+
+
+def test_a_reward_tool_answer_depends_on_that_call_alone(verl):
+    """tool_agent creates and releases the tool around every call, and its step rewards reach no
+    score: a verdict and a step reward that depended on the trajectory's earlier calls would be
+    a promise the tool cannot keep. The same answer gets the same reply, first or again."""
+    _, registry, repo = verl
+    tool = _tools(registry, repo / "base" / "training" / "tool_config.yaml")["calc_gsm8k_reward"]
+    truth = {"ground_truth": "1234"}
+    calls = [asyncio.run(_call(tool, {"answer": answer}, truth)) for answer in ("#### 7", "#### 1234", "#### 7")]
+    (first, step_first), (_, step_right), (again, step_again) = calls
+    assert first.text == again.text and "'#### 7' is not correct" in first.text
+    assert step_first == step_right == step_again == 0.0
+
+
+@pytest.mark.parametrize("version", releases.SUPPORTED)
+def test_no_reward_manager_reads_tool_step_rewards(version):
+    """Why the reward tools give no step reward: tool_agent collects them as ``tool_rewards`` in
+    the batch, and nothing of the release outside the agent loop reads that key (the reward
+    managers score the final response). A release that starts to read it fails here."""
+    root = verl_root(version) / "verl"
+    readers = sorted(str(path.relative_to(root)) for path in root.rglob("*.py")
+                     if "tool_rewards" in path.read_text(encoding="utf-8")
+                     and path.parent.relative_to(root).as_posix() != "experimental/agent_loop")
+    assert readers == []
 
 
 def test_geo3k_reward_tool_grades_boxed_answers(verl, generate):
@@ -158,7 +199,7 @@ def test_geo3k_reward_tool_grades_boxed_answers(verl, generate):
     repo = generate("--set", f"rlgen.verl={version}", "--plugin", "geometry3k",
                     "--set", "rlgen.model=Qwen/Qwen2.5-VL-3B-Instruct")
     tool = _tools(registry, repo / "base" / "training" / "tool_config.yaml")["calc_geo3k_reward"]
-    _, _, reward = asyncio.run(_call(tool, {"answer": r"the area is \boxed{12}"}, {"ground_truth": "12"}))
-    assert reward == 1.0
-    _, _, reward = asyncio.run(_call(tool, {"answer": r"\boxed{13}"}, {"ground_truth": "12"}))
-    assert reward == 0.0
+    right, _ = asyncio.run(_call(tool, {"answer": r"the area is \boxed{12}"}, {"ground_truth": "12"}))
+    assert "is correct" in right.text
+    wrong, _ = asyncio.run(_call(tool, {"answer": r"\boxed{13}"}, {"ground_truth": "12"}))
+    assert "not correct" in wrong.text

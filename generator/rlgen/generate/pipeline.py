@@ -86,7 +86,7 @@ def plugin_components(b: Build) -> None:
 def training_base(b: Build) -> None:
     """``base/training``: the RayJob, the trainer config and the tool config every run shares."""
     tools = b.hooks.tools(b.ctx)
-    config = trainer_config.base_trainer_config(b.spec, b.hooks.trainer_config(b.ctx), bool(tools))
+    config = trainer_config.base_trainer_config(b.spec, b.hooks.trainer_config(b.ctx), tools)
     if found := batch_rules.problems(config, releases.get(b.spec.verl_version)):
         # The same rules rlgen run and rlgen validate apply: no repository verl would refuse.
         raise RlgenError("the trainer config breaks a verl batch rule: " + "; ".join(found))

@@ -1,9 +1,10 @@
 """``images/training/Dockerfile`` and the image the RayJob runs.
 
-The rollout plugin names verl's dependency image for its engine; the generator adds the verl
-checkout of the pinned release (the dependency images ship without verl), rlgen's own verl
-tools (``rlgen_verl_tools``, the same files for every release) and the packages the other
-plugins need, and runs it as an unprivileged user.
+The rollout plugin names verl's dependency image for its engine; the generator adds the pinned
+release's wheel from PyPI (the dependency images ship without verl) and what that release
+requires beyond the image, rlgen's own verl tools (``rlgen_verl_tools``, the same files for
+every release) and the packages the other plugins need, runs it as an unprivileged user, and
+imports what the trainer runs, so a broken image fails its build rather than the job.
 """
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from importlib.resources import files
 
 from rlgen.contributions import TrainingImage
 from rlgen.spec import Spec
+from rlgen.verl import releases
 
-#: rlgen's verl tools: a Python package the Dockerfile copies beside the verl checkout.
+#: rlgen's verl tools: a Python package the Dockerfile copies into the image.
 TOOLS_PACKAGE = "rlgen_verl_tools"
 TOOLS_DIR = "/opt/rlgen"
+#: The RayJob's working_dir: verl's package under it, where the run's hydra.searchpath
+#: (``file://verl/trainer/config``) finds verl's own config.
+VERL_DIR = "/home/verl"
 
 
 def tool_files() -> dict[str, str]:
@@ -30,8 +35,13 @@ def images_entry(spec: Spec, image: TrainingImage) -> dict:
 
 
 def dockerfile(spec: Spec, image: TrainingImage, packages: list[str]) -> str:
-    install = "".join(f' "{p}"' for p in sorted(set(packages)))
+    release = releases.get(spec.verl_version)
+    install = "".join(f' "{p}"' for p in sorted(set(packages) | set(release.image_requirements), key=str.lower))
     extra = f" \\\n && pip install --no-cache-dir{install}" if install else ""
+    modules = ", ".join((release.entrypoint, *release.trainer_modules,
+                         *(f"{TOOLS_PACKAGE}.{m}" for m in tool_modules())))
+    needs = ("\n# What verl " + release.version + " requires (its wheel's Requires-Dist) beyond the dependency image:\n# "
+             + ", ".join(release.image_requirements) + ".") if release.image_requirements else ""
     return f"""\
 # Training image: verl {spec.verl_version}, pushed as {spec.training_image}:{image.tag}.
 # verl publishes its dependency images under floating tags only: after the first pull, pin
@@ -39,22 +49,29 @@ def dockerfile(spec: Spec, image: TrainingImage, packages: list[str]) -> str:
 FROM {image.base}
 
 ARG VERL_VERSION={spec.verl_version}
-# The dependency image carries no verl: the job runs this checkout (RayJob working_dir).
-# verl-project/verl is the project's home since it moved from volcengine/verl.
-RUN git clone --depth 1 --branch v${{VERL_VERSION}} https://github.com/verl-project/verl.git /home/verl \\
- && pip install --no-cache-dir --no-deps -e /home/verl{extra}
+# The dependency image carries no verl: the release's wheel from PyPI, unpacked into the
+# RayJob's working_dir, the folder the run's hydra.searchpath reads verl's config from.{needs}
+RUN pip install --no-cache-dir --no-deps --target {VERL_DIR} "verl==${{VERL_VERSION}}"{extra}
 
 # rlgen's verl tools (the sandbox code tool, the data sets' reward tools), named by
 # class_name in the trainer's tool_config.yaml.
 COPY {TOOLS_PACKAGE} {TOOLS_DIR}/{TOOLS_PACKAGE}
-ENV PYTHONPATH={TOOLS_DIR}
+# Kept: the dependency image's own PYTHONPATH (Megatron-LM in verl's vLLM image).
+ENV PYTHONPATH={TOOLS_DIR}:{VERL_DIR}${{PYTHONPATH:+:$PYTHONPATH}}
 
 # Train as an unprivileged user; the RayJob sets runAsUser 1000 to match. An Ubuntu 24.04 base
 # already has uid 1000 (user ubuntu), which useradd would refuse: that user goes first.
 RUN if getent passwd 1000 >/dev/null; then userdel --remove "$(getent passwd 1000 | cut -d: -f1)"; fi \\
  && if getent group 1000 >/dev/null; then groupdel "$(getent group 1000 | cut -d: -f1)"; fi \\
  && useradd --create-home --uid 1000 --user-group ray \\
- && chown -R 1000:1000 /home/verl
+ && chown -R 1000:1000 {VERL_DIR}
 USER 1000
-WORKDIR /home/verl
+WORKDIR {VERL_DIR}
+# A broken image fails here, as the job's user, not hours later on the GPU nodes.
+RUN python3 -c "import {modules}"
 """
+
+
+def tool_modules() -> list[str]:
+    """The modules of rlgen's verl tools, by name."""
+    return [path.rsplit("/", 1)[-1].removesuffix(".py") for path in tool_files() if not path.endswith("/__init__.py")]

@@ -13,12 +13,13 @@ from rlgen.rules.rayjob import rayjob_rules, trainer_rules, with_trainer_configs
 from rlgen.rules.references import reference_rules
 from rlgen.rules.sandbox import alb_rules, mcp_rules, sandbox_isolation_rules, upstream_ingress_rules
 from rlgen.rules.sync import argo_rules, example_domain_rules, ordering_rules
-from rlgen.rules.tools import mcp_warnings, secret_value_rules, tool_rules
+from rlgen.rules.tools import mcp_warnings, secret_value_rules, tool_response_rules, tool_rules
 
 __all__ = ["Finding", "Rendered", "by_run_file", "check", "findings_by_run_file", "run_file", "warnings"]
 
 RULES = (rayjob_rules, trainer_rules, json_rules, mcp_rules, alb_rules, sandbox_isolation_rules, upstream_ingress_rules, image_rules, substitution_rules,
-         agent_rules, ordering_rules, argo_rules, example_domain_rules, tool_rules, secret_value_rules)
+         agent_rules, ordering_rules, argo_rules, example_domain_rules, tool_rules, tool_response_rules,
+         secret_value_rules)
 #: Findings shown as warnings: they never change the exit code.
 WARNINGS = (mcp_warnings,)
 

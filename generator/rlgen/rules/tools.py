@@ -2,7 +2,9 @@
 verl's MCP search tool keeps only a '"results": [...]' substring of the answer (Tavily
 output), so with a code-execution tool the model would never see stdout or errors; verl's
 MCP loader reads ``config.rate_limit`` unconditionally, and verl 0.9 loads no MCP tool at all;
-a Secret with values in Git is a leak."""
+a Secret with values in Git is a leak; and verl's ``tool_agent`` cuts every tool answer longer
+than ``multi_turn.max_tool_response_length`` characters (default 256), so a tool that may answer
+more (its ``config.max_output_chars``) loses the middle of its answer."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -11,7 +13,9 @@ from typing import Iterator
 from rlgen.tools.yamlio import read_plain
 from rlgen.repo.objects import get
 from rlgen.rules.base import Finding, Rendered
+from rlgen.rules.rayjob import trainer_config
 from rlgen.verl import releases
+from rlgen.verl.trainer_config import OUTPUT_LIMIT, RESPONSE_LIMIT
 
 SEARCH_TOOL = "verl.tools.mcp_search_tool.MCPSearchTool"
 BASE_TOOL = "verl.tools.mcp_base_tool.MCPBaseTool"
@@ -57,6 +61,38 @@ def tool_rules(objects: list[Rendered]) -> Iterator[Finding]:
             if cls == SEARCH_TOOL and (code := ", ".join(sorted(selected & CODE_TOOLS))):
                 yield Finding(item.source, item.label, f"{cls} returns only a search 'results' list, so {code} "
                                                        f"output never reaches the model: use {BASE_TOOL}")
+
+
+def tool_response_rules(objects: list[Rendered]) -> Iterator[Finding]:
+    """A tool config and the trainer config it runs with, out of step (a hand edit of either)."""
+    for item in objects:
+        raw = (item.obj.get("data") or {}).get("tool_config.yaml") if item.obj.get("kind") == "ConfigMap" else None
+        if not raw or (cfg := trainer_config(item.obj)) is None:
+            continue
+        try:
+            tools = _tools(raw)
+        except ValueError:
+            continue  # tool_rules reports it
+        release, key = releases.of_object(item.obj), f"actor_rollout_ref.rollout.multi_turn.{RESPONSE_LIMIT}"
+        limit = get(cfg, *key.split("."))
+        said = str(limit)
+        if limit is None:
+            limit = release.defaults[key]
+            said = f"unset (verl {release.version}'s default: {limit})"
+        if not _count(limit):
+            continue  # Hydra refuses a config whose limit is no number before any tool is called
+        for tool in tools:
+            longest = get(tool, "config", OUTPUT_LIMIT)
+            if _count(longest) and longest > limit:
+                name = get(tool, "tool_schema", "function", "name") or tool.get("class_name", "")
+                yield Finding(item.source, item.label,
+                              f"tool {name} answers up to {longest} characters (config.{OUTPUT_LIMIT} in "
+                              f"tool_config.yaml) but {key} is {said}: verl cuts every longer answer to "
+                              f"{limit} characters; set it to at least {longest}")
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def secret_value_rules(objects: list[Rendered]) -> Iterator[Finding]:

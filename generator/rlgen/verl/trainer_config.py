@@ -20,9 +20,26 @@ def deep_merge(into: dict, fragment: dict) -> dict:
     return into
 
 
-def base_trainer_config(spec: Spec, fragments: list[dict], has_tools: bool) -> Any:
+#: A tool entry's ``config`` key bounding its answer (rlgen_verl_tools.sandbox: output and marker
+#: together), and the rollout key past which verl's tool_agent cuts any tool answer (characters).
+OUTPUT_LIMIT = "max_output_chars"
+RESPONSE_LIMIT = "max_tool_response_length"
+RESPONSE_NOTE = ("verl cuts any longer tool answer (characters; its default: 256). Here: the longest\n"
+                 "answer a tool of tool_config.yaml gives (config.max_output_chars). Tool answers\n"
+                 "count toward data.max_response_length (tokens).")
+
+
+def tool_response_length(tools: list[dict]) -> int | None:
+    """The longest answer a tool declares (``config.max_output_chars``); None when none does."""
+    limits = [limit for tool in tools if isinstance(limit := (tool.get("config") or {}).get(OUTPUT_LIMIT), int)
+              and not isinstance(limit, bool)]
+    return max(limits, default=None)
+
+
+def base_trainer_config(spec: Spec, fragments: list[dict], tools: list[dict]) -> Any:
     """``base/training/trainer.yaml``: the project's base, then plugin fragments, then the
-    values that the spec owns (paths and GPU counts shared with Kubernetes objects)."""
+    values that the spec owns (paths and GPU counts shared with Kubernetes objects) and the
+    tools decide."""
     config = sources.load("base/training/trainer.yaml")
     for fragment in fragments:
         deep_merge(config, fragment)
@@ -35,11 +52,21 @@ def base_trainer_config(spec: Spec, fragments: list[dict], has_tools: bool) -> A
             "project_name": f"{spec.namespace}-{spec.dataset}",
         },
     }
-    if has_tools:
-        owned["actor_rollout_ref"]["rollout"] = {
-            "multi_turn": {"tool_config_path": spec.config_path(spec.tool_config_key)}
-        }
-    return deep_merge(config, owned)
+    longest = tool_response_length(tools)
+    if tools:
+        multi_turn: dict[str, Any] = {"tool_config_path": spec.config_path(spec.tool_config_key)}
+        if longest is not None:
+            multi_turn[RESPONSE_LIMIT] = longest
+        owned["actor_rollout_ref"]["rollout"] = {"multi_turn": multi_turn}
+    config = deep_merge(config, owned)
+    if longest is not None:
+        from ruamel.yaml.comments import CommentedMap
+
+        rollout = config["actor_rollout_ref"]["rollout"]
+        if not isinstance(rollout["multi_turn"], CommentedMap):
+            rollout["multi_turn"] = CommentedMap(rollout["multi_turn"])
+        rollout["multi_turn"].yaml_set_comment_before_after_key(RESPONSE_LIMIT, before=RESPONSE_NOTE, indent=6)
+    return config
 
 
 def tool_config(tools: list[dict]) -> str:
@@ -53,7 +80,7 @@ def run_config(spec: Spec, run: str) -> Any:
         "# Hydra entry point of this run: the shared base, then this file's changes.\n"
         "hydra:\n"
         "  searchpath:\n"
-        "    # Relative to the RayJob's working_dir: the verl checkout in the training image.\n"
+        "    # Relative to the RayJob's working_dir, which holds verl's package in the training image.\n"
         "    - file://verl/trainer/config\n"
         "defaults:\n"
         f"  - {spec.trainer_config_key.removesuffix('.yaml')}\n"

@@ -44,6 +44,12 @@ class Release:
     tool_types: tuple[str, ...] = ("native",)
     #: The module the RayJob runs (``python3 -m``).
     entrypoint: str = "verl.trainer.main_ppo"
+    #: Requirements of the release's wheel (``Requires-Dist``, exactly as declared) that its
+    #: dependency images do not meet: the training image installs them beside verl.
+    image_requirements: tuple[str, ...] = ()
+    #: Modules the training image imports at build time besides the entry point: what the
+    #: trainer loads only once it runs, so a broken image fails its build instead of the job.
+    trainer_modules: tuple[str, ...] = ()
 
     def base_image(self, engine: str) -> str:
         return f"verlai/verl:{self.base_images[engine]}"

@@ -11,4 +11,6 @@ RELEASE = Release(
     mini_batch_split="fsdp_workers",
     # verl/tools/utils/tool_registry.py at v0.7.1: ToolType NATIVE and MCP.
     tool_types=("native", "mcp"),
+    # No image_requirements: its images install verl v0.7.0's dependencies, whose
+    # install_requires are 0.7.1's (docker/Dockerfile.stable.* at v0.7.1).
 )

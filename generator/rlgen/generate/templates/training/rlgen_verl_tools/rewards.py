@@ -1,8 +1,11 @@
 """Reward tools of the data sets: the model submits its answer, the tool scores it against the
 row's ground truth (``tools_kwargs.<tool>.create_kwargs.ground_truth``) and says how it did.
 
-A better answer than the trajectory's last earns no penalty; an answer no better costs a small
-one, so submitting the same wrong answer again is not free.
+Each reply depends on that call alone, and the step reward is always 0: verl's ``tool_agent``
+creates and releases the tool around every single call, so no state outlives a call, and the
+step rewards it collects (``tool_rewards``) reach no reward manager. The trajectory's score is
+the data set's reward function on the final response; the tool only tells the model where it
+stands.
 """
 from __future__ import annotations
 
@@ -13,7 +16,6 @@ from uuid import uuid4
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
 
-NO_BETTER = -0.05
 _NUMBER = re.compile(r"-?[0-9][0-9,]*\.?[0-9]*")
 
 
@@ -48,34 +50,30 @@ class _RewardTool(BaseTool):
 
     def __init__(self, config: dict, tool_schema):
         super().__init__(config, tool_schema)
-        self._state: dict[str, dict[str, Any]] = {}
+        # The row's ground truth from create to execute of one call; release drops it.
+        self._ground_truth: dict[str, Optional[str]] = {}
 
     async def create(self, instance_id: Optional[str] = None, ground_truth: Optional[str] = None,
                      **kwargs) -> tuple[str, ToolResponse]:
         instance_id = instance_id or str(uuid4())
         if ground_truth is None:
             ground_truth = (kwargs.get("create_kwargs") or {}).get("ground_truth")
-        self._state[instance_id] = {"ground_truth": ground_truth, "reward": 0.0}
+        self._ground_truth[instance_id] = ground_truth
         return instance_id, ToolResponse()
 
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs) -> tuple[ToolResponse, float, dict]:
-        state = self._state.get(instance_id)
+        ground_truth = self._ground_truth.get(instance_id)
         answer = parameters.get("answer")
-        if state is None or state["ground_truth"] is None:
+        if ground_truth is None:
             return ToolResponse(text="Error: this question has no ground truth to check against."), 0.0, {}
         if not isinstance(answer, str):
             answer = "" if answer is None else str(answer)
-        reward = self.score(answer, state["ground_truth"])
-        penalty = 0.0 if reward > state["reward"] else NO_BETTER
-        state["reward"] = reward
+        reward = self.score(answer, ground_truth)
         verdict = "correct" if reward == 1.0 else "not correct"
-        return ToolResponse(text=f"The answer {answer!r} is {verdict} (reward {reward:g})."), penalty, {}
-
-    async def calc_reward(self, instance_id: str, **kwargs) -> float:
-        return self._state.get(instance_id, {}).get("reward", 0.0)
+        return ToolResponse(text=f"The answer {answer!r} is {verdict} (reward {reward:g})."), 0.0, {}
 
     async def release(self, instance_id: str, **kwargs) -> None:
-        self._state.pop(instance_id, None)
+        self._ground_truth.pop(instance_id, None)
 
 
 class Gsm8kRewardTool(_RewardTool):

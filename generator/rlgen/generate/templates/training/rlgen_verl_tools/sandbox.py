@@ -3,7 +3,9 @@ MCP endpoint and answers with what the code printed.
 
 Tool config ``config`` keys: ``mcp_servers_config_path`` (an ``mcpServers`` JSON file, headers
 included), ``remote_tool`` (the endpoint's tool, default ``run_code_once``), ``timeout``
-(seconds per call) and ``max_output_chars`` (longer output is cut, with a marker saying so).
+(seconds per call) and ``max_output_chars`` (the longest answer: longer output is cut, and a
+marker saying so fits within it). rlgen sets verl's ``max_tool_response_length`` to the same
+number, so verl never cuts the answer again.
 """
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ TRUNCATED = "\n[output truncated: {shown} of {total} characters shown]"
 
 
 def truncate(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, with a marker the model can read."""
+    """``text`` cut, with a marker the model can read, to ``limit`` characters in all."""
     if len(text) <= limit:
         return text
-    return text[:limit] + TRUNCATED.format(shown=limit, total=len(text))
+    # The marker naming ``limit`` is at least as long as the one naming what is shown.
+    shown = max(0, limit - len(TRUNCATED.format(shown=limit, total=len(text))))
+    return text[:shown] + TRUNCATED.format(shown=shown, total=len(text))
 
 
 def result_text(result: Any) -> tuple[str, bool]:
