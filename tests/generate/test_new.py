@@ -278,7 +278,7 @@ def test_training_image_gets_every_plugins_packages(generate):
 
 def test_staging_keeps_a_smaller_sandbox_pool(generate):
     def pool(env):
-        objects = build(generate() / "overlays" / env / "platform")
+        objects = build(generate("--set", f"rlgen.environment={env}") / "overlays" / env / "platform")
         return next(o for o in objects if o["kind"] == "SandboxSet")["spec"]["replicas"]
 
     assert (pool("production"), pool("staging")) == (3, 1)

@@ -96,13 +96,13 @@ def read_run_config(path: Path, spec: Spec, plain: bool = False) -> Any:
     hydra = doc.get("hydra")
     if hydra is not None and not isinstance(hydra, dict):
         raise Defect(path, "hydra", f"expected a mapping, got {_kind(hydra)}")
-    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS}, spec)
     # Checkpoints go to the run's folder of the checkpoints volume, never a path of the node.
     local_dir = (doc.get("trainer") or {}).get("default_local_dir") if isinstance(doc.get("trainer"), dict) else None
     root = spec.volumes["checkpoints"].mount_path.rstrip("/") + "/"
     if isinstance(local_dir, str) and (not local_dir.startswith(root) or ".." in local_dir.split("/")):
         raise Defect(path, "trainer.default_local_dir", f"{json.dumps(local_dir)} is outside the checkpoints "
                                                         f"volume ({root}); rlgen writes {spec.checkpoint_dir(path.parent.name)}")
+    check_verl_values(path, {k: v for k, v in doc.items() if k not in HYDRA_KEYS}, spec)
     return doc
 
 
