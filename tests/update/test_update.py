@@ -187,3 +187,18 @@ def test_a_repository_from_before_loses_the_overlay_no_cluster_syncs(repo):
     assert not (repo / "overlays/staging").exists()
     assert status(repo) == ""
     ok(validate(repo))
+
+
+def test_an_update_from_another_branch_than_the_synced_one_is_refused(repo):
+    # Its pull request would carry the run branch's commits along with the update.
+    ok(rlgen_in(repo, "run", "new", "lr-3e-6", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
+    assert git(repo, "branch", "--show-current").strip() == "run/lr-3e-6"
+    before = git(repo, "rev-parse", "HEAD")
+    for args in (("update", "--set", "vllm.gpu_memory_utilization=0.6"), ("cluster", "add", "s1", "--env", "staging")):
+        line = one_error_line(rlgen_in(repo, *args))
+        assert line == ("rlgen: error: on branch run/lr-3e-6: the update's branch would start here and carry its "
+                        "commits; git switch main (the branch the cluster syncs) first, or pass --no-branch to "
+                        "commit the update on run/lr-3e-6")
+    assert git(repo, "rev-parse", "HEAD") == before and status(repo) == ""
+    assert "rlgen/update-" not in git(repo, "branch", "--list")
+    ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6", "--no-branch"))

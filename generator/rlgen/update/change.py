@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.errors import ProblemsFound
+from rlgen.errors import ProblemsFound, RlgenError
 from rlgen.generate.team_template import clash_line
 from rlgen.output import to_json
 from rlgen.plugin_host.discovery import discover
@@ -33,7 +33,9 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
     click.get_current_context().with_resource(git_recovery.lock(root))
     git.require_no_stale_lock(root)
     git.require_writable(root)
-    git.require_branch(root)
+    branch = git.require_branch(root)
+    if not no_branch:
+        _require_synced_branch(branch, answers.branch_hint(root))
     recorded = answers.read(root)
     outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch, dry_run)
     for path in outcome.clashes:
@@ -47,6 +49,15 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
             sys.exit(1)  # the JSON names them; no second line on stderr
     else:
         _say(outcome, no_branch, dry_run)
+
+
+def _require_synced_branch(branch: str, synced: str | None) -> None:
+    """An update branch starts from the checked-out branch: from another than the synced one
+    its pull request would carry that branch's commits (a run's, say) along with the update."""
+    if synced and branch != synced:
+        raise RlgenError(f"on branch {branch}: the update's branch would start here and carry its commits; "
+                         f"git switch {synced} (the branch the cluster syncs) first, or pass --no-branch to "
+                         f"commit the update on {branch}")
 
 
 def _say(outcome, no_branch: bool, dry_run: bool) -> None:
