@@ -1,6 +1,7 @@
 """rlgen update with a team's cookiecutter template: the template's newest commit is merged like
 rlgen's own files, the team's edits of template-made files stay, a conflict is left as any
-update conflict, and rlgen cluster and --check keep the commit rlgen.yaml records."""
+update conflict, rlgen cluster keeps the commit rlgen.yaml records, and --check counts a newer
+template commit as behind."""
 from __future__ import annotations
 
 import pytest
@@ -70,7 +71,10 @@ def test_cluster_add_and_check_keep_the_recorded_commit_and_template_ref_picks_o
     edit(template / PROJECT / "CODEOWNERS", "* ", "/runs/ @my-org/ml-research\n* ")
     newest = commit(template, "New owners")
 
-    assert "Up to date" in ok(rlgen_in(repo, "update", "--check", "-o", "table"))
+    # A newer template commit is behind: the weekly workflow runs rlgen update only then.
+    line = one_error_line(rlgen_in(repo, "update", "--check", "-o", "table"), code=1)
+    assert line == (f"rlgen: error: behind: the team's template has a newer commit ({first[:12]} rendered, "
+                    f"{newest[:12]} newest): run rlgen update")
     ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
     assert pinned(repo) == first and (repo / "CODEOWNERS").read_text() == "* @my-org/ml-platform\n"
 

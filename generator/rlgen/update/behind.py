@@ -55,7 +55,25 @@ def check(root: Path) -> Status:
             else "this rlgen renders it differently"
         status.up_to_date, status.reason = False, (
             f"behind: {version} ({len(status.files)} file(s), e.g. {status.files[0]}): run rlgen update")
+    elif moved := _template_moved(recorded):
+        # The weekly update workflow runs rlgen update only when this check says behind.
+        status.up_to_date, status.reason = False, f"behind: the team's template {moved}: run rlgen update"
     return status
+
+
+def _template_moved(recorded: dict) -> str | None:
+    """How the team's template moved since the last render (its source's newest commit, or a
+    plain folder's files), or None when it did not or the repository has none."""
+    record = recorded.get("template")
+    if record is None:
+        return None
+    with team_template(recorded, newest=True) as newest:
+        pin = newest.pin
+    if record.get("commit") and pin.commit and pin.commit != record["commit"]:
+        return f"has a newer commit ({record['commit'][:12]} rendered, {pin.commit[:12]} newest)"
+    if record.get("digest") and pin.digest and pin.digest != record["digest"]:
+        return "changed since it was rendered (its files' digest differs)"
+    return None
 
 
 def _answers(text: str) -> dict:
