@@ -5,8 +5,9 @@ had left: a reader following the command through its calls meets the same count.
 
 runs ``rlgen ARGS`` inside REPO in this process with a profile hook on every Python call, keeps
 the calls into modules of the package ``rlgen`` (plugins and libraries left out), and prints
-the modules in the order first entered, their count and the returns: entering a module that is
-neither the one just left nor new. Imports are not calls of a command's own code: the calls a
+the modules in the order first entered, their count and the returns: the distinct steps from
+one module back into another the command had already entered (a loop over many items that
+steps back and forth counts once). Imports are not calls of a command's own code: the calls a
 module's import makes are left out.
 """
 from __future__ import annotations
@@ -16,21 +17,22 @@ import sys
 
 
 def walk(argv: list[str]) -> tuple[list[str], int]:
+    """(the modules in the order first entered, the distinct steps back into one of them)."""
     from rlgen.cli import main
 
     order: list[str] = []
-    returns = 0
+    returns: set[tuple[str, str]] = set()
     previous = None
 
     def hook(frame, event, arg):
-        nonlocal previous, returns
+        nonlocal previous
         if event != "call" or frame.f_code.co_name == "<module>":
             return
         name = frame.f_globals.get("__name__", "")
         if not (name == "rlgen" or name.startswith("rlgen.")) or name == previous:
             return
         if name in order:
-            returns += 1
+            returns.add((previous, name))
         else:
             order.append(name)
         previous = name
@@ -42,7 +44,7 @@ def walk(argv: list[str]) -> tuple[list[str], int]:
         pass
     finally:
         sys.setprofile(None)
-    return order, returns
+    return order, len(returns)
 
 
 if __name__ == "__main__":
