@@ -1,18 +1,35 @@
-"""What ``rlgen render`` gives: every root's render and, for a whole repository, the sync
-engine's entry points, each written to a file of its own when asked, and the objects as rows."""
+"""What ``rlgen render`` gives: a root's render, every root's below a folder, or for a whole
+repository what its cluster gets; each written to a file of its own when asked, and the
+objects as rows."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.render.manifests import committable, plain_files
+from rlgen.render.manifests import render
 from rlgen.render.roots import render_all
 from rlgen.tools import yamlio
 
 
 def rendered(target: Path) -> list[tuple[Path, str]]:
-    """``[(source, YAML)]``: the roots of ``target``, then its entry points (applied as they are)."""
-    return [*render_all(target), *_entry_points(target)]
+    """``[(source, YAML)]``: the root ``target``, or every root below a folder; for a repository
+    (the folder of its rlgen.yaml) what the cluster gets, each object once: its top roots (the
+    overlays and ``runs/``, which hold ``base/`` and every run) and then the sync engine's entry
+    points, applied as they are."""
+    if not (target / "rlgen.yaml").is_file():
+        return render_all(target)
+    found = render({"repo": target.resolve()})["repo"]
+    roots = sorted(s for s in found if not s.endswith(_ENTRY_POINT_SUFFIXES))
+    files = sorted(s for s in found if s.endswith(_ENTRY_POINT_SUFFIXES))
+    return [(Path(s), _joined(found[s])) for s in roots] + \
+        [(Path(s).with_suffix(""), _joined(found[s])) for s in files]
+
+
+_ENTRY_POINT_SUFFIXES = (".yaml", ".yml")
+
+
+def _joined(documents: list[str]) -> str:
+    return "---\n".join(d if d.endswith("\n") else d + "\n" for d in documents)
 
 
 def out_file(out: Path, source: Path) -> Path:
@@ -36,11 +53,3 @@ def table_lines(sources: list[dict]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     return ["  ".join(f"{cell:<{widths[i]}}" for i, cell in enumerate(row[:4])) + f"  {row[4]}"
             for row in [header, *rows]]
-
-
-def _entry_points(target: Path) -> list[tuple[Path, str]]:
-    """The plain manifest files of a repository (its rlgen.yaml's folder), as committed."""
-    if not (target / "rlgen.yaml").is_file():
-        return []
-    return [(path.relative_to(target).with_suffix(""), path.read_text())
-            for path in plain_files(committable(target))]
