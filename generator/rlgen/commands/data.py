@@ -13,7 +13,6 @@ import click
 
 from rlgen.errors import require_extra
 from rlgen.output import output_option, resolve_output, status, to_json
-from rlgen.tools.signals import terminate_as_interrupt
 
 
 @click.group("data")
@@ -38,6 +37,7 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
     """Map a data set to the rows verl reads."""
     require_extra("data", "rlgen data prepare", "pyarrow", "datasets")
     from rlgen.data.prepare import prepare
+    from rlgen.tools.signals import terminate_as_interrupt
 
     _check_prepare_inputs(source, out)
     with terminate_as_interrupt(), status(f"Preparing {dataset}"):
@@ -110,6 +110,7 @@ def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | No
     require_extra("data", "rlgen data upload", "alibabacloud_oss_v2")
     from rlgen.data import progress
     from rlgen.data.upload import MiB, Progress, upload
+    from rlgen.tools.signals import terminate_as_interrupt
 
     def run(reporter):
         with terminate_as_interrupt():
