@@ -114,7 +114,7 @@ def test_a_sweep_is_one_commit_on_one_branch_with_one_labelled_run_per_point(rep
         point = f"{LR}={json.dumps(lr)}, {BATCH}={batch}"
         assert f"{name}  {run['rayjob']}  {point}" in message
         head = (repo / "runs" / name / "run.yaml").read_text().split("hydra:")[0]
-        assert f"sweep 'lr'" in head and f"{LR}={json.dumps(lr)}" in head and f"{BATCH}={batch}" in head
+        assert "sweep 'lr'" in head and f"{LR}={json.dumps(lr)}" in head and f"{BATCH}={batch}" in head
     assert len({r["rayjob"] for r in out["runs"]}) == 4
     assert validate(repo) == (0, [])
 
@@ -140,7 +140,8 @@ def test_a_dry_run_lists_what_it_would_make_and_changes_nothing(repo):
     args = ("lr", "--grid", f"{LR}=1e-6,3e-6", "--set", "trainer.total_epochs=2")
     table = ok(rlgen_in(repo, "run", "sweep", *args, "--dry-run", "-o", "table"))
     assert table.startswith("Dry run: nothing written. Would commit on a new branch run/sweep-lr")
-    assert f"lr-1  lr-1-" in table and f"{LR}=1e-06" in table and f"lr-2  lr-2-" in table and "runs/lr-2/run.yaml" in table
+    assert "lr-1  lr-1-" in table and "lr-2  lr-2-" in table and f"{LR}=1e-06" in table
+    assert "runs/lr-2/run.yaml" in table
     dry = sweep(repo, *args, "--dry-run")
     assert dry["dry_run"] is True and dry["commit"] is None and dry["branch"] == "run/sweep-lr"
     assert state(repo) == before and not (repo / "runs" / "lr-1").exists()
@@ -238,3 +239,16 @@ def test_run_rm_sweep_refuses_what_it_cannot_remove(repo):
     assert state(repo) == before
     ok(rlgen_in(repo, "run", "rm", "--sweep", "lr", "--from-head"))
     assert index(repo) == ["baseline"]
+
+
+def test_an_update_that_renames_a_sweeps_runs_keeps_them_in_the_sweep(repo):
+    ok(rlgen_in(repo, "run", "sweep", "lr", "--no-branch", "--grid", f"{LR}=1e-6,2e-6"))
+    before = {run: ((repo / "runs" / run / "kustomization.yaml").read_text(), pinned(repo, run))
+              for run in ("lr-1", "lr-2")}
+    ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6", "--no-branch"))
+    for run, (text, old) in before.items():
+        assert pinned(repo, run) != old
+        assert (repo / "runs" / run / "kustomization.yaml").read_text() == text.replace(old, pinned(repo, run))
+    listed = json.loads(ok(rlgen_in(repo, "run", "list", "-o", "json")))
+    assert [r["sweep"] for r in listed] == [None, "lr", "lr"]
+    assert validate(repo) == (0, [])

@@ -185,7 +185,8 @@ def _labels_comment(labels: dict[str, str]) -> str:
     if SWEEP_LABEL not in labels:
         return volcano
     sweep = (f"{SWEEP_LABEL}: the sweep this run belongs to (rlgen run sweep); rlgen run list groups by it,\n"
-             f"rlgen run rm --sweep removes its runs, kubectl get rayjobs -l {SWEEP_LABEL}={labels[SWEEP_LABEL]} finds them.")
+             "rlgen run rm --sweep removes its runs, "
+             f"kubectl get rayjobs -l {SWEEP_LABEL}={labels[SWEEP_LABEL]} finds them.")
     return sweep + ("\n" + volcano if len(labels) > 1 else "")
 
 

@@ -136,7 +136,8 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
         rayjob = pruned or f"of run {name}"
         change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
     report(output, change, f"Removed run '{name}' {where(no_branch, branch, start)}: RayJob {rayjob} is pruned "
-                           "once this commit syncs.", run=name, rayjob=pruned, start=None if no_branch else start or "HEAD")
+                           "once this commit syncs.", run=name, rayjob=pruned,
+           start=None if no_branch else start or "HEAD")
 
 
 def remove_runs(ws: Workspace, runs: dict, names: list[str]) -> dict[str, str | None]:

@@ -10,23 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from rlgen.errors import RlgenError
+from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.repo.layout import SWEEP_LABEL
 from rlgen.repo.workspace import Workspace
-from rlgen.generate import run_folders
 from rlgen.runs import edits, grid
 from rlgen.tools.git_change import GitChange
 
 
 def new(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | None, no_branch: bool,
         from_head: bool, max_runs: int, dry_run: bool, output: str | None) -> None:
-    axes = grid.parse(grids)
-    common = edits.parse_assignments(sets)
-    if both := [key for key in axes if key in common]:
-        raise RlgenError(f"{both[0]} is given by both --grid and --set: keep one")
-    points = grid.points(axes)
-    grid.check_count(len(points), max_runs)
-    names = grid.run_names(name, len(points))
+    axes, common, points, names = _plan(name, grids, sets, max_runs)
     ws, runs = edits.open_runs(committing=True)
     branch = f"run/sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, from_head, "pick another sweep name or pass --no-branch")
@@ -43,7 +37,19 @@ def new(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | 
     text = (f"Created sweep '{name}' {edits.where(no_branch, branch, start)}: {len(names)} runs.\n"
             + _table([(r["run"], r["rayjob"], grid.point_text(r["point"])) for r in found]))
     edits.report(output, change, text.rstrip("\n"), sweep=name, grid=axes, runs=found, source=source,
-            start=None if no_branch else start or "HEAD")
+                 start=None if no_branch else start or "HEAD")
+
+
+def _plan(name: str, grids: tuple[str, ...], sets: tuple[str, ...], max_runs: int) -> tuple:
+    """The grid, the keys of every run, the points and the runs' names: all refused before the
+    repository is opened."""
+    axes = grid.parse(grids)
+    common = edits.parse_assignments(sets)
+    if both := [key for key in axes if key in common]:
+        raise RlgenError(f"{both[0]} is given by both --grid and --set: keep one")
+    points = grid.points(axes)
+    grid.check_count(len(points), max_runs)
+    return axes, common, points, grid.run_names(name, len(points))
 
 
 def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None) -> None:
@@ -54,13 +60,14 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
     # The whole runs/ folder: which runs are the sweep's is known only on the new branch.
     with GitChange(ws.root, [ws.root / "runs"], dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
-        pruned = edits.remove_runs(ws, runs, members(ws, runs, name, None if no_branch or not start else start))
+        pruned = edits.remove_runs(ws, runs, members(ws, runs, name, start))
         change.commit(f"Sweep {name}: remove its {len(pruned)} runs\n\nThe sync engine prunes their RayJobs:\n"
                       + _table([(run, rayjob or "(not named)", "") for run, rayjob in pruned.items()]))
     found = [{"run": run, "rayjob": rayjob} for run, rayjob in pruned.items()]
     text = (f"Removed sweep '{name}' {edits.where(no_branch, branch, start)}: {len(found)} runs, their RayJobs "
             "pruned once this commit syncs.\n" + _table([(r["run"], r["rayjob"] or "(not named)", "") for r in found]))
-    edits.report(output, change, text.rstrip("\n"), sweep=name, runs=found, start=None if no_branch else start or "HEAD")
+    edits.report(output, change, text.rstrip("\n"), sweep=name, runs=found,
+                 start=None if no_branch else start or "HEAD")
 
 
 def members(ws: Workspace, runs: dict, name: str, start: str | None = None) -> list[str]:
