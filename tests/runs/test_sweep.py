@@ -107,6 +107,7 @@ def test_a_sweep_is_one_commit_on_one_branch_with_one_labelled_run_per_point(rep
         rayjob = next(o for o in objects if o["kind"] == "RayJob")
         assert rayjob["metadata"]["name"] == run["rayjob"]
         assert rayjob["metadata"]["labels"]["rlgen.io/sweep"] == "lr"
+        assert "rlgen.io/sweep" not in json.dumps(rayjob["spec"])  # its pods are what run new makes
         config = SAFE.load(next(o for o in objects if o["kind"] == "ConfigMap")["data"]["run.yaml"])
         assert config["actor_rollout_ref"]["actor"]["optim"]["lr"] == lr and config["data"]["train_batch_size"] == batch
         assert config["trainer"]["experiment_name"] == name
