@@ -60,7 +60,8 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
 def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | None, no_branch: bool,
           from_head: bool, max_runs: int, dry_run: bool, output: str | None):
     """Add one run per point of the grid (the product of the --grid values), named NAME-1, NAME-2, ...
-    in grid order (the last --grid varying fastest), on one new branch run/sweep-NAME in one commit.
+    in grid order (the last --grid varying fastest; NAME-01 ... from 10 runs on), on one new branch
+    run/sweep-NAME in one commit.
 
     Each run is made and checked as rlgen run new makes it, and labelled rlgen.io/sweep=NAME:
     rlgen run list groups by it, rlgen run rm --sweep NAME removes them all."""
