@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from support.controlplane import wait_until
 from support.flux import NAMESPACE, reconcile
-from support.kuberay import ray_pods
+from support.kuberay import ray_cluster, ray_pods
 from support.repos import ok, run_rlgen
 
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
@@ -69,6 +69,31 @@ def a_new_run_merged_by_pull_request_is_synced_with_its_config(cp, repo):
     config = next(c for c in cp.objects("configmaps", "-n", NAMESPACE)
                   if c["metadata"]["name"] in str(job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]))
     assert "lr: 3.0e-06" in config["data"]["run.yaml"] or "lr: 3e-06" in config["data"]["run.yaml"]
+
+
+def a_sweep_is_synced_found_by_its_label_and_removed_by_one_pull_request(cp, repo):
+    made = json.loads(ok(run_rlgen("run", "sweep", "lr", "--grid", "actor_rollout_ref.actor.optim.lr=1e-6,2e-6",
+                                   "-o", "json", cwd=repo)))
+    assert made["branch"] == "run/sweep-lr" and [r["run"] for r in made["runs"]] == ["lr-1", "lr-2"]
+    ci(repo)
+    merge_and_push(repo, "run/sweep-lr")
+    reconcile(cp)
+    names = {r["rayjob"] for r in made["runs"]}
+
+    def labelled() -> set[str]:
+        return {j["metadata"]["name"] for j in cp.objects("rayjobs", "-n", NAMESPACE, "-l", "rlgen.io/sweep=lr")}
+
+    wait_until("the sweep's RayJobs, found by its label", lambda: labelled() == names)
+    clusters = {name: wait_until(f"RayCluster of {name}", lambda: ray_cluster(cp, NAMESPACE, name)) for name in names}
+    ok(run_rlgen("run", "rm", "--sweep", "lr", cwd=repo))
+    assert git(repo, "branch", "--show-current").strip() == "run/rm-sweep-lr"
+    ci(repo)
+    merge_and_push(repo, "run/rm-sweep-lr")
+    reconcile(cp)
+    wait_until("the sweep's RayJobs pruned", lambda: not labelled())
+    # Their GPUs free again for the steps after this one.
+    wait_until("the sweep's pods gone", lambda: not any(
+        cp.objects("pods", "-n", NAMESPACE, "-l", f"ray.io/cluster={c}") for c in clusters.values()))
 
 
 def a_removed_run_is_pruned(cp, repo):
@@ -147,7 +172,8 @@ def a_run_shrunk_back_fits_again(cp, repo):
 
 def test_runs_changed_by_pull_request_reach_the_cluster(control_plane, synced):
     """One story, in the order a team lives it: each step starts from the cluster the last left."""
-    for step in (a_new_run_merged_by_pull_request_is_synced_with_its_config, a_removed_run_is_pruned,
+    for step in (a_new_run_merged_by_pull_request_is_synced_with_its_config,
+                 a_sweep_is_synced_found_by_its_label_and_removed_by_one_pull_request, a_removed_run_is_pruned,
                  a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers,
                  a_run_larger_than_the_gpu_pool_stays_pending, a_run_shrunk_back_fits_again):
         step(control_plane, synced["repo"])

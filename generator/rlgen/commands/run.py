@@ -40,6 +40,36 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     edits.new(name, source, sets, no_branch, from_head, queue, priority_class, dry_run, output)
 
 
+@command.command("sweep")
+@click.argument("name")
+@click.option("--grid", "grids", multiple=True, required=True, metavar="KEY=V1,V2",
+              help="verl Hydra key and its values, one run per value; each --grid multiplies the runs. Values are "
+                   "YAML separated by commas, or one YAML flow list: KEY=[1e-6, \"a,b\"] (repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="verl Hydra key to change in every run, VALUE in YAML (repeatable).")
+@click.option("--from", "source", metavar="RUN", help="Start every run from the changes of this run.")
+@click.option("--no-branch", is_flag=True,
+              help="Commit on the current branch instead of a new branch run/sweep-NAME.")
+@click.option("--from-head", is_flag=True,
+              help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
+# A larger grid is asked for by name: each run holds its own GPUs once merged.
+@click.option("--max-runs", type=click.IntRange(min=1), default=16, show_default=True, metavar="N",
+              help="Refuse a grid of more runs than this.")
+@click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
+@output_option()
+def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | None, no_branch: bool,
+          from_head: bool, max_runs: int, dry_run: bool, output: str | None):
+    """Add one run per point of the grid (the product of the --grid values), named NAME-1, NAME-2, ...
+    in grid order (the last --grid varying fastest; NAME-01 ... from 10 runs on), on one new branch
+    run/sweep-NAME in one commit.
+
+    Each run is made and checked as rlgen run new makes it, and labelled rlgen.io/sweep=NAME:
+    rlgen run list groups by it, rlgen run rm --sweep NAME removes them all."""
+    from rlgen.runs import sweep as sweeps
+
+    sweeps.new(name, grids, sets, source, no_branch, from_head, max_runs, dry_run, output)
+
+
 @command.command("set")
 @click.argument("name")
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
@@ -58,17 +88,25 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
 
 
 @command.command("rm")
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option("--sweep", metavar="SWEEP", help="Remove every run of this sweep instead (branch run/rm-sweep-SWEEP).")
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of a new branch run/rm-NAME.")
 @click.option("--from-head", is_flag=True,
               help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
-def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None):
+def rm(name: str | None, sweep: str | None, no_branch: bool, from_head: bool, dry_run: bool, output: str | None):
     """Remove run NAME (its folder and its index entry) on a new branch run/rm-NAME, committed:
-    once merged, the sync engine prunes its RayJob.
+    once merged, the sync engine prunes its RayJob. With --sweep, every run of the sweep in one commit.
 
     The branch starts from the branch the cluster syncs, as for rlgen run new."""
+    if (name is None) == (sweep is None):
+        raise click.UsageError("give a run NAME or --sweep SWEEP (one of them)")
+    if sweep is not None:
+        from rlgen.runs import sweep as sweeps
+
+        sweeps.rm(sweep, no_branch, from_head, dry_run, output)
+        return
     from rlgen.runs import edits
 
     edits.rm(name, no_branch, from_head, dry_run, output)
@@ -77,7 +115,9 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
 @command.command("list")
 @output_option()
 def list_(output: str | None):
-    """The active runs: run, RayJob name, size (GPU nodes x GPUs each), and the keys each run changes."""
+    """The active runs: run, RayJob name, size (GPU nodes x GPUs each), and the keys each run changes.
+
+    The runs of a sweep (rlgen run sweep) are listed together, with a SWEEP column."""
     from rlgen.runs import edits
 
     edits.list_(output)

@@ -16,7 +16,7 @@ from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
-from rlgen.repo.layout import RENAME_TRANSFORMER, TRAINING_BASE
+from rlgen.repo.layout import RENAME_TRANSFORMER, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
@@ -172,12 +172,22 @@ def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int
                               "GPUs.\n`rlgen run` writes it; `rlgen validate` checks it against the trainer config.")
     if labels:
         doc["labels"] = [{"pairs": dict(sorted(labels.items()))}]
-        doc.yaml_set_comment_before_after_key(
-            "labels", before="This run's Volcano queue and priority, read when its RayJob starts.")
+        doc.yaml_set_comment_before_after_key("labels", before=_labels_comment(labels))
     hashed = "the rendered run" if naming == 1 else "run.yaml and the training base"
     comment = (f"Training run '{run}'. Change it in run.yaml; the RayJob name below is set by\n"
                f"`rlgen run` from a hash of {hashed}, so an edit starts a new RayJob.")
     return yamlio.dump(doc, comment)
+
+
+def _labels_comment(labels: dict[str, str]) -> str:
+    # A run of no sweep keeps the words it always had: they are hashed into its RayJob's name.
+    volcano = "This run's Volcano queue and priority, read when its RayJob starts."
+    if SWEEP_LABEL not in labels:
+        return volcano
+    sweep = (f"{SWEEP_LABEL}: the sweep this run belongs to (rlgen run sweep); rlgen run list groups by it,\n"
+             "rlgen run rm --sweep removes its runs, "
+             f"kubectl get rayjobs -l {SWEEP_LABEL}={labels[SWEEP_LABEL]} finds them.")
+    return sweep + ("\n" + volcano if len(labels) > 1 else "")
 
 
 def runs_index(runs: list[str], current: str | None = None) -> str:

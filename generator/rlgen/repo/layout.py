@@ -9,3 +9,5 @@ RUNS_INDEX = "runs/kustomization.yaml"
 ENV_RUNS = "overlays/{env}/runs"
 #: The name of the transformer in a run's kustomization that pins its RayJob's name.
 RENAME_TRANSFORMER = "rayjob-name"
+#: The label every object of a sweep's runs carries (``rlgen run sweep``): the sweep's name.
+SWEEP_LABEL = "rlgen.io/sweep"

@@ -21,7 +21,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
-from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, TRAINING_BASE
+from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
@@ -264,6 +264,11 @@ def _kind(value: Any) -> str:
 #: The keys that size a run: its run.yaml sets them, its kustomization patches the RayJob to match.
 SIZE_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
 
+
+
+def sweep_of(repo: Path, run: str) -> str | None:
+    """The sweep ``run`` belongs to, by its kustomization's label."""
+    return run_labels(repo, run).get(SWEEP_LABEL)
 
 
 def run_labels(repo: Path, run: str) -> dict[str, str]:

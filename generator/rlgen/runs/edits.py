@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -32,41 +32,72 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
         queue: str | None, priority_class: str | None, dry_run: bool, output: str | None) -> None:
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
-    ws, _ = _open(committing=True)
+    ws, runs = open_runs(committing=True)
     labels = gang.run_labels(ws.spec, queue, priority_class)
     branch = f"run/{name}"
-    start = None if no_branch or from_head else _sync_start(ws)
-    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
-        own = git.run(ws.root, "rev-list", "--count", f"{start or 'HEAD'}..{branch}").strip()
-        hint = (f" with no commit of its own (left by an interrupted run new?): delete it with git branch -D {branch}"
-                if own == "0" else ": pick another run name or pass --no-branch")
-        raise RlgenError(f"branch {branch} already exists{hint}")
+    start = claim_branch(ws, branch, no_branch, from_head, "pick another run name or pass --no-branch")
     folder = run_files.folder(ws.root, name)
     with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
-        if not no_branch:
-            change.branch(branch, start)
-            ws = open_workspace(ws.root)
-            run_files.check_repository(ws.root, ws.spec)
-        _check_new_name(ws, name)
-        doc = _new_run_config(ws, name, source, _checked_values(ws, name, sets))
-        run_files.check_batches(ws.root, ws.spec, name, doc)
-        folder.mkdir(parents=True)
-        (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
-        rayjob = run_folders.name_run(ws.root, ws.spec, name, labels)
-        run_folders.write_index(ws.root, [*run_files.read_index(ws.root), name])
+        ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
+        doc, rayjob, _ = create_run(ws, name, source, parse_assignments(sets), labels)
+        run_folders.write_index(ws.root, [*runs, name])
         origin = f" from {source}" if source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
-                      f"{_key_lines(run_files.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
-    where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
-    _report(output, change, f"Created run '{name}' {where}: RayJob {rayjob}.",
-            run=name, rayjob=rayjob, source=source, start=None if no_branch else start or "HEAD")
+                      f"{key_lines(run_files.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+    report(output, change, f"Created run '{name}' {where(no_branch, branch, start)}: RayJob {rayjob}.",
+           run=name, rayjob=rayjob, source=source, start=None if no_branch else start or "HEAD")
 
+
+def claim_branch(ws: Workspace, branch: str, no_branch: bool, from_head: bool, fix: str) -> str | None:
+    """The ref a new ``branch`` starts from (None: HEAD or no branch), refusing one that exists."""
+    start = None if no_branch or from_head else sync_start(ws)
+    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
+        own = git.run(ws.root, "rev-list", "--count", f"{start or 'HEAD'}..{branch}").strip()
+        hint = (f" with no commit of its own (left by an interrupted rlgen run?): delete it with git branch -D {branch}"
+                if own == "0" else f": {fix}")
+        raise RlgenError(f"branch {branch} already exists{hint}")
+    return start
+
+
+def enter_branch(change: GitChange, ws: Workspace, runs: dict, branch: str | None,
+                 start: str | None) -> tuple[Workspace, dict]:
+    """Switch ``change`` to its new ``branch`` (None: stay): that branch's workspace and runs."""
+    if branch is None:
+        return ws, runs
+    change.branch(branch, start)
+    ws = open_workspace(ws.root)
+    return ws, run_files.check_repository(ws.root, ws.spec)
+
+
+def where(no_branch: bool, branch: str, start: str | None) -> str:
+    return "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
+
+
+class NewRun(NamedTuple):
+    doc: Any  # its run.yaml
+    rayjob: str
+    values: dict[str, Any]  # the keys set on it, as checked (flat)
+
+
+def create_run(ws: Workspace, name: str, source: str | None, assignments: dict[str, Any],
+               labels: dict[str, str], note: str = "") -> NewRun:
+    """Write ``runs/<name>/`` with ``assignments`` checked against verl and the batch rules,
+    and name its RayJob. ``note``: a comment atop its run.yaml. The caller lists it in the
+    index and commits."""
+    _check_new_name(ws, name)
+    values = checked_values(ws, name, assignments)
+    doc = _new_run_config(ws, name, source, values)
+    run_files.check_batches(ws.root, ws.spec, name, doc)
+    folder = run_files.folder(ws.root, name)
+    folder.mkdir(parents=True)
+    (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc, note))
+    return NewRun(doc, run_folders.name_run(ws.root, ws.spec, name, labels), values)
 
 
 def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | None) -> None:
-    ws, runs = _open(committing=True)
-    _require_run(ws, name, runs)
-    values = _checked_values(ws, name, assignments)
+    ws, runs = open_runs(committing=True)
+    require_run(ws, name, runs)
+    values = checked_values(ws, name, parse_assignments(assignments))
     folder = run_files.folder(ws.root, name)
     doc = runs[name].doc
     before, old_name = run_files.changes(ws.spec, name, doc), runs[name].pinned
@@ -77,8 +108,8 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
         (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = run_folders.name_run(ws.root, ws.spec, name)
         if not change.changed():
-            _report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
-                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
+            report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
+                   run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
             return
         lines = "".join(f"  {k}: {run_files.show(before[k]) if k in before else '(base)'} -> {run_files.show(v)}\n"
                         for k, v in values.items())
@@ -88,54 +119,59 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
             subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
             body = f"Changed keys:\n{lines}\n"
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
-    _report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
-            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
+    report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
+           run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
 
 
 
 def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None) -> None:
-    ws, runs = _open(committing=True)
-    _require_run(ws, name, runs)
+    ws, runs = open_runs(committing=True)
+    require_run(ws, name, runs)
     branch = f"run/rm-{name}"
-    if not no_branch and git.run(ws.root, "branch", "--list", branch).strip():
-        raise RlgenError(f"branch {branch} already exists: delete it or pass --no-branch")
-    start = None if no_branch or from_head else _sync_start(ws)
-    folder = run_files.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
-        if not no_branch:
-            change.branch(branch, start)
-            ws = open_workspace(ws.root)
-            runs = run_files.check_repository(ws.root, ws.spec)
-        _require_run(ws, name, runs)
-        pruned = runs[name].pinned if name in runs else None
+    start = claim_branch(ws, branch, no_branch, from_head, "delete it or pass --no-branch")
+    with GitChange(ws.root, [run_files.folder(ws.root, name), ws.root / run_folders.INDEX], dry_run) as change:
+        ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
+        require_run(ws, name, runs)
+        pruned = remove_runs(ws, runs, [name])[name]
         rayjob = pruned or f"of run {name}"
-        shutil.rmtree(folder)
-        run_folders.write_index(ws.root, [r for r in runs if r != name])
         change.commit(f"Run {name}: remove\n\nThe sync engine prunes RayJob {rayjob}.\n")
-    where = "on the current branch" if no_branch else f"on branch {branch} (from {start or 'HEAD'})"
-    _report(output, change, f"Removed run '{name}' {where}: RayJob {rayjob} is pruned once this commit syncs.",
-            run=name, rayjob=pruned, start=None if no_branch else start or "HEAD")
+    report(output, change, f"Removed run '{name}' {where(no_branch, branch, start)}: RayJob {rayjob} is pruned "
+                           "once this commit syncs.", run=name, rayjob=pruned,
+           start=None if no_branch else start or "HEAD")
 
+
+def remove_runs(ws: Workspace, runs: dict, names: list[str]) -> dict[str, str | None]:
+    """Delete the runs' folders and index entries: ``{run: its pinned RayJob name}``."""
+    pinned = {name: runs[name].pinned for name in names}
+    for name in names:
+        shutil.rmtree(run_files.folder(ws.root, name))
+    run_folders.write_index(ws.root, [r for r in runs if r not in names])
+    return pinned
 
 
 def list_(output: str | None) -> None:
-    ws, runs = _open(committing=False)
+    ws, runs = open_runs(committing=False)
     sizes = {name: batch_rules.size(run_files.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
-    found = [{"run": name, "rayjob": runs[name].pinned,
+    sweeps = {name: run_files.sweep_of(ws.root, name) for name in runs}
+    # A sweep's runs side by side: the runs of no sweep first, then each sweep's, by name.
+    order = sorted(runs, key=lambda name: (sweeps[name] or "", name))
+    found = [{"run": name, "rayjob": runs[name].pinned, "sweep": sweeps[name],
               "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
-              "changes": run_files.changes(ws.spec, name, runs[name].doc)} for name in sorted(runs)]
+              "changes": run_files.changes(ws.spec, name, runs[name].doc)} for name in order]
     if resolve_output(output) == "json":
         click.echo(to_json(found))
         return
-    rows = [(r["run"], r["rayjob"] or "(not named)", f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
+    grouped = any(sweeps.values())
+    rows = [(r["run"], *([r["sweep"] or "-"] if grouped else []), r["rayjob"] or "(not named)",
+             f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
              ", ".join(f"{k}={run_files.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
-    header = ("RUN", "RAYJOB", "SIZE", "CHANGED KEYS")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    for run, rayjob, size, changed in [header, *rows]:
-        click.echo(f"{run:<{widths[0]}}  {rayjob:<{widths[1]}}  {size:<{widths[2]}}  {changed}")
+    header = ("RUN", *(["SWEEP"] if grouped else []), "RAYJOB", "SIZE", "CHANGED KEYS")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    for row in [header, *rows]:
+        click.echo("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + f"  {row[-1]}")
 
 
-def _report(output: str | None, change: GitChange, text: str, **fields) -> None:
+def report(output: str | None, change: GitChange, text: str, **fields) -> None:
     """``text`` (or a dry run's preview) on a table; JSON: ``fields`` and the change's own."""
     if resolve_output(output) == "json":
         click.echo(to_json({**fields, **change.as_json()}))
@@ -143,7 +179,7 @@ def _report(output: str | None, change: GitChange, text: str, **fields) -> None:
         click.echo(change.preview or text)
 
 
-def _open(committing: bool) -> tuple[Workspace, dict]:
+def open_runs(committing: bool) -> tuple[Workspace, dict]:
     """The workspace and its runs, every hand-editable file checked; a committing command also
     needs a clean tree on a branch."""
     ws = open_workspace(Path.cwd())
@@ -160,7 +196,7 @@ def _open(committing: bool) -> tuple[Workspace, dict]:
     return ws, runs
 
 
-def _sync_start(ws: Workspace) -> str:
+def sync_start(ws: Workspace) -> str:
     branch = ws.spec.git_branch
     for ref in (f"origin/{branch}", branch):
         if git.run(ws.root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip():
@@ -171,7 +207,7 @@ def _sync_start(ws: Workspace) -> str:
 
 def _new_run_config(ws: Workspace, name: str, source: str | None, values: dict[str, Any]) -> Any:
     if source:
-        _require_run(ws, source)
+        require_run(ws, source)
         doc = run_files.read_run_config(run_files.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
         # The copy keeps the source's comments but gets this run's own experiment and checkpoints.
         trainer_config.deep_merge(doc, trainer_config.run_config(ws.spec, name))
@@ -190,7 +226,7 @@ def _check_new_name(ws: Workspace, name: str) -> None:
         raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
 
 
-def _require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
+def require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
     """A run whose folder exists and, for a command that changes it, that the index lists."""
     listed = runs is None or name in runs
     if not listed or not (run_files.folder(ws.root, name) / ws.spec.run_config_key).is_file():
@@ -200,8 +236,13 @@ def _require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
         raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
 
 
-def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> dict[str, Any]:
-    parsed = dict(keys.parse(a) for a in assignments)
+def parse_assignments(assignments: tuple[str, ...]) -> dict[str, Any]:
+    """``KEY=VALUE`` options as ``{key: value}``, the last one of a key winning."""
+    return dict(keys.parse(a) for a in assignments)
+
+
+def checked_values(ws: Workspace, run: str, parsed: dict[str, Any]) -> dict[str, Any]:
+    """``parsed`` checked against the repository's verl and the keys rlgen owns."""
     if not parsed:
         return {}
     in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root, ws.spec))
@@ -219,7 +260,7 @@ def _checked_values(ws: Workspace, run: str, assignments: tuple[str, ...]) -> di
     return values
 
 
-def _key_lines(changes: dict[str, Any]) -> str:
+def key_lines(changes: dict[str, Any]) -> str:
     if not changes:
         return "Changed keys: none (the base trainer config as it is)\n"
     return "Changed keys:\n" + "".join(f"  {k}={run_files.show(v)}\n" for k, v in changes.items())
