@@ -15,7 +15,7 @@ from rlgen.repo import answers
 from rlgen.tools import git, git_recovery, kustomize
 from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.update.answers_change import Change, new_selection
-from rlgen.update.engine import update
+from rlgen.update.engine import BRANCH_PREFIX, update
 from rlgen.update.render import HOOKS_SKIPPED
 
 
@@ -53,8 +53,9 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
 
 def _require_synced_branch(branch: str, synced: str | None) -> None:
     """An update branch starts from the checked-out branch: from another than the synced one
-    its pull request would carry that branch's commits (a run's, say) along with the update."""
-    if synced and branch != synced:
+    its pull request would carry that branch's commits (a run's, say) along with the update.
+    An update's own branch is fine: a second update there builds on the first."""
+    if synced and branch != synced and not branch.startswith(BRANCH_PREFIX):
         raise RlgenError(f"on branch {branch}: the update's branch would start here and carry its commits; "
                          f"git switch {synced} (the branch the cluster syncs) first, or pass --no-branch to "
                          f"commit the update on {branch}")
