@@ -111,5 +111,25 @@ def test_a_plain_folder_template_is_rendered_as_it_is_now(tmp_path):
     out = ok(rlgen_in(repo, "update", "--no-branch", "-o", "table"))
 
     after = YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["template"]["digest"]
-    assert after != before and f"{str(template)}: {before[7:19]} -> {after[7:19]}" in out
+    assert after != before and f"../{template.name}: {before[7:19]} -> {after[7:19]}" in out
     assert (repo / "CODEOWNERS").read_text().startswith("/runs/ @my-org/ml-research\n")
+
+
+def test_a_local_template_moved_with_its_repository_is_still_found(tmp_path):
+    # Recorded relative to the repository: both moved side by side (another clone, another
+    # machine), rlgen update finds it, run from any folder of the repository.
+    template = team_template(tmp_path / "before")
+    commit(template, "Team conventions")
+    repo = tmp_path / "before" / "repo"
+    ok(run_rlgen("new", str(repo), *REQUIRED, "--no-input", "--template", str(template)))
+    assert YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["template"]["source"] == f"../{template.name}"
+    (tmp_path / "before").rename(tmp_path / "after")
+    moved = tmp_path / "after" / "repo"
+    edit(tmp_path / "after" / template.name / PROJECT / "CODEOWNERS", "* ", "/runs/ @my-org/ml-research\n* ")
+    commit(tmp_path / "after" / template.name, "New owners")
+
+    ok(run_rlgen("update", "--no-branch", cwd=moved / "runs"))
+
+    assert (moved / "CODEOWNERS").read_text().startswith("/runs/ @my-org/ml-research\n")
+    assert YAML(typ="safe").load((moved / "rlgen.yaml").read_text())["template"]["source"] == f"../{template.name}"
+

@@ -70,7 +70,7 @@ def render(template: Fetched, extra_context: dict[str, Any]) -> dict[str, bytes]
     from cookiecutter.main import cookiecutter
     from jinja2.exceptions import TemplateError
 
-    scratch, shown = template.scratch, redact(template.pin.source)
+    scratch, shown = template.scratch, redact(template.label)
     out = scratch / "out"
     hooks = _HookLog()
     # The user's cookiecutter config is not read (its default_context would change the output),

@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -34,8 +34,9 @@ _NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
 
 @dataclass(frozen=True)
 class Pin:
-    """What ``rlgen.yaml`` records under ``template``: the source as given (a local folder made
-    absolute) and either the commit rendered or, for a folder git does not track, ``digest``."""
+    """What ``rlgen.yaml`` records under ``template``: the source as given (a local folder
+    relative to the repository, :func:`recorded_from`) and either the commit rendered or, for a
+    folder git does not track, ``digest``."""
 
     source: str
     commit: str = ""
@@ -52,10 +53,25 @@ class Fetched:
     folder: Path
     #: The private temporary folder: cookiecutter's own folders and the rendered output go here too.
     scratch: Path
+    #: How messages name the template: its source as fetched, when the pin records it otherwise.
+    shown: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.shown or self.pin.source
 
 
 def is_url(source: str) -> bool:
     return "://" in source or bool(_SCP.match(source))
+
+
+def recorded_from(template: Fetched, repository: Path) -> Fetched:
+    """``template`` as ``rlgen.yaml`` records it: a local folder relative to the repository, so
+    the repository names it wherever the two are checked out side by side."""
+    if is_url(template.pin.source):
+        return template
+    relative = os.path.relpath(template.pin.source, repository)
+    return replace(template, pin=replace(template.pin, source=Path(relative).as_posix()), shown=template.label)
 
 
 def check(source: str, ref: str | None, where: str = "--template") -> None:

@@ -45,8 +45,8 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
     answers = _answers(directory, target, sets, cluster)
     selection = select(discover(), plugins, answers, prompt)
     with ExitStack() as stack:
-        fetched = stack.enter_context(template_source.fetched(template, template_ref)) if template is not None \
-            else None
+        fetched = template_source.recorded_from(stack.enter_context(template_source.fetched(template, template_ref)),
+                                                target) if template is not None else None
         early = EarlyStart(target, stack)
         build = generate(selection, template=fetched, on_ready=early.ready)
         for path in build.clashes:

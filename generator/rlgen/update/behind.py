@@ -44,7 +44,7 @@ def check(root: Path) -> Status:
             "run rlgen update to render them")
         return status
     # The template at the recorded commit: behind means behind this rlgen or the answers.
-    with team_template(recorded) as template:
+    with team_template(root, recorded) as template:
         build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"], template)
     files = keep_runs(root, build.tree.files, base)
     ids = git_plumbing.blob_ids(root, files, write=False)
@@ -55,19 +55,19 @@ def check(root: Path) -> Status:
             else "this rlgen renders it differently"
         status.up_to_date, status.reason = False, (
             f"behind: {version} ({len(status.files)} file(s), e.g. {status.files[0]}): run rlgen update")
-    elif moved := _template_moved(recorded):
+    elif moved := _template_moved(root, recorded):
         # The weekly update workflow runs rlgen update only when this check says behind.
         status.up_to_date, status.reason = False, f"behind: the team's template {moved}: run rlgen update"
     return status
 
 
-def _template_moved(recorded: dict) -> str | None:
+def _template_moved(root: Path, recorded: dict) -> str | None:
     """How the team's template moved since the last render (its source's newest commit, or a
     plain folder's files), or None when it did not or the repository has none."""
     record = recorded.get("template")
     if record is None:
         return None
-    with team_template(recorded, newest=True) as newest:
+    with team_template(root, recorded, newest=True) as newest:
         pin = newest.pin
     if record.get("commit") and pin.commit and pin.commit != record["commit"]:
         return f"has a newer commit ({record['commit'][:12]} rendered, {pin.commit[:12]} newest)"

@@ -56,7 +56,7 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     if move:
         # Removed keys are refused here, before anything is rendered or written.
         verl_move.apply(move, git_plumbing.tree_files(root, "HEAD"), report=True)
-    with team_template(recorded, change.template_ref, change.template_newest) as template:
+    with team_template(root, recorded, change.template_ref, change.template_newest) as template:
         build = generate(selection, recorded["run_naming"], template)
     render = write_render(root, keep_runs(root, build.tree.files, base))
     pending = migrations.pending(selection, recorded["plugin_versions"])

@@ -2,7 +2,7 @@
 history) and a fresh render of the new answers (committed on top of it)."""
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,14 +69,24 @@ HOOKS_SKIPPED = ("the render commit {render} ran no {hooks} hook: rlgen makes it
                  "its own render, not from your index or work tree; the update commit that merges it ran them")
 
 
-def team_template(recorded: dict[str, Any], ref: str | None = None,
+def team_template(root: Path, recorded: dict[str, Any], ref: str | None = None,
                   newest: bool = False) -> AbstractContextManager[template_source.Fetched | None]:
     """The recorded cookiecutter template, fetched: at ``ref``, at the newest commit of its
-    source (``newest``), or at the commit the last render recorded (the same files again)."""
+    source (``newest``), or at the commit the last render recorded (the same files again). A
+    local folder is found relative to the repository at ``root``, and recorded so again."""
     record = recorded.get("template")
     if record is None:
         if ref is not None:
             raise RlgenError(f"--template-ref: {answers.FILENAME} records no template (rlgen new --template)")
         return nullcontext()
     pinned = None if newest or ref is not None else record.get("commit")
-    return template_source.fetched(record["source"], ref, pinned, where=f"{answers.FILENAME}: template.source")
+    source = record["source"]
+    if not template_source.is_url(source):
+        source = str(root / source)  # an absolute one, as earlier rlgen versions recorded, stays itself
+    return _recorded(root, template_source.fetched(source, ref, pinned, where=f"{answers.FILENAME}: template.source"))
+
+
+@contextmanager
+def _recorded(root: Path, fetching: AbstractContextManager[template_source.Fetched]):
+    with fetching as template:
+        yield template_source.recorded_from(template, root)
