@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from rlgen.errors import require_extra
-from rlgen.output import output_option, resolve_output, status, to_json
+from rlgen.output import console, output_option, resolve_output, status, to_json
 from rlgen.tools.signals import terminate_as_interrupt
 
 
@@ -173,13 +173,12 @@ class _FolderProgress:
     INTERVAL = 0.2
 
     def __init__(self, folder: Path, what: str):
-        from rich.console import Console
         from rich.progress import DownloadColumn, Progress, SpinnerColumn, TextColumn, TransferSpeedColumn
 
         self._folder = folder
         self._bar = Progress(SpinnerColumn(), TextColumn(f"{what}: {{task.description}}"),
                              DownloadColumn(binary_units=True), TransferSpeedColumn(),
-                             console=Console(stderr=True), transient=True)
+                             console=console(stderr=True), transient=True)
         self._task = self._bar.add_task("0 files", total=None)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
@@ -213,7 +212,6 @@ class _TerminalProgress:
     """A bar on stderr: bytes sent (or found unchanged) and files done."""
 
     def __init__(self):
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -224,7 +222,7 @@ class _TerminalProgress:
         )
 
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True),
-                             TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                             TransferSpeedColumn(), TimeRemainingColumn(), console=console(stderr=True),
                              transient=True)
         self._lock = threading.Lock()
         self._task = None

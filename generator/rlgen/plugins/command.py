@@ -42,10 +42,11 @@ def show(fmt: str) -> None:
         core = [{"name": o.name, "default": o.default, "help": o.help} for o in CORE.options]
         print(to_json({"plugins": data, "core_options": core}))
         return
-    from rich.console import Console
     from rich.markup import escape
 
-    console = Console(highlight=False, soft_wrap=True)
+    from rlgen.output import console as rich_console
+
+    console = rich_console(highlight=False, soft_wrap=True)
     slot = None
     for row in data:
         if row["slot"] != slot:
