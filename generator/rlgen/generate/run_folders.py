@@ -18,7 +18,7 @@ from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo import naming_scheme
 from rlgen.repo.layout import RUNS_INDEX, TRAINING_BASE
 from rlgen.spec import Spec
-from rlgen.tools import kustomize, yamlio
+from rlgen.tools import kustomize, repo_files, yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
 from rlgen.verl.batch_rules import Size
 
@@ -48,7 +48,7 @@ def name_run(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None = N
     folder = repo / "runs" / run
     scheme = answers.read(repo)["run_naming"]
     labels = run_labels(repo, run) if labels is None else labels
-    size = run_size(repo, spec, yamlio.load((folder / spec.run_config_key).read_text()) or {})
+    size = run_size(repo, spec, yamlio.load(repo_files.read_text(folder / spec.run_config_key, repo)) or {})
     if scheme == naming_scheme.INPUTS:
         name = inputs_name(repo, spec, run, labels)
     else:
@@ -65,7 +65,7 @@ def inputs_name(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None 
                 shared: dict[str, bytes] | None = None) -> str:
     """The name scheme 2 gives the run as its files are now: its run.yaml, its size and labels,
     and the training inputs (``shared``, else read from ``repo``)."""
-    config = (folder(repo, run) / spec.run_config_key).read_bytes()
+    config = repo_files.read_bytes(folder(repo, run) / spec.run_config_key, repo)
     labels = run_labels(repo, run) if labels is None else labels
     size = run_size(repo, spec, _read(config.decode()) or {})
     unnamed = run_kustomization(spec, run, None, naming_scheme.INPUTS, size, labels)
@@ -94,7 +94,7 @@ def stale_names(repo: Path, spec: Spec, pinned: dict[str, str | None]) -> dict[s
 def run_labels(repo: Path, run: str) -> dict[str, str]:
     """The labels the run's kustomization gives its objects (its own queue and priority)."""
     path = folder(repo, run) / "kustomization.yaml"
-    doc = (_read(path.read_text()) if path.is_file() else None) or {}
+    doc = (_read(repo_files.read_text(path, repo)) if path.is_file() else None) or {}
     return {str(k): str(v) for entry in doc.get("labels") or [] for k, v in (entry.get("pairs") or {}).items()}
 
 
@@ -110,7 +110,7 @@ def _read(text: str):
 def effective(repo: Path, spec: Spec, run_doc: dict) -> dict:
     """The trainer config a run's pods compose: the repository's base, then the run's file."""
     base = repo / TRAINING_BASE / spec.trainer_config_key
-    text = base.read_text() if base.is_file() else ""
+    text = repo_files.read_text(base, repo) if base.is_file() else ""
     # Not dumped and parsed again: ruamel moves comments when a document is dumped twice.
     # A copy: effective_config shares its parse of the base with every caller.
     base_config = copy.deepcopy(trainer_config.effective_config({spec.trainer_config_key: text}))
@@ -131,7 +131,7 @@ def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
     if not any(key in flat for key in SIZE_KEYS):
         return None
     path = repo / TRAINING_BASE / "rayjob.yaml"
-    base = (_read(path.read_text()) if path.is_file() else None) or {}
+    base = (_read(repo_files.read_text(path, repo)) if path.is_file() else None) or {}
     if path.is_file() and not ((base.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs"):
         raise RlgenError(f"{TRAINING_BASE}/rayjob.yaml has no GPU worker group (an older layout), so a run "
                          "cannot change trainer.nnodes or trainer.n_gpus_per_node: give it the worker group this rlgen generates")
@@ -157,7 +157,11 @@ def active(repo: Path) -> list[str]:
 
 
 def write_index(repo: Path, runs: list[str]) -> None:
-    (repo / INDEX).write_text(runs_index(runs, (repo / INDEX).read_text()))
+    try:
+        text = runs_index(runs, repo_files.read_text(repo / INDEX, repo))
+    except ValueError as exc:
+        raise RlgenError(f"{INDEX}: {exc}") from None
+    (repo / INDEX).write_text(text)
 
 
 def pinned_name(repo: Path, run: str) -> str | None:

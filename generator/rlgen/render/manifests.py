@@ -24,7 +24,7 @@ from rlgen.errors import RlgenError
 from rlgen.render import inputs, parts
 from rlgen.render.cache import RenderCache
 from rlgen.render.checkouts import Checkout, WorkingTree
-from rlgen.tools import kustomize, scratch, yamlio
+from rlgen.tools import kustomize, repo_files, scratch, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
@@ -51,11 +51,8 @@ def kustomizations(co: Checkout) -> dict[str, dict]:
 
 
 def _text(co: Checkout, rel: str) -> str:
-    """A file a user may have edited: a defect is one line naming the file."""
-    try:
-        return co.text(rel)
-    except UnicodeDecodeError as exc:
-        raise RlgenError(f"{rel}: not UTF-8 text (byte {exc.start})") from None
+    """A file a user may have edited: a defect (not UTF-8, not a file) is one line naming it."""
+    return co.text(rel)
 
 
 def _entry(root: str, entry: object) -> str:
@@ -107,14 +104,17 @@ def plain_files(files: set[Path]) -> list[Path]:
     folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
     return [path for path in sorted(files) if _may_be_plain(path.parent.name, path.suffix,
                                                                any(p in folders for p in path.parents))
-            and split(_read_text(path))]
+            and split(_checked(path, repo_files.read_text(path)))]
 
 
-def _read_text(path: Path) -> str:
+def _checked(rel: str | Path, text: str) -> str:
+    """``text`` of the sync entry point ``rel``, once the strict reader took it: the sync engine
+    applies it as it is, and a defect found later would have no file to name."""
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        yamlio.read_manifests_all(text)
+    except ValueError as exc:
+        raise RlgenError(f"{repo_files.shown(Path(rel)) if isinstance(rel, Path) else rel}: {exc}") from None
+    return text
 
 
 def _may_be_plain(folder_name: str, suffix: str, in_kustomization_folder: bool) -> bool:
@@ -134,14 +134,8 @@ def plain_documents(co: Checkout) -> dict[str, list[str]]:
                         if _may_be_plain(posixpath.basename(posixpath.dirname(rel)), posixpath.splitext(rel)[1],
                                          inside(rel)))
     co.prefetch(candidates)
-    docs = {rel: split(_text(co, rel)) for rel in candidates}
-    for rel, found in docs.items():
-        if not found:
-            # Not objects, yet a sync engine applying this folder would try to read it.
-            try:
-                yamlio.read_plain_all(co.text(rel))
-            except ValueError as exc:
-                raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
+    # Objects or not, a sync engine applying the folder reads every one of them.
+    docs = {rel: split(_checked(rel, _text(co, rel))) for rel in candidates}
     return {rel: found for rel, found in docs.items() if found}
 
 

@@ -21,7 +21,7 @@ from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
 from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, TRAINING_BASE
 from rlgen.spec import Spec
-from rlgen.tools import yamlio
+from rlgen.tools import repo_files, yamlio
 
 #: Keys of run.yaml that are Hydra's, not verl's.
 HYDRA_KEYS = ("hydra", "defaults")
@@ -61,8 +61,8 @@ def read_mapping(path: Path, plain: bool = False) -> Any:
 
 def _read_plain(path: Path) -> Any:
     try:
-        return yamlio.read_checked12(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return yamlio.read_checked12(repo_files.read_text(path))
+    except (OSError, RlgenError, ValueError):
         return None
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.tools import go_runtime
+from rlgen.tools import go_runtime, repo_files
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -92,6 +92,6 @@ def roots(repo: Path) -> list[Path]:
         for path in repo.rglob(name):
             if any(part.startswith(".") for part in path.relative_to(repo).parts):
                 continue
-            if "kind: Component" not in path.read_text():
+            if "kind: Component" not in repo_files.read_text(path):
                 found.append(path.parent)
     return sorted(set(found))

@@ -127,12 +127,12 @@ def load_all(text: str) -> list[Any]:
 def read_file(path: Path) -> Any:
     """A YAML file a user may have edited, parsed with its comments; any defect (unreadable,
     not UTF-8, not YAML, a duplicate key) is one line naming the file and the place."""
+    from rlgen.tools.repo_files import read_text as read_repository_file
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_repository_file(path)
     except FileNotFoundError:
         raise RlgenError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise RlgenError(f"{path}: cannot read: {exc.strerror}") from None
     return read_text(path, text)
@@ -208,15 +208,15 @@ def read_checked12(text: str) -> Any:
     for checking many hand-editable files at libyaml speed. A defect raises ``ValueError``;
     :func:`read_file` then says where it is."""
     bounded(text)
-    return _read_one(text, _checked_loader())
+    return _read_one(text, _strict(_core_loader()))
 
 
 def read_plain12(text: str) -> Any:
     """The first document of ``text`` as plain data by the rules of :func:`parse_value`, at
     libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. A
-    defect raises ``ValueError``."""
+    defect, or what :func:`_strict` refuses, raises ``ValueError``."""
     bounded(text)
-    return _read_one(text, _core_loader())
+    return _read_one(text, _strict(_core_loader()))
 
 
 def _read_one(text: str, loader) -> Any:
@@ -236,16 +236,17 @@ def _read_one(text: str, loader) -> Any:
 def read_plain_all(text: str) -> list[Any]:
     """Plain data of every document, for reading rendered manifests that are never written
     back. Built from libyaml's events when the text is plain enough (see
-    :func:`read_manifests_all`). A defect raises ``ValueError``."""
-    return _read_all(text, _c_loader())
+    :func:`read_manifests_all`). A defect, or what :func:`_strict` refuses, raises ``ValueError``."""
+    return _read_all(text, _strict(_c_loader()))
 
 
 def read_manifests_all(text: str) -> list[Any]:
     """Rendered Kubernetes objects as :func:`read_plain_all` reads them, but with an unquoted
     date or time kept as the text it is: the API server and kubeconform (sigs.k8s.io/yaml) read
     it as a string, and JSON has no date. Built from libyaml's events when the text is as plain
-    as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect raises ``ValueError``."""
-    return _read_all(text, _manifests_loader())
+    as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect, or what :func:`_strict`
+    refuses but a date, raises ``ValueError``."""
+    return _read_all(text, _strict(_manifests_loader()))
 
 
 def _read_all(text: str, loader) -> list[Any]:
@@ -296,6 +297,11 @@ def _pyyaml(read):
 
     try:
         return read()
+    except yaml.MarkedYAMLError as exc:
+        # "line 3, column 1: <problem>": the text's own name ("<unicode string>") says nothing.
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(str(exc.problem or exc.context).split())
+        raise ValueError(f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem) from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
 
@@ -318,11 +324,23 @@ def _core_loader():
     return Loader
 
 
-@lru_cache(maxsize=1)
-def _checked_loader():
+#: YAML types JSON has no value for, which kustomize, the API server, Flux and Hydra therefore
+#: read otherwise than a reviewer does, or refuse: bytes, sets, ordered maps, pairs, dates.
+_NOT_JSON = {
+    "binary": "the YAML tag !!binary", "set": "the YAML tag !!set", "omap": "the YAML tag !!omap",
+    "pairs": "the YAML tag !!pairs", "timestamp": "an unquoted date or time",
+}
+
+
+@lru_cache(maxsize=None)
+def _strict(base):
+    """The one strict variant of a libyaml loader, for every reader of a repository's YAML:
+    ``base``'s types and rules, but a key given twice in a mapping (kustomize refuses it; libyaml
+    keeps the last) and a value of :data:`_NOT_JSON` are errors naming their line. A date that
+    ``base`` reads as text (:func:`read_manifests_all`) stays text."""
     import yaml
 
-    class Loader(_core_loader()):
+    class Loader(base):
         def construct_mapping(self, node, deep=False):
             if isinstance(node, yaml.MappingNode):
                 seen = set()
@@ -336,6 +354,15 @@ def _checked_loader():
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    def refuse(what: str):
+        def construct(loader, node):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{what} is not plain data (JSON has no such value): quote it to keep it a string",
+                node.start_mark)
+        return construct
+
+    for tag, what in _NOT_JSON.items():
+        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", refuse(what))
     return Loader
 
 
