@@ -8,9 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.tools import go_runtime, repo_files
-
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+from rlgen.tools import go_runtime, kustomize_reads, repo_files
+from rlgen.tools.kustomize_reads import KUSTOMIZATION_FILES
 
 
 @lru_cache(maxsize=1)
@@ -43,6 +42,8 @@ class Builds:
         #: Python work delays no build's start.
         self.started = threading.Event()
         self._awaited, self._spawned = 1, 0
+        #: Folders whose files :func:`kustomize_reads.check_build` took: each once a command.
+        self._checked: set[str] = set()
 
     def expect(self, count: int) -> None:
         """:attr:`started` waits for ``count`` builds, not one: the builds that start at once
@@ -52,6 +53,7 @@ class Builds:
 
     def build(self, root: Path) -> str:
         """As :func:`build`; raises :class:`Stopped` once :meth:`stop` was called."""
+        kustomize_reads.check_build(root, self._checked)
         with self._lock:
             if self.stopped:
                 raise Stopped(root)
