@@ -234,10 +234,10 @@ def _read_one(text: str, loader) -> Any:
 
 
 def read_plain_all(text: str) -> list[Any]:
-    """Plain data of every document, for reading rendered manifests that are never written
-    back. Built from libyaml's events when the text is plain enough (see
-    :func:`read_manifests_all`). A defect, or what :func:`_strict` refuses, raises ``ValueError``."""
-    return _read_all(text, _strict(_c_loader()))
+    """Plain data of every document, for reading manifests and kustomizations that are never
+    written back: :func:`read_manifests_all`, by whose rules the API server, kustomize and the
+    sync engines read them (an unquoted date is its text)."""
+    return read_manifests_all(text)
 
 
 def read_manifests_all(text: str) -> list[Any]:
