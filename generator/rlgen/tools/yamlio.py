@@ -139,11 +139,19 @@ def read_file(path: Path) -> Any:
 
 
 def read_text(path: Path, text: str) -> Any:
-    """:func:`read_file` of ``path`` whose ``text`` the caller has read already."""
+    """:func:`read_file` of ``path`` whose ``text`` the caller has read already. The strict
+    rules every reader of a repository's YAML shares (:func:`_strict`) are checked first, at
+    libyaml speed; ruamel then builds the document with its comments."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        doc = load(text)
+        read_checked12(text)
+    except ValueError as exc:
+        raise RlgenError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise RlgenError(f"{path}: nested too deeply") from None
+    try:
+        return load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -152,34 +160,6 @@ def read_text(path: Path, text: str) -> Any:
         raise RlgenError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
     except (ValueError, RecursionError) as exc:
         raise RlgenError(f"{path}: {exc if isinstance(exc, ValueError) else 'nested too deeply'}") from None
-    if problem := plain_data_error(doc):
-        raise RlgenError(f"{path}: {problem}")
-    return doc
-
-
-def plain_data_error(doc: Any) -> str | None:
-    """Why ``doc`` is not plain data (mappings, lists, strings, numbers, booleans, nulls): a
-    tag (``!Ref``, ``!!binary``, ``!!set``) or an unquoted timestamp rlgen and Hydra would read
-    otherwise than a reviewer does; ``None`` when it is plain."""
-    from ruamel.yaml.comments import CommentedSet, TaggedScalar
-    import datetime
-
-    todo: list[tuple[Any, str]] = [(doc, "")]
-    while todo:
-        node, place = todo.pop()
-        where = place or "top level"
-        tag = getattr(getattr(node, "tag", None), "value", None)
-        if tag and not tag.startswith("tag:yaml.org,2002:"):
-            return f"{where}: the YAML tag {tag} is not plain data (remove it or quote the value)"
-        if isinstance(node, (TaggedScalar, CommentedSet, set, bytes)):
-            return f"{where}: a YAML tag (!!set, !!binary, ...) is not plain data"
-        if isinstance(node, (datetime.date, datetime.datetime)):
-            return f"{where}: an unquoted date or time: quote it to keep it a string"
-        if isinstance(node, dict):
-            todo.extend((v, f"{place}.{k}" if place else str(k)) for k, v in node.items())
-        elif isinstance(node, list):
-            todo.extend((v, f"{place}[{i}]") for i, v in enumerate(node))
-    return None
 
 
 def parse_value(raw: str) -> Any:
@@ -327,8 +307,9 @@ def _core_loader():
 #: YAML types JSON has no value for, which kustomize, the API server, Flux and Hydra therefore
 #: read otherwise than a reviewer does, or refuse: bytes, sets, ordered maps, pairs, dates.
 _NOT_JSON = {
-    "binary": "the YAML tag !!binary", "set": "the YAML tag !!set", "omap": "the YAML tag !!omap",
-    "pairs": "the YAML tag !!pairs", "timestamp": "an unquoted date or time",
+    **{tag: f"the YAML tag !!{tag} is not plain data (JSON has no such value): remove it"
+       for tag in ("binary", "set", "omap", "pairs")},
+    "timestamp": "an unquoted date or time is not plain data (JSON has no such value): quote it to keep it a string",
 }
 
 
@@ -354,15 +335,13 @@ def _strict(base):
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
-    def refuse(what: str):
+    def refuse(problem: str):
         def construct(loader, node):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"{what} is not plain data (JSON has no such value): quote it to keep it a string",
-                node.start_mark)
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
         return construct
 
-    for tag, what in _NOT_JSON.items():
-        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", refuse(what))
+    for tag, problem in _NOT_JSON.items():
+        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", refuse(problem))
     return Loader
 
 
