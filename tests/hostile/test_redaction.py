@@ -90,3 +90,19 @@ def test_a_git_url_with_a_secret_parameter_is_refused_without_repeating_it(name,
     line = one_error_line(result)
     assert "secret query parameter" in line and "abc123secret" not in line, line
     assert not (tmp_path / "repo").exists()
+
+
+@pytest.mark.parametrize("encoding", ("plain", "encoded once", "encoded twice"))
+def test_an_object_storage_error_echoing_a_presigned_request_shows_no_part_of_its_signature(encoding):
+    """What the upload's retry line and its last error say of a refused request: the OSS
+    client's own masking stops at an encoded character, rlgen's rules read through it."""
+    from rlgen.oss.credentials import redact
+
+    query = f"partNumber=3&OSSAccessKeyId=STS.NUm7ZkXqA1&Expires=1767225600&Signature={quote(SECRET, safe='')}" \
+            f"&security-token={quote('CAIS' + SECRET, safe='')}"
+    url = f"https://bucket.oss-cn-hangzhou.aliyuncs.com/data/train.parquet?{query}"
+    for _ in range(("plain", "encoded once", "encoded twice").index(encoding)):
+        url = quote(url, safe="")
+    out = redact(f"403 SignatureDoesNotMatch for PUT {url}")
+    assert SECRET[:4] not in out and "CAIS" not in out and "NUm7" not in out, out
+    assert "bucket.oss-cn-hangzhou.aliyuncs.com" in out and "1767225600" in out, out
