@@ -33,7 +33,7 @@ def read_bytes(path: Path, repo: Path | None = None) -> bytes:
         # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise
+        raise  # as Path.read_bytes: callers ask whether an optional file is there
     except IsADirectoryError:
         raise RlgenError(f"{shown}: a folder, not a file") from None
     except OSError as exc:
@@ -42,10 +42,7 @@ def read_bytes(path: Path, repo: Path | None = None) -> bytes:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise RlgenError(f"{shown}: a folder, not a file")
-        if not stat.S_ISREG(info.st_mode):
-            raise RlgenError(f"{shown}: {_kind(info.st_mode)}, not a regular file: rlgen reads only files")
-        if info.st_size > MAX_FILE_BYTES:
-            raise RlgenError(f"{shown}: {info.st_size} bytes, more than the {MAX_FILE_BYTES} rlgen reads of a file")
+        _refuse(info, shown)
         chunks, size = [], 0
         # A file that says it is small may not be (/proc, a file being written): read to the limit only.
         while chunk := os.read(fd, _CHUNK):
@@ -84,8 +81,12 @@ def check(path: Path, repo: Path | None = None) -> None:
         info = os.stat(path)
     except OSError:
         return
-    if stat.S_ISDIR(info.st_mode):
-        return
+    if not stat.S_ISDIR(info.st_mode):
+        _refuse(info, shown)
+
+
+def _refuse(info: os.stat_result, shown: str) -> None:
+    """Refuse what is not a regular file, or is one past the limit by its size."""
     if not stat.S_ISREG(info.st_mode):
         raise RlgenError(f"{shown}: {_kind(info.st_mode)}, not a regular file: rlgen reads only files")
     if info.st_size > MAX_FILE_BYTES:
