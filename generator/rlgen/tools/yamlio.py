@@ -9,8 +9,13 @@ and writes it (:func:`core_schema`), whichever parser or emitter does the work.
   1.2 (:func:`read_plain12`) or, for rendered manifests and what the API server reads, by YAML
   1.1 (:func:`read_plain_all`, :func:`read_yaml11_all`).
 
-Errors: a defect in text is a ``ValueError`` with the problem; :func:`read_file`, the one
-reader of a file, turns it into an :class:`RlgenError` naming the file and the place.
+Every reader of YAML text is strict alike (:func:`_strict`): a key given twice, or a value JSON
+has not (``!!binary``, ``!!set``, a date where a config is read), is a defect with its line, as
+kustomize, the sync engines and Hydra refuse or misread them. Files are read by
+:mod:`rlgen.tools.repo_files` (a regular file of the repository, bounded, UTF-8).
+
+Errors: a defect in text is a ``ValueError`` with the problem and its line; :func:`read_file`,
+the one reader of a file, turns it into an :class:`RlgenError` naming the file and the place.
 """
 from __future__ import annotations
 
@@ -193,10 +198,10 @@ def read_checked12(text: str) -> Any:
 
 def read_plain12(text: str) -> Any:
     """The first document of ``text`` as plain data by the rules of :func:`parse_value`, at
-    libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. A
-    defect, or what :func:`_strict` refuses, raises ``ValueError``."""
-    bounded(text)
-    return _read_one(text, _strict(_core_loader()))
+    libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. The
+    same strict reading as :func:`read_checked12`: a defect, or what :func:`_strict` refuses,
+    raises ``ValueError``."""
+    return read_checked12(text)
 
 
 def _read_one(text: str, loader) -> Any:
@@ -221,7 +226,7 @@ def read_plain_all(text: str) -> list[Any]:
 
 
 def read_manifests_all(text: str) -> list[Any]:
-    """Rendered Kubernetes objects as :func:`read_plain_all` reads them, but with an unquoted
+    """Kubernetes objects (rendered, or a sync entry point) as plain data, with an unquoted
     date or time kept as the text it is: the API server and kubeconform (sigs.k8s.io/yaml) read
     it as a string, and JSON has no date. Built from libyaml's events when the text is as plain
     as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect, or what :func:`_strict`
