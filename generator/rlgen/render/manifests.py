@@ -42,17 +42,12 @@ def kustomizations(co: Checkout) -> dict[str, dict]:
     out = {}
     for folder, rel in files.items():
         try:
-            doc = inputs.parse_kustomization(_text(co, rel))
+            doc = inputs.parse_kustomization(co.text(rel))
         except ValueError as exc:
             raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
         if doc.get("kind") != "Component":
             out[folder] = doc
     return out
-
-
-def _text(co: Checkout, rel: str) -> str:
-    """A file a user may have edited: a defect (not UTF-8, not a file) is one line naming it."""
-    return co.text(rel)
 
 
 def _entry(root: str, entry: object) -> str:
@@ -104,16 +99,16 @@ def plain_files(files: set[Path]) -> list[Path]:
     folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
     return [path for path in sorted(files) if _may_be_plain(path.parent.name, path.suffix,
                                                                any(p in folders for p in path.parents))
-            and split(_checked(path, repo_files.read_text(path)))]
+            and split(_checked(repo_files.shown(path), repo_files.read_text(path)))]
 
 
-def _checked(rel: str | Path, text: str) -> str:
+def _checked(rel: str, text: str) -> str:
     """``text`` of the sync entry point ``rel``, once the strict reader took it: the sync engine
     applies it as it is, and a defect found later would have no file to name."""
     try:
         yamlio.read_manifests_all(text)
     except ValueError as exc:
-        raise RlgenError(f"{repo_files.shown(Path(rel)) if isinstance(rel, Path) else rel}: {exc}") from None
+        raise RlgenError(f"{rel}: {exc}") from None
     return text
 
 
@@ -135,7 +130,7 @@ def plain_documents(co: Checkout) -> dict[str, list[str]]:
                                          inside(rel)))
     co.prefetch(candidates)
     # Objects or not, a sync engine applying the folder reads every one of them.
-    docs = {rel: split(_checked(rel, _text(co, rel))) for rel in candidates}
+    docs = {rel: split(_checked(rel, co.text(rel))) for rel in candidates}
     return {rel: found for rel, found in docs.items() if found}
 
 
