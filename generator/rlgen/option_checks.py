@@ -104,10 +104,6 @@ _REGION = r"[a-z]{2,4}(?:-[a-z0-9]+){1,4}"
 # Characters of a URI (RFC 3986) that no shell, YAML reader or Dockerfile gives a meaning to.
 _URI_CHARS = r"[A-Za-z0-9._~%+/:@?=&#,-]*"
 _REPO_PATH = r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*"
-#: Query parameters that carry a secret (a presigned URL's signature, an access token).
-_SECRET_PARAMS = (r"(?i)(?:^|[?&;])(?:access_?token|token|api_?key|key|secret|password|passwd|pwd|"
-                  r"signature|sig|x-amz-signature|x-oss-signature|x-oss-security-token|"
-                  r"security-token|auth)=")
 _URL_USERINFO = r"(?i)\b([a-z][a-z0-9+.-]*)://([^/\s@?#]*)@"
 _SECRET_HINT = ("pass secrets to the cluster as a Kubernetes Secret and to CI as a repository secret, "
                 "never in an answer (it is committed)")
@@ -128,7 +124,9 @@ def credential_error(value: str) -> str | None:
         scheme, userinfo = match.group(1).lower(), match.group(2)
         if ":" in userinfo or not scheme.endswith("ssh"):
             return f"{_show(redact_url(value))} carries credentials in its user info: {_SECRET_HINT}"
-    if "://" in value and re.search(_SECRET_PARAMS, value.split("?", 1)[-1] if "?" in value else ""):
+    from rlgen.redaction import has_secret_parameter
+
+    if "://" in value and has_secret_parameter(value):
         return f"{_show(redact_url(value))} carries a secret query parameter: {_SECRET_HINT}"
     return None
 

@@ -36,6 +36,15 @@ def to_json(data: Any) -> str:
     return redact(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def console(**options):
+    """A rich console that prints text as it is given: rich would otherwise turn a word between
+    colons into an emoji (``acs:ram::`` of a RAM policy into a ram) in every string it renders,
+    a table's cells included. ``options`` go to ``rich.console.Console``."""
+    from rich.console import Console
+
+    return Console(emoji=False, **options)
+
+
 class status:
     """A spinner on stderr while a long step runs silently, on a terminal only (a log gets
     nothing): ``with status("Rendering"):``."""
@@ -43,9 +52,7 @@ class status:
     def __init__(self, text: str):
         self._status = None
         if sys.stderr.isatty():
-            from rich.console import Console
-
-            self._status = Console(stderr=True).status(text)
+            self._status = console(stderr=True).status(text)
 
     def __enter__(self):
         if self._status:

@@ -76,9 +76,10 @@ def test_answers_diff_cannot_take_are_refused_as_every_command_refuses_them(repo
         answers.write_text(text.replace("\n  rlgen:\n", f"\n  rlgen:\n    note: {value}\n", 1))
         line = one_error_line(rlgen_in(repo, "diff", "-o", "table"))
         assert line == one_error_line(rlgen_in(repo, "run", "list")), value
-        # The place: the key, or the line of an alias inside what it names (its key is not built).
+        # The place: the line and column of the value, or of an alias inside what it names.
         note = text.splitlines().index("  rlgen:") + 2
-        assert "rlgen.yaml" in line and ("note" in line or f"line {note}, column 15" in line), line
+        column = 15 if value.startswith("&") else 11
+        assert "rlgen.yaml" in line and f"line {note}, column {column}" in line, line
     answers.write_text(text + "plugins: {}\n")
     line = one_error_line(rlgen_in(repo, "diff", "-o", "table"))
     assert line == one_error_line(rlgen_in(repo, "run", "list")) and "duplicate" in line, line

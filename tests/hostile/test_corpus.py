@@ -158,6 +158,46 @@ def _upload_folder_with_link(root: Path) -> None:
     (root / "up" / "leak.txt").symlink_to(root / "secret.txt")
 
 
+def _link(path: str, target: str) -> Callable[[Path], None]:
+    """A committed symbolic link at ``path`` to ``target`` (absolute, or beside the repository)."""
+    def make(repo: Path) -> None:
+        link = repo / path
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.exists() or link.is_symlink():
+            link.unlink()
+        if not target.startswith("/"):
+            (repo.parent / target).write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: outside\n")
+        link.symlink_to(target if target.startswith("/") else repo.parent / target)
+    return make
+
+
+def _named_resource(folder: str, name: str, make: Callable[[Path], None]) -> Callable[[Path], None]:
+    """``make`` puts a file at ``folder/name``, which git does not keep (a FIFO, a huge file:
+    ignored), and the folder's kustomization names it, so kustomize would read it."""
+    def prepare(repo: Path) -> None:
+        make(repo / folder / name)
+        with open(repo / ".git" / "info" / "exclude", "a") as exclude:
+            exclude.write(f"/{folder}/{name}\n")
+        kustomization = repo / folder / "kustomization.yaml"
+        text = kustomization.read_text()
+        assert "resources:\n" in text, folder
+        kustomization.write_text(text.replace("resources:\n", f"resources:\n  - {name}\n", 1))
+    return prepare
+
+
+def _huge(path: Path) -> None:
+    # Sparse: past rlgen's limit on a file without taking the disk.
+    with open(path, "wb") as f:
+        f.truncate(64 * 1024 * 1024 + 1)
+
+
+def _index_folder(repo: Path) -> None:
+    index = repo / "runs" / "kustomization.yaml"
+    index.unlink()
+    index.mkdir()
+    (index / "kustomization.yaml").write_text("resources: []\n")
+
+
 CASES = [
     # -- answers at the door: control characters, shell text, credentials, types and ranges
     new(f"rlgen.registry={REGISTRY}\nRUN curl x | sh", name="registry-newline", says="control character"),
@@ -275,6 +315,61 @@ CASES = [
          says="which still runs"),
     Case("update-journal-garbage", ("update", "--set", "ak-storage.bucket=other-bucket"), _journal("{not json"),
          says="not the journal rlgen writes"),
+
+    # -- files that are not the repository's own: links out of it, devices, FIFOs, endless or huge files
+    Case("entry-link-dev-zero", ("validate",), _link("clusters/production/zero.yaml", "/dev/zero"),
+         says="clusters/production/zero.yaml: a symbolic link to /dev/zero, outside the repository"),
+    Case("entry-link-outside-file", ("validate",), _link("clusters/production/out.yaml", "outside.yaml"),
+         says="outside the repository"),
+    Case("trainer-link-dev-zero", ("run", "new", "second"), _link("base/training/trainer.yaml", "/dev/zero"),
+         says="base/training/trainer.yaml"),
+    Case("kustomization-link-dev-zero", ("render",), _link("runs/baseline/kustomization.yaml", "/dev/urandom"),
+         says="runs/baseline/kustomization.yaml"),
+    Case("resource-fifo", ("validate",), _named_resource("runs/baseline", "pipe.yaml", os.mkfifo),
+         says="runs/baseline/pipe.yaml: a FIFO"),
+    Case("resource-fifo-run-new", ("run", "new", "second"),
+         _named_resource("base/training", "pipe.yaml", os.mkfifo), says="base/training/pipe.yaml: a FIFO"),
+    Case("resource-huge", ("validate",), _named_resource("base/platform", "huge.yaml", _huge), says="huge.yaml"),
+
+    # -- YAML a strict reader refuses, as kustomize and the sync engines do: keys twice, bytes
+    #    that are not UTF-8, values JSON has not (dates, !!binary, !!set)
+    Case("entry-duplicate-key", ("validate",),
+         lambda repo: (repo / "clusters/production/runs.yaml").write_text(
+             (repo / "clusters/production/runs.yaml").read_text() + "apiVersion: v1\n"),
+         says="duplicate key"),
+    Case("entry-not-utf8", ("validate",), lambda repo: (repo / "clusters/production/runs.yaml").write_bytes(
+        (repo / "clusters/production/runs.yaml").read_bytes() + b"# caf\xe9\n"), says="not UTF-8"),
+    Case("entry-binary-tag", ("validate",), write("clusters/production/extra.yaml",
+                                                  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+                                                  "  namespace: default\ndata:\n  a: !!binary aGk=\n"),
+         says="!!binary"),
+    Case("trainer-timestamp", ("validate",), edit("base/training/trainer.yaml", "trainer:\n",
+                                                  "trainer:\n  note: 2024-01-01\n"), says="date"),
+    Case("trainer-set", ("validate",), edit("base/training/trainer.yaml", "trainer:\n",
+                                            "trainer:\n  note: !!set {a, b}\n"), says="tag"),
+    Case("kustomization-duplicate-key", ("validate",), edit("runs/baseline/kustomization.yaml", "resources:\n",
+                                                           "namespace: a\nnamespace: b\nresources:\n"),
+         says="duplicate"),
+
+    # -- invalid files where a command met them before as a bug (exit 70)
+    Case("entry-bad-yaml", ("validate",), edit("clusters/production/runs.yaml", "apiVersion", "a: [\napiVersion"),
+         says="clusters/production/runs.yaml: line"),
+    Case("entry-bad-yaml-status", ("status",), edit("clusters/production/runs.yaml", "apiVersion", "a: [\napiVersion"),
+         says="clusters/production/runs.yaml: line"),
+    Case("entry-bad-yaml-doctor", ("doctor",), edit("clusters/production/runs.yaml", "apiVersion", "a: [\napiVersion"),
+         says="clusters/production/runs.yaml: line"),
+    Case("stray-bad-yaml-status", ("status",), write("clusters/production/stray.yaml", "a: [\n"),
+         says="clusters/production/stray.yaml"),
+    Case("stray-bad-yaml-doctor", ("doctor",), write("clusters/production/stray.yaml", "a: [\n"),
+         says="clusters/production/stray.yaml"),
+    Case("kustomization-not-utf8-render", ("render",), lambda repo: (repo / "runs/baseline/kustomization.yaml")
+         .write_bytes((repo / "runs/baseline/kustomization.yaml").read_bytes() + b"# \xff\n"),
+         says="runs/baseline/kustomization.yaml: line"),
+    Case("index-folder-render", ("render",), _index_folder, says="runs/kustomization.yaml: a folder"),
+    Case("index-folder-run-new", ("run", "new", "second"), _index_folder, says="runs/kustomization.yaml"),
+    Case("index-empty-render", ("render",), write("runs/kustomization.yaml", ""), says="runs"),
+    Case("index-empty-run-new", ("run", "new", "second"), write("runs/kustomization.yaml", ""),
+         says="runs/kustomization.yaml: empty"),
 
     # -- kustomize sources edited by hand
     Case("platform-bad-yaml", ("validate",), write("base/platform/kustomization.yaml", "resources: [unclosed\n"),

@@ -7,8 +7,10 @@ import copy
 import datetime
 import io
 import random
+from pathlib import Path
 
 import pytest
+from rlgen.errors import RlgenError
 from rlgen.tools import yamlio
 
 VALUES = [None, 0, -3, 3e-06, 1e-06, 0.5, 1e20, float("inf"), True, False, "", "plain text", "1e-06", "3e-6",
@@ -88,8 +90,15 @@ def test_every_scalar_reads_back_as_written(value):
                                                                                     "- x", "[", "]", "{", "}", "a: b",
                                                                                     "@x", "#x", ":", ",", "-")])
 def test_every_reader_types_a_plain_scalar_alike(text):
-    """Unquoted, as a user writes it: the fast reader and ruamel's give the same type and value."""
+    """Unquoted, as a user writes it: the fast reader and ruamel's give the same type and value,
+    or, for a date (no JSON value), both refuse it."""
     doc = f"key: {text}" if "\n" not in text else "key: |\n" + "".join(f"  {line}\n" for line in text.splitlines())
+    if isinstance(yamlio.parse_value(doc)["key"], (datetime.date, datetime.datetime)):
+        with pytest.raises(ValueError, match="date"):
+            yamlio.read_plain12(doc)
+        with pytest.raises(RlgenError, match="date"):
+            yamlio.read_text(Path("run.yaml"), doc)
+        return
     assert _same(yamlio.read_plain12(doc)["key"], yamlio.parse_value(doc)["key"])
     assert _same(yamlio.read_plain12(doc)["key"], _plain(yamlio.load(doc)["key"]))
 

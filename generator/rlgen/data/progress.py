@@ -6,7 +6,6 @@ import threading
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -18,6 +17,7 @@ from rich.progress import (
 )
 
 from rlgen.data import visible_files
+from rlgen.output import console
 
 
 def human_size(n: int) -> str:
@@ -47,7 +47,7 @@ class FolderProgress:
         self._folder = folder
         self._bar = Progress(SpinnerColumn(), TextColumn(f"{what}: {{task.description}}"),
                              DownloadColumn(binary_units=True), TransferSpeedColumn(),
-                             console=Console(stderr=True), transient=True)
+                             console=console(stderr=True), transient=True)
         self._task = self._bar.add_task("0 files", total=None)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
@@ -80,7 +80,7 @@ class TerminalProgress:
 
     def __init__(self):
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True),
-                             TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                             TransferSpeedColumn(), TimeRemainingColumn(), console=console(stderr=True),
                              transient=True)
         self._lock = threading.Lock()
         self._task = None

@@ -197,6 +197,10 @@ def runs_index(runs: list[str], current: str | None = None) -> str:
         return yamlio.dump(_kustomization(resources=sorted(runs)),
                            "The active training runs: removing one here (or its folder) prunes its RayJob.")
     doc = yamlio.load(current)
+    if not isinstance(doc, dict):
+        # kustomize refuses it too ("kustomization.yaml is empty"): nothing to keep the comments of.
+        raise ValueError("empty or not a mapping, so not a kustomization: write it as a kustomization "
+                         "(resources: the run folders) first")
     doc["resources"] = sorted(runs)
     return yamlio.dump(doc)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlgen.errors import RlgenError
 from rlgen.generate.kustomizations import run_kustomization, runs_index
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo import naming_scheme
 from rlgen.repo.layout import RUNS_INDEX
 from rlgen.repo.run_files import folder, read_data, run_labels, run_size
 from rlgen.spec import Spec
-from rlgen.tools import kustomize, yamlio
+from rlgen.tools import kustomize, repo_files, yamlio
 
 if TYPE_CHECKING:  # ruamel is imported by the commands that write a run.yaml, when they do
     from ruamel.yaml.comments import CommentedMap
@@ -40,7 +41,7 @@ def name_run(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None = N
     where = folder(repo, run)
     scheme = answers.read(repo)["run_naming"]
     labels = run_labels(repo, run) if labels is None else labels
-    size = run_size(repo, spec, yamlio.load((where / spec.run_config_key).read_text()) or {})
+    size = run_size(repo, spec, yamlio.load(repo_files.read_text(where / spec.run_config_key, repo)) or {})
     if scheme == naming_scheme.INPUTS:
         name = inputs_name(repo, spec, run, labels)
     else:
@@ -57,7 +58,7 @@ def inputs_name(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None 
                 shared: dict[str, bytes] | None = None) -> str:
     """The name scheme 2 gives the run as its files are now: its run.yaml, its size and labels,
     and the training inputs (``shared``, else read from ``repo``)."""
-    config = (folder(repo, run) / spec.run_config_key).read_bytes()
+    config = repo_files.read_bytes(folder(repo, run) / spec.run_config_key, repo)
     labels = run_labels(repo, run) if labels is None else labels
     size = run_size(repo, spec, read_data(config.decode()) or {})
     unnamed = run_kustomization(spec, run, None, naming_scheme.INPUTS, size, labels)
@@ -84,7 +85,11 @@ def stale_names(repo: Path, spec: Spec, pinned: dict[str, str | None]) -> dict[s
 
 
 def write_index(repo: Path, runs: list[str]) -> None:
-    (repo / INDEX).write_text(runs_index(runs, (repo / INDEX).read_text()))
+    try:
+        text = runs_index(runs, repo_files.read_text(repo / INDEX, repo))
+    except ValueError as exc:
+        raise RlgenError(f"{INDEX}: {exc}") from None
+    (repo / INDEX).write_text(text)
 
 
 def set_keys(run_doc: CommentedMap, values: dict[str, Any]) -> None:

@@ -37,11 +37,13 @@ def emit(rows: list, columns: tuple[str, ...], fmt: str, header: dict | None = N
     if fmt == "json":
         click.echo(json.dumps({**(header or {}), "rows": [asdict(r) for r in rows]}, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    # A table piped to a file keeps its long fix commands on one line.
-    console = Console() if sys.stdout.isatty() else Console(width=200)
+    from rlgen.output import console as rich_console
+
+    # A table piped to a file keeps its long fix commands on one line. Its cells are the
+    # cluster's and rlgen's text, never markup: a "[...]" in a message stays in it.
+    console = rich_console(markup=False) if sys.stdout.isatty() else rich_console(markup=False, width=200)
     table = Table(title=", ".join(f"{k} {v}" for k, v in (header or {}).items()) or None)
     for column in columns:
         table.add_column(column)

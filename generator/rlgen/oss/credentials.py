@@ -47,7 +47,13 @@ _LONG_OPAQUE = re.compile(r"(?<![\w+-])(?=[\w+-]*\d)(?=[\w+-]*[A-Z])(?=[\w+-]*[a
 
 def redact(text: str) -> str:
     """``text`` from a remote service with tokens and keys replaced by ``<redacted>``: the
-    secrets of this environment wherever they appear, and anything shaped like one."""
+    secrets of this environment wherever they appear, and anything shaped like one. A request
+    URL it echoes (percent-encoded, perhaps) is masked by rlgen's own rules first
+    (:func:`rlgen.redaction.redact`): the pattern for an opaque run below would stop at an
+    encoded character and leave the first part of a signature in view."""
+    from rlgen.redaction import redact as masked
+
+    text = masked(text)
     for name in (*ACCESS_KEY_VARIABLES[1:], "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN"):
         if len(value := os.environ.get(name, "")) >= 8:
             text = text.replace(value, "<redacted>")

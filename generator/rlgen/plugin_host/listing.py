@@ -1,9 +1,9 @@
 """What ``rlgen plugins`` shows: every installed plugin by slot, with its options and defaults."""
 from __future__ import annotations
 
-from rich.console import Console
 from rich.markup import escape
 
+from rlgen.output import console as rich_console
 from rlgen.output import to_json
 from rlgen.plugin_host.discovery import discover
 from rlgen.plugin_host.selection import CORE
@@ -34,8 +34,7 @@ def show(fmt: str) -> None:
         core = [{"name": o.name, "default": o.default, "help": o.help} for o in CORE.options]
         print(to_json({"plugins": data, "core_options": core}))
         return
-    # emoji off: an option value such as acs:ram::... must not become an emoji.
-    console = Console(highlight=False, soft_wrap=True, emoji=False)
+    console = rich_console(highlight=False, soft_wrap=True)
     slot = None
     for row in data:
         if row["slot"] != slot:

@@ -70,7 +70,11 @@ class Checkout:
         raise NotImplementedError
 
     def text(self, rel: str) -> str:
-        return self.read(rel).decode("utf-8", errors="replace")
+        """The file as UTF-8 text, as kustomize and the sync engines read it: anything else is
+        refused (a character replaced here would pass a check the cluster fails)."""
+        from rlgen.tools.repo_files import decode
+
+        return decode(self.read(rel), rel)
 
     def id(self, rel: str) -> str:
         raise NotImplementedError
@@ -120,7 +124,9 @@ class WorkingTree(Checkout):
         return tracked, untracked, unchecked
 
     def read(self, rel: str) -> bytes:
-        return (self.repo / rel).read_bytes()
+        from rlgen.tools.repo_files import read_bytes
+
+        return read_bytes(self.repo / rel, self.repo)
 
     def id(self, rel: str) -> str:
         if rel not in self._ids:

@@ -24,7 +24,7 @@ from rlgen.errors import RlgenError
 from rlgen.render import inputs, parts
 from rlgen.render.cache import RenderCache
 from rlgen.render.checkouts import Checkout, WorkingTree
-from rlgen.tools import kustomize, scratch, yamlio
+from rlgen.tools import kustomize, repo_files, scratch, yamlio
 
 _SEPARATOR = re.compile(r"^---[ \t]*\n?", re.M)
 #: Folders of objects applied by hand, never by the sync engine (the reader role of rlgen doctor).
@@ -42,20 +42,12 @@ def kustomizations(co: Checkout) -> dict[str, dict]:
     out = {}
     for folder, rel in files.items():
         try:
-            doc = inputs.parse_kustomization(_text(co, rel))
+            doc = inputs.parse_kustomization(co.text(rel))
         except ValueError as exc:
             raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
         if doc.get("kind") != "Component":
             out[folder] = doc
     return out
-
-
-def _text(co: Checkout, rel: str) -> str:
-    """A file a user may have edited: a defect is one line naming the file."""
-    try:
-        return co.text(rel)
-    except UnicodeDecodeError as exc:
-        raise RlgenError(f"{rel}: not UTF-8 text (byte {exc.start})") from None
 
 
 def _entry(root: str, entry: object) -> str:
@@ -107,14 +99,17 @@ def plain_files(files: set[Path]) -> list[Path]:
     folders = {p.parent for p in files if p.name in kustomize.KUSTOMIZATION_FILES}
     return [path for path in sorted(files) if _may_be_plain(path.parent.name, path.suffix,
                                                                any(p in folders for p in path.parents))
-            and split(_read_text(path))]
+            and split(_checked(repo_files.shown(path), repo_files.read_text(path)))]
 
 
-def _read_text(path: Path) -> str:
+def _checked(rel: str, text: str) -> str:
+    """``text`` of the sync entry point ``rel``, once the strict reader took it: the sync engine
+    applies it as it is, and a defect found later would have no file to name."""
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        yamlio.read_manifests_all(text)
+    except ValueError as exc:
+        raise RlgenError(f"{rel}: {exc}") from None
+    return text
 
 
 def _may_be_plain(folder_name: str, suffix: str, in_kustomization_folder: bool) -> bool:
@@ -134,14 +129,8 @@ def plain_documents(co: Checkout) -> dict[str, list[str]]:
                         if _may_be_plain(posixpath.basename(posixpath.dirname(rel)), posixpath.splitext(rel)[1],
                                          inside(rel)))
     co.prefetch(candidates)
-    docs = {rel: split(_text(co, rel)) for rel in candidates}
-    for rel, found in docs.items():
-        if not found:
-            # Not objects, yet a sync engine applying this folder would try to read it.
-            try:
-                yamlio.read_plain_all(co.text(rel))
-            except ValueError as exc:
-                raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
+    # Objects or not, a sync engine applying the folder reads every one of them.
+    docs = {rel: split(_checked(rel, co.text(rel))) for rel in candidates}
     return {rel: found for rel, found in docs.items() if found}
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlgen import __version__
 from rlgen.errors import RlgenError
-from rlgen.tools import yamlio
+from rlgen.tools import repo_files, yamlio
 
 if TYPE_CHECKING:
     from rlgen.plugin_host.selection import Selection
@@ -64,8 +64,8 @@ def read(root: Path) -> dict[str, Any]:
     a list of names. Every command reads them here, so all of them accept the same files."""
     path = root / FILENAME
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = repo_files.read_text(path, root)
+    except (OSError, RlgenError):
         return parse(yamlio.read_file(path), path)  # which names the defect
     # A copy: a caller may change what it gets, never what the next caller reads.
     return copy.deepcopy(_parsed(path, text))
@@ -98,10 +98,10 @@ def branch_hint(root: Path) -> str | None:
     from rlgen.spec import DEFAULT_GIT_BRANCH
 
     try:
-        text = (root / FILENAME).read_text(encoding="utf-8")
+        text = repo_files.read_text(root / FILENAME, root)
         yamlio.bounded(text)
         doc = yamlio.read_plain(text)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+    except (OSError, RlgenError, ValueError, RecursionError):
         return None
     options = doc.get("options") if isinstance(doc, dict) else None
     core = (options.get("rlgen") or {}) if isinstance(options, dict) else None

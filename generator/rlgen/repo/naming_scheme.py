@@ -19,6 +19,7 @@ from typing import Mapping
 
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo.layout import TRAINING_BASE
+from rlgen.tools import repo_files
 
 LEGACY, INPUTS = 1, 2
 #: The scheme ``rlgen new`` gives a repository.
@@ -49,5 +50,5 @@ def training_inputs(repo: Path) -> dict[str, bytes]:
         for path in top.rglob("*"):
             rel = path.relative_to(repo).as_posix()
             if path.is_file() and is_training_input(rel):
-                out[rel] = path.read_bytes()
+                out[rel] = repo_files.read_bytes(path, repo)
     return out

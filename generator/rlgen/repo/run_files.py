@@ -23,7 +23,7 @@ from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
 from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import Spec
-from rlgen.tools import yamlio
+from rlgen.tools import repo_files, yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
 from rlgen.verl.batch_rules import Size
 
@@ -65,8 +65,8 @@ def read_mapping(path: Path, plain: bool = False) -> Any:
 
 def _read_plain(path: Path) -> Any:
     try:
-        return yamlio.read_checked12(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        return yamlio.read_checked12(repo_files.read_text(path))
+    except (OSError, RlgenError, ValueError):
         return None
 
 
@@ -274,7 +274,7 @@ def sweep_of(repo: Path, run: str) -> str | None:
 def run_labels(repo: Path, run: str) -> dict[str, str]:
     """The labels the run's kustomization gives its objects (its own queue and priority)."""
     path = folder(repo, run) / "kustomization.yaml"
-    doc = (read_data(path.read_text()) if path.is_file() else None) or {}
+    doc = (read_data(repo_files.read_text(path, repo)) if path.is_file() else None) or {}
     return {str(k): str(v) for entry in doc.get("labels") or [] for k, v in (entry.get("pairs") or {}).items()}
 
 
@@ -291,7 +291,7 @@ def read_data(text: str):
 def effective(repo: Path, spec: Spec, run_doc: dict) -> dict:
     """The trainer config a run's pods compose: the repository's base, then the run's file."""
     base = repo / TRAINING_BASE / spec.trainer_config_key
-    text = base.read_text() if base.is_file() else ""
+    text = repo_files.read_text(base, repo) if base.is_file() else ""
     # Not dumped and parsed again: ruamel moves comments when a document is dumped twice.
     # A copy: effective_config shares its parse of the base with every caller.
     base_config = copy.deepcopy(trainer_config.effective_config({spec.trainer_config_key: text}))
@@ -313,7 +313,7 @@ def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
     if not any(key in flat for key in SIZE_KEYS):
         return None
     path = repo / TRAINING_BASE / "rayjob.yaml"
-    base = (read_data(path.read_text()) if path.is_file() else None) or {}
+    base = (read_data(repo_files.read_text(path, repo)) if path.is_file() else None) or {}
     if path.is_file() and not ((base.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs"):
         raise RlgenError(f"{TRAINING_BASE}/rayjob.yaml has no GPU worker group (an older layout), so a run "
                          "cannot change trainer.nnodes or trainer.n_gpus_per_node: give it the worker group this rlgen generates")

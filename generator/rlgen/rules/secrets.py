@@ -10,7 +10,7 @@ from typing import Iterator
 from rlgen.contributions import SECRETS_FOLDER, SecretRef
 from rlgen.errors import RlgenError
 from rlgen.rules.base import Finding, Rendered
-from rlgen.tools import git, sops, yamlio
+from rlgen.tools import git, repo_files, sops, yamlio
 
 PLAINTEXT = "Secret with values committed to Git: create it on the cluster (README, Secrets) instead"
 
@@ -32,7 +32,8 @@ def plaintext_files(repo: Path) -> Iterator[Finding]:
         if not rel or rel.startswith("schemas/"):
             continue
         try:
-            text = (repo / rel).read_text(encoding="utf-8")
+            # Bounded and inside the repository: a committed link to /dev/zero is refused, not read.
+            text = repo_files.read_bytes(repo / rel, repo).decode("utf-8")
             # A Secret's kind is spelled out, or escaped in a quoted string: any other file
             # (most of them: runs, kustomizations, values) holds none and is not parsed.
             docs = yamlio.read_plain_all(text) if "Secret" in text or "\\" in text else []
@@ -55,7 +56,7 @@ def sops_files(repo: Path, declared: list[SecretRef]) -> Iterator[Finding]:
     for path in sorted(p for p in folder.glob("*/*/*") if p.is_file()):
         rel = path.relative_to(repo).as_posix()
         label = f"Secret/{path.parent.parent.name}/{path.parent.name}"
-        content = path.read_bytes()
+        content = repo_files.read_bytes(path, repo)
         if not sops.is_encrypted(content):
             yield Finding(rel, label, "not encrypted by sops: set it again with rlgen secret set "
                                       f"{path.parent.name} {path.name} (and rotate the value: Git has it)")

@@ -19,6 +19,7 @@ from rlgen.render import manifests
 from rlgen.repo.workspace import find_root, load_spec
 from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
 from rlgen.status.wait import BLOCKED, READY, assess
+from rlgen.tools import repo_files
 from rlgen.tools.yamlio import read_plain_all
 
 
@@ -76,7 +77,7 @@ def _repo():
     for path in manifests.plain_files(manifests.committable(root)):
         parts = path.relative_to(root).parts
         if parts[0] == "clusters":
-            folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(d for d in read_plain_all(path.read_text()) if isinstance(d, dict))
+            folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(d for d in read_plain_all(repo_files.read_text(path, root)) if isinstance(d, dict))
     sync_objects = [d for docs in folders.values() for d in docs]
     return Repo(root, spec.namespace, spec.git_branch, sync_objects, folders)
 

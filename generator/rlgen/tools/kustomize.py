@@ -9,9 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.tools import go_runtime
-
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+from rlgen.tools import go_runtime, kustomize_reads, repo_files
+from rlgen.tools.kustomize_reads import KUSTOMIZATION_FILES
 
 
 #: The release the generated workflows install (their KUSTOMIZE_VERSION) and the tests build.
@@ -53,6 +52,8 @@ class Builds:
         #: Python work delays no build's start.
         self.started = threading.Event()
         self._awaited, self._spawned = 1, 0
+        #: Folders whose files :func:`kustomize_reads.check_build` took: each once a command.
+        self._checked: set[str] = set()
 
     def expect(self, count: int) -> None:
         """:attr:`started` waits for ``count`` builds, not one: the builds that start at once
@@ -62,6 +63,7 @@ class Builds:
 
     def build(self, root: Path) -> str:
         """As :func:`build`; raises :class:`Stopped` once :meth:`stop` was called."""
+        kustomize_reads.check_build(root, self._checked)
         with self._lock:
             if self.stopped:
                 raise Stopped(root)
@@ -102,6 +104,6 @@ def roots(repo: Path) -> list[Path]:
         for path in repo.rglob(name):
             if any(part.startswith(".") for part in path.relative_to(repo).parts):
                 continue
-            if "kind: Component" not in path.read_text():
+            if "kind: Component" not in repo_files.read_text(path):
                 found.append(path.parent)
     return sorted(set(found))

@@ -9,8 +9,13 @@ and writes it (:func:`core_schema`), whichever parser or emitter does the work.
   1.2 (:func:`read_plain12`) or, for rendered manifests and what the API server reads, by YAML
   1.1 (:func:`read_plain_all`, :func:`read_yaml11_all`).
 
-Errors: a defect in text is a ``ValueError`` with the problem; :func:`read_file`, the one
-reader of a file, turns it into an :class:`RlgenError` naming the file and the place.
+Every reader of YAML text is strict alike (:func:`_strict`): a key given twice, or a value JSON
+has not (``!!binary``, ``!!set``, a date where a config is read), is a defect with its line, as
+kustomize, the sync engines and Hydra refuse or misread them. Files are read by
+:mod:`rlgen.tools.repo_files` (a regular file of the repository, bounded, UTF-8).
+
+Errors: a defect in text is a ``ValueError`` with the problem and its line; :func:`read_file`,
+the one reader of a file, turns it into an :class:`RlgenError` naming the file and the place.
 """
 from __future__ import annotations
 
@@ -127,23 +132,31 @@ def load_all(text: str) -> list[Any]:
 def read_file(path: Path) -> Any:
     """A YAML file a user may have edited, parsed with its comments; any defect (unreadable,
     not UTF-8, not YAML, a duplicate key) is one line naming the file and the place."""
+    from rlgen.tools.repo_files import read_text as read_repository_file
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_repository_file(path)
     except FileNotFoundError:
         raise RlgenError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise RlgenError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise RlgenError(f"{path}: cannot read: {exc.strerror}") from None
     return read_text(path, text)
 
 
 def read_text(path: Path, text: str) -> Any:
-    """:func:`read_file` of ``path`` whose ``text`` the caller has read already."""
+    """:func:`read_file` of ``path`` whose ``text`` the caller has read already. The strict
+    rules every reader of a repository's YAML shares (:func:`_strict`) are checked first, at
+    libyaml speed; ruamel then builds the document with its comments."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        doc = load(text)
+        read_checked12(text)
+    except ValueError as exc:
+        raise RlgenError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise RlgenError(f"{path}: nested too deeply") from None
+    try:
+        return load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -152,34 +165,6 @@ def read_text(path: Path, text: str) -> Any:
         raise RlgenError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
     except (ValueError, RecursionError) as exc:
         raise RlgenError(f"{path}: {exc if isinstance(exc, ValueError) else 'nested too deeply'}") from None
-    if problem := plain_data_error(doc):
-        raise RlgenError(f"{path}: {problem}")
-    return doc
-
-
-def plain_data_error(doc: Any) -> str | None:
-    """Why ``doc`` is not plain data (mappings, lists, strings, numbers, booleans, nulls): a
-    tag (``!Ref``, ``!!binary``, ``!!set``) or an unquoted timestamp rlgen and Hydra would read
-    otherwise than a reviewer does; ``None`` when it is plain."""
-    from ruamel.yaml.comments import CommentedSet, TaggedScalar
-    import datetime
-
-    todo: list[tuple[Any, str]] = [(doc, "")]
-    while todo:
-        node, place = todo.pop()
-        where = place or "top level"
-        tag = getattr(getattr(node, "tag", None), "value", None)
-        if tag and not tag.startswith("tag:yaml.org,2002:"):
-            return f"{where}: the YAML tag {tag} is not plain data (remove it or quote the value)"
-        if isinstance(node, (TaggedScalar, CommentedSet, set, bytes)):
-            return f"{where}: a YAML tag (!!set, !!binary, ...) is not plain data"
-        if isinstance(node, (datetime.date, datetime.datetime)):
-            return f"{where}: an unquoted date or time: quote it to keep it a string"
-        if isinstance(node, dict):
-            todo.extend((v, f"{place}.{k}" if place else str(k)) for k, v in node.items())
-        elif isinstance(node, list):
-            todo.extend((v, f"{place}[{i}]") for i, v in enumerate(node))
-    return None
 
 
 def parse_value(raw: str) -> Any:
@@ -208,15 +193,15 @@ def read_checked12(text: str) -> Any:
     for checking many hand-editable files at libyaml speed. A defect raises ``ValueError``;
     :func:`read_file` then says where it is."""
     bounded(text)
-    return _read_one(text, _checked_loader())
+    return _read_one(text, _strict(_core_loader()))
 
 
 def read_plain12(text: str) -> Any:
     """The first document of ``text`` as plain data by the rules of :func:`parse_value`, at
-    libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. A
-    defect raises ``ValueError``."""
-    bounded(text)
-    return _read_one(text, _core_loader())
+    libyaml speed: for the trainer configs ``diff`` and ``validate`` read for every run. The
+    same strict reading as :func:`read_checked12`: a defect, or what :func:`_strict` refuses,
+    raises ``ValueError``."""
+    return read_checked12(text)
 
 
 def _read_one(text: str, loader) -> Any:
@@ -234,18 +219,19 @@ def _read_one(text: str, loader) -> Any:
 
 
 def read_plain_all(text: str) -> list[Any]:
-    """Plain data of every document, for reading rendered manifests that are never written
-    back. Built from libyaml's events when the text is plain enough (see
-    :func:`read_manifests_all`). A defect raises ``ValueError``."""
-    return _read_all(text, _c_loader())
+    """Plain data of every document, for reading manifests and kustomizations that are never
+    written back: :func:`read_manifests_all`, by whose rules the API server, kustomize and the
+    sync engines read them (an unquoted date is its text)."""
+    return read_manifests_all(text)
 
 
 def read_manifests_all(text: str) -> list[Any]:
-    """Rendered Kubernetes objects as :func:`read_plain_all` reads them, but with an unquoted
+    """Kubernetes objects (rendered, or a sync entry point) as plain data, with an unquoted
     date or time kept as the text it is: the API server and kubeconform (sigs.k8s.io/yaml) read
     it as a string, and JSON has no date. Built from libyaml's events when the text is as plain
-    as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect raises ``ValueError``."""
-    return _read_all(text, _manifests_loader())
+    as kustomize writes it (:mod:`rlgen.tools.yaml_events`). A defect, or what :func:`_strict`
+    refuses but a date, raises ``ValueError``."""
+    return _read_all(text, _strict(_manifests_loader()))
 
 
 def _read_all(text: str, loader) -> list[Any]:
@@ -296,6 +282,11 @@ def _pyyaml(read):
 
     try:
         return read()
+    except yaml.MarkedYAMLError as exc:
+        # "line 3, column 1: <problem>": the text's own name ("<unicode string>") says nothing.
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(str(exc.problem or exc.context).split())
+        raise ValueError(f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem) from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
 
@@ -318,11 +309,24 @@ def _core_loader():
     return Loader
 
 
-@lru_cache(maxsize=1)
-def _checked_loader():
+#: YAML types JSON has no value for, which kustomize, the API server, Flux and Hydra therefore
+#: read otherwise than a reviewer does, or refuse: bytes, sets, ordered maps, pairs, dates.
+_NOT_JSON = {
+    **{tag: f"the YAML tag !!{tag} is not plain data (JSON has no such value): remove it"
+       for tag in ("binary", "set", "omap", "pairs")},
+    "timestamp": "an unquoted date or time is not plain data (JSON has no such value): quote it to keep it a string",
+}
+
+
+@lru_cache(maxsize=None)
+def _strict(base):
+    """The one strict variant of a libyaml loader, for every reader of a repository's YAML:
+    ``base``'s types and rules, but a key given twice in a mapping (kustomize refuses it; libyaml
+    keeps the last) and a value of :data:`_NOT_JSON` are errors naming their line. A date that
+    ``base`` reads as text (:func:`read_manifests_all`) stays text."""
     import yaml
 
-    class Loader(_core_loader()):
+    class Loader(base):
         def construct_mapping(self, node, deep=False):
             if isinstance(node, yaml.MappingNode):
                 seen = set()
@@ -336,6 +340,13 @@ def _checked_loader():
                     seen.add(key)
             return super().construct_mapping(node, deep=deep)
 
+    def refuse(problem: str):
+        def construct(loader, node):
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+        return construct
+
+    for tag, problem in _NOT_JSON.items():
+        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", refuse(problem))
     return Loader
 
 

@@ -13,7 +13,7 @@ from rlgen.errors import RlgenError
 from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
-from rlgen.tools import yamlio
+from rlgen.tools import repo_files, yamlio
 from rlgen.tools import git_plumbing
 from rlgen.update.answers_change import Change, new_selection
 from rlgen.update.render import base_render, keep_runs, team_template
@@ -38,7 +38,7 @@ def check(root: Path) -> Status:
     base_yaml = git_plumbing.read_blobs(root, [f"{base}:{answers.FILENAME}"])[0].decode()
     rendered_by = str((yamlio.read_plain(base_yaml) or {}).get("rlgen_version") or "unknown")
     status = Status(True, "", base, rendered_by)
-    if _answers((root / answers.FILENAME).read_text()) != _answers(base_yaml):
+    if _answers(repo_files.read_text(root / answers.FILENAME, root)) != _answers(base_yaml):
         status.up_to_date, status.reason = False, (
             f"{answers.FILENAME} differs from the answers of the last render (edited by hand?): "
             "run rlgen update to render them")

@@ -22,7 +22,7 @@ from rlgen.generate import run_folders
 from rlgen.repo import run_files
 from rlgen.repo import naming_scheme
 from rlgen.spec import Spec
-from rlgen.tools import kustomize, yamlio
+from rlgen.tools import kustomize, repo_files, yamlio
 from rlgen.tools import git_plumbing
 
 def shared_base_changed(root: Path, before: str, after: str) -> bool:
@@ -41,7 +41,7 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
         return []
     scheme = answers.read(root)["run_naming"]
     old = {run: run_files.pinned_name(root, run) for run in runs}
-    texts = {run: (run_files.folder(root, run) / "kustomization.yaml").read_bytes() for run in runs}
+    texts = {run: repo_files.read_bytes(run_files.folder(root, run) / "kustomization.yaml", root) for run in runs}
     # Each run keeps its own size and Volcano labels: the kustomization is written anew.
     own = {run: (_size(root, spec, run), run_files.run_labels(root, run)) for run in runs}
     if scheme == naming_scheme.INPUTS:
@@ -65,7 +65,7 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
 
 def _size(root: Path, spec: Spec, run: str):
     config = run_files.folder(root, run) / spec.run_config_key
-    return run_files.run_size(root, spec, yamlio.load(config.read_text()) or {})
+    return run_files.run_size(root, spec, yamlio.load(repo_files.read_text(config, root)) or {})
 
 
 def _render_all(root: Path, runs: list[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rlgen.tools import git
+from rlgen.tools import git, repo_files
 from rlgen.rules.base import Finding
 
 # git writes exactly seven characters, the ours/theirs markers followed by a label.
@@ -21,7 +21,7 @@ def conflict_findings(repo: Path) -> list[Finding]:
     findings = []
     for rel in sorted(set(filter(None, listing.split("\0")))):
         path = repo / rel
-        if path.is_file() and (line := _first_conflict(path.read_bytes())):
+        if path.is_file() and (line := _first_conflict(repo_files.read_bytes(path, repo))):
             findings.append(Finding(rel, "(file)", f"merge conflict markers from line {line}: resolve them"))
     return findings
 

@@ -26,15 +26,16 @@ def show(result, fmt: str, verbose: bool = False) -> None:
         fix = f" -> fix: {f.fix}" if f.fix else ""
         click.echo(f"{f.source}: {f.obj}: {f.message}{fix}")
     if verbose:
-        from rich.console import Console
         from rich.table import Table
+
+        from rlgen.output import console
 
         kinds = Table(title=f"schemas ({engine})")
         for column in ("kind", "apiVersion", "from", "location"):
             kinds.add_column(column, overflow="fold")
         for source in sources:
             kinds.add_row(source["kind"], source["apiVersion"], source["source"], source["location"])
-        Console().print(kinds)
+        console(markup=False).print(kinds)
 
 
 def warning_lines(cautions) -> list[str]:

@@ -141,13 +141,14 @@ def training_types(repo: Path) -> set[tuple[str, str]]:
     """(apiVersion, kind) of the objects of the training base, which every run renders."""
     from rlgen.repo.layout import TRAINING_BASE
     from rlgen.tools.kustomize import KUSTOMIZATION_FILES
+    from rlgen.tools import repo_files
     from rlgen.tools.yamlio import read_plain_all
 
     found = set()
     # The kustomization is no object: looking its kind up would try the remote catalogs.
     for path in sorted(p for p in (repo / TRAINING_BASE).glob("*.y*ml") if p.name not in KUSTOMIZATION_FILES):
         try:
-            docs = read_plain_all(path.read_text(encoding="utf-8"))
+            docs = read_plain_all(repo_files.read_text(path, repo))
         except (OSError, UnicodeDecodeError, ValueError):
             continue  # the render reports it
         found |= {(d["apiVersion"], d["kind"]) for d in docs if isinstance(d, dict)
