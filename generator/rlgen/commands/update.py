@@ -26,7 +26,9 @@ from rlgen.output import output_option, resolve_output, to_json
               "tag or commit instead of the newest commit of its source.")
 @click.option("--force", is_flag=True, help="With --set rlgen.verl=...: drop config keys the new verl release "
               "removed instead of refusing the move.")
-def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output, template_ref, force):
+@click.option("--no-input", is_flag=True, help="Never prompt: an answer a --plugin swap cannot carry over must "
+              "come with --set.")
+def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output, template_ref, force, no_input):
     """Render new answers (or a newer rlgen) and merge them, keeping edits.
 
     The answers in rlgen.yaml with these changes are rendered and the render merged into the
@@ -39,11 +41,13 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output
         return _abort(root, output)
     if check_only:
         return _check(root, output)
+    from rlgen.commands.new import _prompt
     from rlgen.update.answers_change import Change
     from rlgen.update.change import run_change
 
+    prompt = _prompt if not no_input and sys.stdin.isatty() else None
     run_change(root, Change(list(plugins), list(sets), list(unsets), force=force, template_ref=template_ref,
-                            template_newest=True), no_branch, output, dry_run)
+                            template_newest=True, prompt=prompt), no_branch, output, dry_run)
 
 
 def _check(root: Path, output: str) -> None:
