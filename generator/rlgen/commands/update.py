@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from rlgen.errors import ProblemsFound, RlgenError
-from rlgen.output import output_option, resolve_output, to_json
+from rlgen.output import ask_option, output_option, resolve_output, to_json
 
 
 @click.command("update")
@@ -41,11 +41,10 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output
         return _abort(root, output)
     if check_only:
         return _check(root, output)
-    from rlgen.commands.new import _prompt
     from rlgen.update.answers_change import Change
     from rlgen.update.change import run_change
 
-    prompt = _prompt if not no_input and sys.stdin.isatty() else None
+    prompt = ask_option if not no_input and sys.stdin.isatty() else None
     run_change(root, Change(list(plugins), list(sets), list(unsets), force=force, template_ref=template_ref,
                             template_newest=True, prompt=prompt), no_branch, output, dry_run)
 
