@@ -58,7 +58,11 @@ def test_a_hand_edited_bucket_under_the_same_name_is_named_with_its_fix(repo):
     assert "rlgen update renames them" in found[0]["fix"]
     text = ok(rlgen_in(repo, "diff", "--base", "main", "-o", "table"))
     assert "The API server refuses these changes" in text and f"! PersistentVolume {found[0]['name']}" in text
-    assert "The API server refuses" in ok(rlgen_in(repo, "diff", "--base", "main", "-o", "markdown"))
+    markdown = ok(rlgen_in(repo, "diff", "--base", "main", "-o", "markdown"))
+    # The generated diff workflow fails on this marker once the comment is posted.
+    assert "<!-- rlgen-immutable -->" in markdown and "The API server refuses" in markdown
+    workflow = (repo / ".github/workflows/diff.yaml").read_text()
+    assert 'grep -qF "<!-- rlgen-immutable -->"' in workflow
 
 
 def test_a_bigger_claim_is_no_refusal(repo):
@@ -71,6 +75,7 @@ def test_a_bigger_claim_is_no_refusal(repo):
 
     data = json.loads(ok(rlgen_in(repo, "diff", "--base", "main", "-o", "json")))
     assert data["summary"]["changed"] == 1 and data["immutable"] == []
+    assert "<!-- rlgen-immutable -->" not in ok(rlgen_in(repo, "diff", "--base", "main", "-o", "markdown"))
 
 
 def test_an_update_to_another_bucket_renames_the_volumes_instead(repo):

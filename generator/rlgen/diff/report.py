@@ -49,6 +49,7 @@ def _object_note(o: ObjectChange) -> str:
     return f" (replaces {o.partner.name})" if o.status == "added" else f" (replaced by {o.partner.name})"
 
 
+IMMUTABLE_MARKER = "<!-- rlgen-immutable -->"
 REFUSED = ("The API server refuses these changes (immutable fields): the sync stops at their stage "
            "and every stage after it")
 
@@ -88,7 +89,8 @@ def markdown(c: Comparison, base: str, head: str) -> str:
     if not c.objects:
         return parts[0]
     if refusals := c.refusals:
-        parts.append(f"\n**⚠ {REFUSED}**\n\n" + "".join(
+        # The marker the generated diff workflow fails on, after posting the comment.
+        parts.append(f"\n{IMMUTABLE_MARKER}\n**⚠ {REFUSED}**\n\n" + "".join(
             f"- {r.kind} `{r.namespace + '/' if r.namespace else ''}{r.name}`: `{r.rule.field}` "
             f"({r.rule.source}). Fix: {r.fix}\n" for r in refusals))
     if c.runs:
