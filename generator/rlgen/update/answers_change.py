@@ -106,6 +106,6 @@ def _ask_unanswered(infos: list[PluginInfo], options: dict[str, dict[str, Any]],
             options.setdefault(name, {})[option.name] = asked(name, option, prompt)
         return
     if missing:
-        raise RlgenError("the new plugin's answer" + ("s" if len(missing) > 1 else "") + " cannot be carried over: "
+        raise RlgenError("the swapped-in plugin needs answers the plugin it replaces does not give: "
                          + "; ".join(f"{n}.{o.name} ({o.help})" for n, o in missing) + ": "
                          + " ".join(f"--set {n}.{o.name}=VALUE" for n, o in missing))
