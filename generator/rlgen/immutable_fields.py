@@ -82,9 +82,11 @@ def _recreate(kind: str, namespace: str, name: str) -> str:
 
 
 def _volume_fix(kind: str, namespace: str, name: str) -> str:
+    where = f" -n {namespace}" if namespace else ""
     return ("give the volume and its claim a new name (and every claimName that names the claim; rlgen's own "
-            "volumes are named from these fields: rlgen update renames them), or delete the claim and the "
-            "volume by hand before the sync (their reclaim policy Retain keeps the data)")
+            "volumes are named from these fields: rlgen update renames them), or, once no pod mounts it, delete "
+            f"it by hand before the sync (kubectl delete {kind.lower()}{where} {name}, the claim before its volume; "
+            "their reclaim policy Retain keeps the data)")
 
 
 @dataclass(frozen=True)
