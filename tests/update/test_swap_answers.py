@@ -107,3 +107,41 @@ def test_an_answer_of_another_meaning_is_asked_on_a_terminal():
     assert asked == ["rrsa-storage.bucket"]
     values = selection.values["rrsa-storage"]
     assert (values["bucket"], values["region"]) == ("mlteam-logs", "cn-beijing")
+
+
+def test_a_swap_on_a_terminal_asks_what_does_not_carry_over(generate, tmp_path):
+    """On a real pseudo-terminal the marketplace domain is asked; the pool answers carry over."""
+    import os
+    import pty
+    import select
+    import sys
+    import time
+
+    repo = copy_of(generate, tmp_path, "--set", "opensource-sandbox.warm_pool=7")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(repo)
+        os.execv(sys.executable, [sys.executable, "-m", "rlgen", "update", "--no-branch",
+                                  "--plugin", "marketplace-sandbox"])
+    output, asked = b"", []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], 1)[0]:
+            continue
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+        last = output.rsplit(b"\n", 1)[-1]
+        if last.rstrip(b" ").endswith(b":") and b"marketplace-sandbox." in last and last not in asked:
+            asked.append(last)
+            os.write(fd, b"sandbox.example.com\n")
+    _, status = os.waitpid(pid, 0)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert [a.split(b" ")[0] for a in asked] == [b"marketplace-sandbox.domain"], text
+    recorded = _options(repo)["marketplace-sandbox"]
+    assert (recorded["domain"], recorded["warm_pool"]) == ("sandbox.example.com", 7)
