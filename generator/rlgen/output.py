@@ -62,3 +62,11 @@ class status:
     def __exit__(self, *exc_info):
         if self._status:
             self._status.stop()
+
+
+def ask_option(plugin: str, option) -> str:
+    """A plugin option asked on the terminal (``rlgen new``, a plugin swap of ``rlgen update``),
+    its default offered."""
+    default = None if option.default is None else str(option.default)
+    return click.prompt(f"{plugin}.{option.name} ({option.help})", default=default, type=str, err=True,
+                        show_default=bool(default))

@@ -26,6 +26,16 @@ class Volume:
     bucket_prefix: str
     mount_path: str
     read_only: bool
+    #: The name before the hash of its immutable fields (its file keeps this name).
+    base: str = ""
+
+
+#: (key, base name, bucket prefix, mount path, read-only in the trainer) of each OSS volume.
+_VOLUMES = (
+    ("datasets", "rl-datasets", "datasets", "/var/datasets", True),
+    ("models", "rl-models", "models", "/var/models", True),
+    ("checkpoints", "rl-checkpoints", "checkpoints", "/var/checkpoints", False),
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,9 @@ class Spec:
     priority_class: str = ""
     #: Git URL in place of https://github.com for upstream roots (``rlgen.upstream_mirror``).
     upstream_mirror: str = ""
+    #: (volume key, name) once the generator named each volume from what Kubernetes never
+    #: changes in place (rlgen.generate.volume_names); empty: the base names.
+    volume_names: tuple[tuple[str, str], ...] = ()
 
     # The training layer's fixed object names (runs prefix them with the run name).
     rayjob_name: str = "trainer"
@@ -88,11 +101,9 @@ class Spec:
 
     @property
     def volumes(self) -> dict[str, Volume]:
-        return {
-            "datasets": Volume("rl-datasets", "datasets", "/var/datasets", True),
-            "models": Volume("rl-models", "models", "/var/models", True),
-            "checkpoints": Volume("rl-checkpoints", "checkpoints", "/var/checkpoints", False),
-        }
+        names = dict(self.volume_names)
+        return {key: Volume(names.get(key, base), prefix, mount, read_only, base)
+                for key, base, prefix, mount, read_only in _VOLUMES}
 
     def dataset_dir(self, dataset: str | None = None) -> str:
         """Where the trainer reads the prepared parquet files (inside the datasets volume)."""

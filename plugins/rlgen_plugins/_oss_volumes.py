@@ -26,6 +26,15 @@ _PROTECT = {
 }
 
 
+#: Why the names carry a hash and why Retain (the objects' comment).
+RENAME_NOTE = (
+    "OSS ignores the capacity; Kubernetes requires one.\n"
+    "Kubernetes never changes a volume's csi source or a claim's spec in place: the names end in a\n"
+    "hash of them, so another bucket, endpoint, role or namespace gives a new volume and claim.\n"
+    "Retain (and no pruning) leaves the old ones and the data in the bucket untouched: delete them\n"
+    "by hand once no run mounts them.")
+
+
 def endpoint(options: dict) -> str:
     return options["endpoint"] or f"oss-{options['region']}-internal.aliyuncs.com"
 
@@ -70,8 +79,10 @@ def volumes(ctx, options: dict, auth: dict) -> list[Resource]:
         }
         note = f"oss://{options['bucket']}/{volume.bucket_prefix}/ mounted at {volume.mount_path}"
         note += " (read-only in the trainer)." if volume.read_only else " (the trainer writes here)."
-        out.append(Resource(Layer.PLATFORM, f"volume-{volume.name}.yaml", pv, note + "\nOSS ignores the capacity; Kubernetes requires one."))
-        out.append(Resource(Layer.PLATFORM, f"volume-{volume.name}.yaml", pvc))
+        # The file keeps the base name while the objects' names follow their hash.
+        filename = f"volume-{volume.base or volume.name}.yaml"
+        out.append(Resource(Layer.PLATFORM, filename, pv, note + "\n" + RENAME_NOTE))
+        out.append(Resource(Layer.PLATFORM, filename, pvc))
     return out
 
 

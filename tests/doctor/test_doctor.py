@@ -167,36 +167,47 @@ def test_a_taint_the_run_does_not_tolerate_says_which_nodes_and_both_fixes(gener
                           "maintenance-), or add a toleration of maintenance=true:NoSchedule to the run's pods")
 
 
+def _claim_names(repo) -> dict[str, str]:
+    """Base name -> the name the repository gives the claim (a hash of its immutable fields)."""
+    import re
+
+    text = (repo / "base/training/rayjob.yaml").read_text()
+    return {m[1]: m[0] for m in re.findall(r"claimName: ((rl-[a-z]+)-[0-9a-f]{7})", text)}
+
+
 def test_a_claim_that_is_not_bound_names_its_missing_volume(generate):
-    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": co.meta("rl-models", NS),
-             "spec": {"volumeName": "rl-models", "accessModes": ["ReadWriteMany"]}, "status": {"phase": "Pending"}}
+    names = _claim_names(generate())
+    models, datasets = names["rl-models"], names["rl-datasets"]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": co.meta(models, NS),
+             "spec": {"volumeName": models, "accessModes": ["ReadWriteMany"]}, "status": {"phase": "Pending"}}
     result, _ = against(generate(), [*co.healthy({"namespace": NS}), claim], "doctor")
     assert result.returncode == 1
     found = rows(result)
-    row = found[f"PersistentVolumeClaim {NS}/rl-models"]
+    row = found[f"PersistentVolumeClaim {NS}/{models}"]
     assert row["state"] == "problem"
-    assert row["detail"] == "Pending: pods that mount it stay Pending; its PersistentVolume rl-models does not exist"
-    assert row["fix"].startswith("create the PersistentVolume rl-models")
-    assert found[f"PersistentVolumeClaim {NS}/rl-datasets"]["detail"] == "not created yet: the sync creates it"
+    assert row["detail"] == f"Pending: pods that mount it stay Pending; its PersistentVolume {models} does not exist"
+    assert row["fix"].startswith(f"create the PersistentVolume {models}")
+    assert found[f"PersistentVolumeClaim {NS}/{datasets}"]["detail"] == "not created yet: the sync creates it"
 
 
 def test_a_claim_created_again_names_the_volume_still_reserved_for_the_deleted_one(generate):
     """A claim deleted and created again: its Retain volume is Released, reserved for the old uid."""
-    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": co.meta("rl-checkpoints", NS),
-             "spec": {"accessModes": ["ReadWriteMany"], "selector": {"matchLabels": {"alicloud-pvname": "rl-checkpoints"}}},
+    checkpoints = _claim_names(generate())["rl-checkpoints"]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": co.meta(checkpoints, NS),
+             "spec": {"accessModes": ["ReadWriteMany"], "selector": {"matchLabels": {"alicloud-pvname": checkpoints}}},
              "status": {"phase": "Pending"}}
-    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": co.meta("rl-checkpoints"),
-              "spec": {"claimRef": {"kind": "PersistentVolumeClaim", "namespace": NS, "name": "rl-checkpoints",
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": co.meta(checkpoints),
+              "spec": {"claimRef": {"kind": "PersistentVolumeClaim", "namespace": NS, "name": checkpoints,
                                     "uid": "uid-deleted"}, "persistentVolumeReclaimPolicy": "Retain"},
               "status": {"phase": "Released"}}
     result, _ = against(generate(), [*co.healthy({"namespace": NS}), claim, volume], "doctor")
-    row = rows(result)[f"PersistentVolumeClaim {NS}/rl-checkpoints"]
+    row = rows(result)[f"PersistentVolumeClaim {NS}/{checkpoints}"]
     assert result.returncode == 1 and row["state"] == "problem"
-    assert row["detail"] == ("Pending: pods that mount it stay Pending; its PersistentVolume rl-checkpoints is "
-                             f"Released, still reserved for a claim {NS}/rl-checkpoints (uid uid-deleted), which no "
+    assert row["detail"] == (f"Pending: pods that mount it stay Pending; its PersistentVolume {checkpoints} is "
+                             f"Released, still reserved for a claim {NS}/{checkpoints} (uid uid-deleted), which no "
                              "longer exists")
-    assert row["fix"] == ("once the data on rl-checkpoints may serve this claim, release it: kubectl patch pv "
-                          "rl-checkpoints --type=json -p '[{\"op\": \"remove\", \"path\": \"/spec/claimRef\"}]'")
+    assert row["fix"] == (f"once the data on {checkpoints} may serve this claim, release it: kubectl patch pv "
+                          f"{checkpoints} --type=json -p " + "'[{\"op\": \"remove\", \"path\": \"/spec/claimRef\"}]'")
 
 
 def test_a_sops_repository_needs_the_age_key_secret_of_flux(generate):

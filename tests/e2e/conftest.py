@@ -217,8 +217,9 @@ def dump_second_on_failure(second_control_plane, request):
 #: The order the modules share the one control plane in: each starts from the cluster the one
 #: before left (healthy: a test that breaks something restores it). Modules not listed run after
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
-ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_pull_request_loop",
-         "test_variants", "test_ack_addons", "test_second_cluster"]
+ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
+         "test_pull_request_loop",
+         "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields"]
 LAST = ["test_secrets_sops"]
 
 

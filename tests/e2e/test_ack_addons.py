@@ -140,7 +140,8 @@ def test_rrsa_volumes_bind_and_the_pipeline_identity_is_annotated(second_control
     assert account["metadata"]["annotations"]["pod-identity.alibabacloud.com/role-name"] == PIPELINE_ROLE
 
     claims = {c["metadata"]["name"]: c for c in cp.objects("pvc", "-n", NAMESPACE)}
-    assert set(claims) == {"rl-datasets", "rl-models", "rl-checkpoints"}
+    # Named from their immutable fields: the base name and a hash.
+    assert {name.rsplit("-", 1)[0] for name in claims} == {"rl-datasets", "rl-models", "rl-checkpoints"}
     for name, claim in claims.items():
         assert claim["status"]["phase"] == "Bound" and claim["spec"]["volumeName"] == name, claim["status"]
         volume = json.loads(cp.kubectl("get", "pv", name, "-o", "json").stdout)

@@ -117,7 +117,8 @@ def test_a_claim_deleted_and_recreated_stays_unbound_on_its_released_volume(cont
     """A user deletes a claim; the sync creates it again, but its volume (reclaim policy Retain)
     still names the deleted claim: the new claim stays Pending until the volume is released."""
     cp, repo = control_plane, synced["repo"]
-    claim = "rl-checkpoints"
+    claim = next(c["metadata"]["name"] for c in cp.objects("pvc", "-n", NAMESPACE)
+                 if c["metadata"]["name"].startswith("rl-checkpoints-"))
     cp.kubectl("delete", "pvc", claim, "-n", NAMESPACE, "--wait=false")
     # Running pods mount it: the protection finalizer would hold it Terminating.
     cp.kubectl("patch", "pvc", claim, "-n", NAMESPACE, "--type=merge", "-p", '{"metadata":{"finalizers":null}}')

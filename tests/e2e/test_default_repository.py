@@ -98,7 +98,7 @@ def test_the_dataset_and_model_jobs_complete(control_plane, synced):
 
 def test_every_volume_claim_is_bound_to_its_static_volume(control_plane, synced):
     claims = control_plane.objects("pvc", "-n", NAMESPACE)
-    assert {c["metadata"]["name"] for c in claims} >= {"rl-datasets", "rl-models", "rl-checkpoints"}
+    assert {c["metadata"]["name"].rsplit("-", 1)[0] for c in claims} >= {"rl-datasets", "rl-models", "rl-checkpoints"}
     for claim in claims:
         assert claim["status"]["phase"] == "Bound", claim["metadata"]["name"]
         assert claim["spec"]["volumeName"] == claim["metadata"]["name"]

@@ -12,7 +12,8 @@ RRSA = ("--plugin", "rrsa-storage", "--set", "rrsa-storage.role_name=rl-oss-read
 def jobs(repo) -> dict[str, dict]:
     objects = build(repo / "overlays" / "production" / "platform")
     return {o["metadata"]["labels"]["app.kubernetes.io/name"]: o for o in objects if o["kind"] == "Job"} | {
-        "_pv": next(o for o in objects if o["kind"] == "PersistentVolume" and o["metadata"]["name"] == "rl-models")}
+        "_pv": next(o for o in objects
+                    if o["kind"] == "PersistentVolume" and o["metadata"]["name"].startswith("rl-models-"))}
 
 
 def env(job) -> dict:

@@ -22,7 +22,8 @@ FLOORS = (
     {"__init__", "errors", "redaction"},
     # Kubernetes name rules, the shared names (Spec), output formats, the outside tools, what a
     # plugin says of itself (its slot and options), the garbage collector of short commands.
-    {"naming", "spec", "output", "tools", "plugin_info", "collector"},
+    # The fields the API server never changes in place.
+    {"naming", "spec", "output", "tools", "plugin_info", "collector", "immutable_fields"},
     # Option checks, the values hooks pass, the kustomize sources every repository starts from.
     {"option_checks", "contributions", "sources"},
     # The hook contract; verl's config.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.output import output_option, resolve_output, to_json
+from rlgen.output import ask_option, output_option, resolve_output, to_json
 
 
 @click.command("new")
@@ -25,15 +25,9 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
 
     interactive = not no_input and sys.stdin.isatty()
     created = create(directory, list(plugins), list(sets), cluster, template, template_ref,
-                     _prompt if interactive else None, warn=lambda line: click.echo(line, err=True))
+                     ask_option if interactive else None, warn=lambda line: click.echo(line, err=True))
     if resolve_output(output) == "json":
         click.echo(to_json({"directory": str(created.target), "files": created.files, "plugins": created.plugins,
                             "run": created.run, "rayjob": created.rayjob}))
         return
     click.echo(f"Created {directory} ({created.files} files; first run '{created.run}' -> RayJob {created.rayjob}).")
-
-
-def _prompt(plugin: str, option) -> str:
-    default = None if option.default is None else str(option.default)
-    return click.prompt(f"{plugin}.{option.name} ({option.help})", default=default, type=str, err=True,
-                        show_default=bool(default))

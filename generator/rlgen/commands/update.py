@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from rlgen.errors import ProblemsFound, RlgenError
-from rlgen.output import output_option, resolve_output, to_json
+from rlgen.output import ask_option, output_option, resolve_output, to_json
 
 
 @click.command("update")
@@ -26,7 +26,9 @@ from rlgen.output import output_option, resolve_output, to_json
               "tag or commit instead of the newest commit of its source.")
 @click.option("--force", is_flag=True, help="With --set rlgen.verl=...: drop config keys the new verl release "
               "removed instead of refusing the move.")
-def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output, template_ref, force):
+@click.option("--no-input", is_flag=True, help="Never prompt: an answer a --plugin swap cannot carry over must "
+              "come with --set.")
+def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output, template_ref, force, no_input):
     """Render new answers (or a newer rlgen) and merge them, keeping edits.
 
     The answers in rlgen.yaml with these changes are rendered and the render merged into the
@@ -42,8 +44,9 @@ def command(plugins, sets, unsets, no_branch, check_only, abort, dry_run, output
     from rlgen.update.answers_change import Change
     from rlgen.update.change import run_change
 
+    prompt = ask_option if not no_input and sys.stdin.isatty() else None
     run_change(root, Change(list(plugins), list(sets), list(unsets), force=force, template_ref=template_ref,
-                            template_newest=True), no_branch, output, dry_run)
+                            template_newest=True, prompt=prompt), no_branch, output, dry_run)
 
 
 def _check(root: Path, output: str) -> None:

@@ -100,6 +100,15 @@ class Comparison:
     def count(self, status: str) -> int:
         return sum(1 for c in self.objects if c.status == status)
 
+    @property
+    def refusals(self) -> list:
+        """The changes of objects that keep their name that the API server refuses
+        (:mod:`rlgen.immutable_fields`): the sync would stop at their stage."""
+        from rlgen.immutable_fields import refused
+
+        return [r for c in self.objects if c.status == "changed" and c.partner is None
+                for r in refused(c.old, c.new)]
+
 
 def compare(base: dict[str, list[str]], head: dict[str, list[str]], spec: Spec) -> Comparison:
     objects = []

@@ -49,10 +49,21 @@ def _object_note(o: ObjectChange) -> str:
     return f" (replaces {o.partner.name})" if o.status == "added" else f" (replaced by {o.partner.name})"
 
 
+IMMUTABLE_MARKER = "<!-- rlgen-immutable -->"
+REFUSED = ("The API server refuses these changes (immutable fields): the sync stops at their stage "
+           "and every stage after it")
+
+
 def text(c: Comparison, base: str, head: str) -> str:
     if not c.objects:
         return f"rlgen diff {base} -> {head}: no differences\n"
     out = [f"rlgen diff {base} -> {head}: {summary(c)}", ""]
+    if refusals := c.refusals:
+        out.append(REFUSED + ":")
+        for r in refusals:
+            out.append(f"  ! {r.label}: {r.rule.field} ({r.rule.source})")
+            out.append(f"      fix: {r.fix}")
+        out.append("")
     if c.runs:
         out.append("Runs:")
         for r in c.runs:
@@ -77,6 +88,11 @@ def markdown(c: Comparison, base: str, head: str) -> str:
     parts = [f"### rlgen diff: {counts}\n\n`{base}` → `{head}`\n"]
     if not c.objects:
         return parts[0]
+    if refusals := c.refusals:
+        # The marker the generated diff workflow fails on, after posting the comment.
+        parts.append(f"\n{IMMUTABLE_MARKER}\n**⚠ {REFUSED}**\n\n" + "".join(
+            f"- {r.kind} `{r.namespace + '/' if r.namespace else ''}{r.name}`: `{r.rule.field}` "
+            f"({r.rule.source}). Fix: {r.fix}\n" for r in refusals))
     if c.runs:
         parts.append("\n**Runs**\n\n" + "".join(_run_markdown(r) for r in c.runs))
     rows = "".join(f"| {SIGNS[o.status]} | {o.key.kind} `{o.key.path}`{_object_note(o)} "
@@ -130,6 +146,7 @@ def as_data(c: Comparison, base: str, head: str) -> dict:
                   "kept_name": r.kept_name, "files": r.files,
                   "config": [{"key": k, "old": value(o), "new": value(n), "old_set": o is not UNSET,
                               "new_set": n is not UNSET} for k, o, n in r.config]} for r in c.runs],
+        "immutable": [r.as_data() for r in c.refusals],
         "objects": [{"status": o.status, "source": o.key.source, "kind": o.key.kind,
                      "namespace": o.key.namespace, "name": o.key.name,
                      "replaces" if o.status == "added" else "replaced_by": o.partner.name if o.partner else None}

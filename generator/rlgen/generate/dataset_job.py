@@ -49,9 +49,10 @@ WORKDIR /home/pipeline
 """
 
 
-def dataset_job(spec: Spec) -> tuple[dict, str]:
+def dataset_job(spec: Spec, patches: str = "") -> tuple[dict, str]:
+    """``patches``: what plugins patch into the Jobs (:func:`job_patches`), hashed with the rest."""
     inputs = {"dataset": spec.dataset, "source": spec.dataset_source, "image": spec.data_image,
-              "prefix": spec.dataset_bucket_prefix(), "script": _SCRIPT}
+              "prefix": spec.dataset_bucket_prefix(), "script": _SCRIPT, "patches": patches}
     name = hashed_name(spec.dataset_job, json.dumps(inputs, sort_keys=True).encode(), max_length=63)
     env = [
         {"name": "DATASET", "value": spec.dataset},
@@ -66,10 +67,17 @@ def dataset_job(spec: Spec) -> tuple[dict, str]:
     comment = (
         f"Prepares {spec.dataset} and uploads it to the folder the trainer reads ({spec.dataset_dir()}).\n"
         "No ttlSecondsAfterFinished: a GitOps engine would re-create a deleted Job and run it again.\n"
-        "The name hashes the Job's inputs: a change creates a new Job instead of failing on the\n"
-        "immutable pod template."
+        "The name hashes the Job's inputs, the bucket a storage plugin patches in included: a change\n"
+        "creates a new Job instead of failing on the immutable pod template."
     )
     return job, comment
+
+
+def job_patches(patches: list[tuple[str, list]]) -> str:
+    """The plugins' patches of Jobs (the storage plugin's bucket, endpoint and credentials),
+    as text: a Job's pod template never changes in place, so what they change must rename it."""
+    return json.dumps([[plugin, [[p.target, p.patch] for p in items if p.target.get("kind") == "Job"]]
+                       for plugin, items in patches], sort_keys=True, default=str)
 
 
 def pipeline_job(spec: Spec, name: str, app: str, script: str, env: list[dict], scratch: str) -> dict:

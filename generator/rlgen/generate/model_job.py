@@ -28,9 +28,10 @@ def model_prefix(spec: Spec) -> str:
     return spec.model_bucket_path.rstrip("/") + "/"
 
 
-def model_job(spec: Spec) -> tuple[dict, str]:
+def model_job(spec: Spec, patches: str = "") -> tuple[dict, str]:
+    """``patches``: as :func:`rlgen.generate.dataset_job.dataset_job` takes them."""
     inputs = {"model": spec.model, "source": spec.model_source, "revision": spec.model_revision,
-              "image": spec.data_image, "prefix": model_prefix(spec), "script": _SCRIPT}
+              "image": spec.data_image, "prefix": model_prefix(spec), "script": _SCRIPT, "patches": patches}
     name = hashed_name(spec.model_job, json.dumps(inputs, sort_keys=True).encode(), max_length=63)
     token = hf_token(spec)
     env = [

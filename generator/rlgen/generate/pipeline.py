@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
 from rlgen.errors import RlgenError
-from rlgen.generate import dataset_job, model_job, readme, training_image
+from rlgen.generate import dataset_job, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
     Components,
@@ -109,8 +109,9 @@ def training_base(b: Build) -> None:
 
 def platform_base(b: Build) -> None:
     """``base/platform`` and the overlays: the namespace, the dataset and model Jobs and their identity."""
-    job, comment = dataset_job.dataset_job(b.spec)
-    model, model_comment = model_job.model_job(b.spec)
+    patches = dataset_job.job_patches(b.hooks.patches(b.ctx))
+    job, comment = dataset_job.dataset_job(b.spec, patches)
+    model, model_comment = model_job.model_job(b.spec, patches)
     write_platform(b.tree, b.spec, b.components, {
         "service-account.yaml": yamlio.dump(dataset_job.service_account(b.spec),
                                             "Identity of the dataset and model Jobs."),
@@ -268,6 +269,7 @@ def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, temp
     in the tree (``rlgen new`` builds them while the rest is generated)."""
     hooks = selection.hooks()
     spec = selection.spec(hooks)
+    spec = volume_names.named(spec, hooks, selection.context(spec))
     build = Build(selection, hooks, spec, selection.context(spec), selection.values["rlgen"]["run"],
                   run_naming=run_naming, template=template)
     for stage in STAGES:

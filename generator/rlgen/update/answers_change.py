@@ -3,11 +3,13 @@ selection as ``rlgen new``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from rlgen.errors import RlgenError
 from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.selection import Selection, check_clusters, parse_sets, select
+from rlgen.plugin_host.selection import _asked as asked
+from rlgen.plugin_info import Option, PluginInfo
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Change:
     #: ``template_newest``, at the newest commit of its source; else at the recorded commit.
     template_ref: str | None = None
     template_newest: bool = False
+    #: Asks an answer a plugin swap cannot carry over (a terminal's prompt); None: refuse instead.
+    prompt: Callable[[str, Option], str] | None = field(default=None, compare=False, repr=False)
 
     def describe(self) -> list[str]:
         return ([f"template at {self.template_ref}"] if self.template_ref else []) + ([f"plugin {p}" for p in self.plugins] + [f"set {s}" for s in self.sets]
@@ -36,14 +40,18 @@ class Change:
 def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], change: Change) -> Selection:
     plugins = dict(recorded["plugins"])
     options = {k: dict(v) for k, v in recorded["options"].items()}
+    swapped_in: list[str] = []
     for name in change.plugins:
         if name not in installed:
             select(installed, [name], {}, None)  # the same "unknown plugin (did you mean ...)" error
         slot = installed[name].info.slot
         old = plugins.get(slot)
         if old and old != name:
-            # The replaced plugin's answers mean nothing to its successor.
-            options.pop(old, None)
+            previous = installed[old].info if old in installed else None
+            carried = carry_over(previous, installed[name].info, options.pop(old, {}))
+            if carried:
+                options[name] = {**carried, **options.get(name, {})}
+            swapped_in.append(name)
         plugins[slot] = name
     for key in change.unsets:
         plugin, dot, option = key.partition(".")
@@ -54,6 +62,7 @@ def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], cha
             del options[plugin]
     for plugin, values in parse_sets(change.sets).items():
         options.setdefault(plugin, {}).update(values)
+    _ask_unanswered([installed[n].info for n in swapped_in], options, change.prompt)
     selection = select(installed, list(plugins.values()), options, None)
     clusters = dict(recorded["clusters"])
     for name in change.remove_clusters:
@@ -68,3 +77,35 @@ def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], cha
     selection.clusters = clusters
     check_clusters(selection)
     return selection
+
+
+def same_meaning(old: Option, new: Option) -> bool:
+    """Two plugins' options mean the same when they are declared alike: name, type and help
+    (the storage plugins share their bucket options, the sandbox plugins their pool's)."""
+    return (old.name, old.type, old.help) == (new.name, new.type, new.help)
+
+
+def carry_over(old: PluginInfo | None, new: PluginInfo, answers: dict[str, Any]) -> dict[str, Any]:
+    """The answers of the plugin leaving a slot that its successor takes as they are."""
+    if old is None:
+        return {}
+    before = {o.name: o for o in old.options}
+    return {o.name: answers[o.name] for o in new.options
+            if o.name in answers and o.name in before and same_meaning(before[o.name], o)}
+
+
+def _ask_unanswered(infos: list[PluginInfo], options: dict[str, dict[str, Any]],
+                    prompt: Callable[[str, Option], str] | None) -> None:
+    """A swapped-in plugin's question that ``rlgen new`` would ask (a bucket, a role) gets no
+    default behind the user's back: ``prompt`` asks it, or, without one, it must come with
+    ``--set``. Only the swapped-in plugins are asked: an update changes nothing else."""
+    missing = [(info.name, o) for info in infos for o in info.options
+               if (o.ask or o.required and o.default is None) and o.name not in options.get(info.name, {})]
+    if missing and prompt is not None:
+        for name, option in missing:
+            options.setdefault(name, {})[option.name] = asked(name, option, prompt)
+        return
+    if missing:
+        raise RlgenError("the swapped-in plugin needs answers the plugin it replaces does not give: "
+                         + "; ".join(f"{n}.{o.name} ({o.help})" for n, o in missing) + ": "
+                         + " ".join(f"--set {n}.{o.name}=VALUE" for n, o in missing))
