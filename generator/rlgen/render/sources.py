@@ -8,6 +8,7 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 from rlgen.render.manifests import render
 from rlgen.render.roots import render_all
+from rlgen.repo.run_files import read_index
 from rlgen.tools import yamlio
 
 
@@ -18,6 +19,8 @@ def rendered(target: Path) -> list[tuple[Path, str]]:
     points, applied as they are."""
     if not (target / "rlgen.yaml").is_file():
         return render_all(target)
+    # The hand-editable index first, by the loader every command shares: one line for a defect.
+    read_index(target)
     found = render({"repo": target.resolve()})["repo"]
     roots = sorted(s for s in found if not s.endswith(_ENTRY_POINT_SUFFIXES))
     files = sorted(s for s in found if s.endswith(_ENTRY_POINT_SUFFIXES))
