@@ -14,11 +14,12 @@ import hashlib
 import posixpath
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from rlgen.errors import RlgenError
 from rlgen.render.checkouts import Checkout
 from rlgen.tools import kustomize, yamlio
+from rlgen.tools.kustomize_reads import path_strings
 
 #: Bump when what a key covers changes, so older cache entries are never read.
 KEY_VERSION = b"rlgen-render-key 2\n"
@@ -89,20 +90,8 @@ def _parse(text: str) -> tuple[dict, tuple[str, ...]]:
     doc = yamlio.read_plain(text)
     doc = doc if isinstance(doc, dict) else {}
     # A generator's file may be given as key=path.
-    paths = {candidate for value in _strings(doc) for candidate in (value, value.partition("=")[2])}
+    paths = {candidate for value in path_strings(doc) for candidate in (value, value.partition("=")[2])}
     return doc, tuple(sorted(paths - {""}))
-
-
-def _strings(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-    elif isinstance(node, str) and "\n" not in node and len(node) < 4096:
-        # Multi-line strings are inline patches or transformers, not paths.
-        yield node
 
 
 def key(co: Checkout, root: str, files: frozenset[str], parts: int = 0) -> str:

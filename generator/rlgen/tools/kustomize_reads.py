@@ -47,7 +47,7 @@ def _named(folder: str) -> Iterator[str]:
             doc = yamlio.read_plain(repo_files.read_text(Path(path)))
         except ValueError:
             return
-        for value in _strings(doc):
+        for value in path_strings(doc):
             # A generator's file may be given as key=path.
             for candidate in {value, value.partition("=")[2]} - {""}:
                 if "://" not in candidate and not os.path.isabs(candidate):
@@ -55,13 +55,14 @@ def _named(folder: str) -> Iterator[str]:
         return
 
 
-def _strings(node: Any) -> Iterator[str]:
+def path_strings(node: Any) -> Iterator[str]:
+    """Every one-line string of a kustomization: each may name a file it reads."""
     if isinstance(node, dict):
         for value in node.values():
-            yield from _strings(value)
+            yield from path_strings(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _strings(value)
+            yield from path_strings(value)
     elif isinstance(node, str) and "\n" not in node and len(node) < 4096:
         # Multi-line strings are inline patches or transformers, not paths.
         yield node
