@@ -251,8 +251,9 @@ class DatasetFormat:
 class Stage:
     """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.
 
-    ``path`` is the repository folder the stage applies ("" when only ``upstream`` sources
-    make it up); ``depends_on`` names earlier stages.
+    ``path`` is the repository folder the stage applies ("" when the stage holds nothing);
+    ``upstream`` the upstream roots the sync plugin applies from that folder; ``depends_on``
+    names earlier stages.
     """
 
     name: str

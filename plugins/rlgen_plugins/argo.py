@@ -171,35 +171,36 @@ def _root(ctx, repos: list[str]) -> list[dict]:
     return [project, root]
 
 
+def _upstream_files(stage) -> dict[str, list[Document]]:
+    """One file per upstream repository in the stage's folder, shared by every cluster: an
+    Application per root, one wave each in order, so a root that needs another one (the
+    Namespace sandbox-operator creates) syncs only once that one is healthy. The stage's own
+    Application applies them and is healthy once they are (the Application health check)."""
+    files: dict[str, list[Document]] = {}
+    folder = stage.path.removeprefix("./").rstrip("/")
+    for wave, up in enumerate(stage.upstream):
+        app = _application(up.name, wave, _upstream_source(up), up.namespace)
+        app["metadata"]["annotations"].update(up.annotations())
+        name = "-".join(up.url.rstrip("/").removesuffix(".git").split("/")[-2:]).lower()
+        files.setdefault(f"{folder}/{name}.yaml", []).append(Document(app, up.comment))
+    return files
+
+
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     spec = ctx.spec
     files: dict[str, list[Document]] = {}
-    repos = [spec.git_url]
-    wave = 0
-    for stage in stages:
-        docs = []
-        for up in stage.upstream:
-            # One wave per upstream source, in order: a source that needs another one (the
-            # Namespace sandbox-operator creates) syncs only once that one is healthy.
-            app = _application(up.name, wave, _upstream_source(up), up.namespace)
-            app["metadata"]["annotations"].update(up.annotations())
-            docs.append(Document(app, up.comment))
-            wave += 1
-            if up.url not in repos:
-                repos.append(up.url)
-        if stage.path:
-            source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            app = _application(stage.name, wave, source, spec.namespace)
-            comment = ""
-            if stage.name == "runs":
-                app["metadata"]["annotations"][HEALTH_GATE] = "false"
-                comment = ("The root's sync does not wait for this one to be healthy: a RayJob stays\n"
-                           "Progressing for the whole run (see the Application health check in argocd-cm).")
-            docs.append(Document(app, comment))
-            wave += 1
-        if docs:
-            files[f"clusters/{spec.cluster}/{stage.name}.yaml"] = docs
+    repos = [spec.git_url] + list(dict.fromkeys(up.url for stage in stages for up in stage.upstream))
+    for wave, stage in enumerate(s for s in stages if s.path):
+        files.update(_upstream_files(stage))
+        source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
+        app = _application(stage.name, wave, source, spec.namespace)
+        comment = ""
+        if stage.name == "runs":
+            app["metadata"]["annotations"][HEALTH_GATE] = "false"
+            comment = ("The root's sync does not wait for this one to be healthy: a RayJob stays\n"
+                       "Progressing for the whole run (see the Application health check in argocd-cm).")
+        files[f"clusters/{spec.cluster}/{stage.name}.yaml"] = [Document(app, comment)]
     files[f"clusters/{spec.cluster}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]
     files[f"clusters/{spec.cluster}/argocd-cm.yaml"] = [Document(_settings())]
     return files

@@ -112,7 +112,7 @@ def test_git_url_reaches_the_sync_entry_points(generate):
 def test_texts_match_the_selection(generate):
     opensource = (generate() / "README.md").read_text()
     table = opensource.split("## What syncs where", 1)[1].split("##", 1)[0]
-    assert "`infrastructure/`" not in table and "upstream `sandbox-operator`" in table
+    assert "`infrastructure/` | upstream `sandbox-operator`" in table
     assert "`opensource-sandbox`" in table
     market = generate(*MARKETPLACE)
     table = (market / "README.md").read_text().split("## What syncs where", 1)[1].split("##", 1)[0]
@@ -131,8 +131,10 @@ def test_upstream_roots_come_from_the_mirror_when_one_is_set(generate, sync):
     same owner/name and tag; nothing else changes."""
     plain = generate("--plugin", sync)
     mirrored = generate("--plugin", sync, "--set", "rlgen.upstream_mirror=https://git.rl-team.cn/mirrors/")
-    before = "".join(p.read_text() for p in sorted((plain / "clusters").rglob("*.yaml")))
-    after = "".join(p.read_text() for p in sorted((mirrored / "clusters").rglob("*.yaml")))
+    def sync_files(repo):
+        return "".join(p.read_text() for folder in ("clusters", "infrastructure")
+                       for p in sorted((repo / folder).rglob("*.yaml")))
+    before, after = sync_files(plain), sync_files(mirrored)
     assert "https://github.com/openkruise/agents" in before
     assert after == before.replace("https://github.com/openkruise/agents",
                                    "https://git.rl-team.cn/mirrors/openkruise/agents")

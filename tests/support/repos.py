@@ -59,16 +59,27 @@ def repo_files(repo: Path) -> dict[str, bytes]:
             for p in sorted(repo.rglob("*")) if p.is_file() and not skip & set(p.relative_to(repo).parts)}
 
 
-def plain_manifests(repo: Path) -> list[dict]:
-    """YAML objects outside kustomization roots (the sync engine's entry points)."""
+def entry_points(repo: Path) -> list[dict]:
+    """The YAML objects of ``clusters/``: each cluster's entry points, outside kustomization roots."""
     docs = []
     for path in sorted((repo / "clusters").rglob("*.yaml")):
         docs += [d for d in YAML(typ="safe").load_all(path.read_text()) if d]
     return docs
 
 
+def plain_manifests(repo: Path) -> list[dict]:
+    """The sync engine's objects: the entry points, and the upstream roots' objects that
+    ``infrastructure/`` applies (the sync plugin's files beside its kustomization)."""
+    docs = entry_points(repo)
+    for path in sorted((repo / "infrastructure").glob("*.yaml")):
+        if path.name != "kustomization.yaml":
+            docs += [d for d in YAML(typ="safe").load_all(path.read_text())
+                     if d and str(d.get("apiVersion", "")).startswith(("kustomize.toolkit", "source.toolkit", "argoproj.io"))]
+    return docs
+
+
 def all_objects(repo: Path) -> list[dict]:
-    objects = plain_manifests(repo)
+    objects = entry_points(repo)
     for root in kustomize_roots(repo):
         objects += build(root)
     return objects

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable
 
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
-from rlgen.errors import RlgenError
+from rlgen.errors import PluginFailed, RlgenError
 from rlgen.generate import dataset_job, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
@@ -28,7 +28,7 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
-from rlgen.repo.layout import ENV_RUNS, RUNS_INDEX, TRAINING_BASE
+from rlgen.repo.layout import ENV_RUNS, INFRASTRUCTURE, RUNS_INDEX, TRAINING_BASE
 from rlgen.repo import naming_scheme
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
@@ -138,24 +138,39 @@ def secret_delivery(b: Build) -> None:
 
 def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
-    (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay."""
-    has_infra = write_infrastructure(b.tree, b.components)
+    (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay.
+    A file outside ``clusters/<cluster>/`` is shared by every cluster: written once, and listed
+    in its folder's kustomization when it lies in a stage's folder (the upstream roots'
+    objects in ``infrastructure/``)."""
     upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
+    has_infra = bool(upstream or b.components.paths(Layer.INFRASTRUCTURE))
     # Before everything that reads a Secret: the sandbox's upstream root already does.
     first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
         if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
+    shared: dict[str, tuple[str, str]] = {}
     for cluster, env in b.selection.all_clusters():
         stages = first + [
-            Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
+            Stage("infrastructure", f"./{INFRASTRUCTURE}" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
         ]
         ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
-        files = b.hooks.sync_files(ctx, stages)
-        for path, docs in sorted(files.items()):
-            b.tree.add(path, yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs]))
+        own = f"clusters/{cluster}/"
+        for path, docs in sorted(b.hooks.sync_files(ctx, stages).items()):
+            text = yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs])
+            if path.startswith(own):
+                b.tree.add(path, text)
+            elif shared.setdefault(path, (cluster, text))[1] != text:
+                raise PluginFailed(f"sync plugin '{b.selection.plugins['sync']}': {path} differs between "
+                                   f"clusters {shared[path][0]} and {cluster}; a file outside clusters/<cluster>/ "
+                                   "is shared by every cluster")
         b.stages = b.stages or stages
+    for path, (_, text) in sorted(shared.items()):
+        b.tree.add(path, text)
+    if has_infra:
+        listed = sorted(p.removeprefix(f"{INFRASTRUCTURE}/") for p in shared if p.startswith(f"{INFRASTRUCTURE}/"))
+        write_infrastructure(b.tree, b.components, listed)
 
 
 def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
