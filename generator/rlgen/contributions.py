@@ -200,6 +200,11 @@ class SecretRef:
 #: puts a kustomization there (encrypted Secrets, ExternalSecrets).
 SECRETS_FOLDER = "secrets"
 
+#: The folder of the sync engine's objects that apply the upstream roots (a Flux GitRepository
+#: and Kustomizations, Argo CD Applications): one kustomization, the same for every cluster,
+#: which each ``clusters/<cluster>/`` points at.
+UPSTREAM_FOLDER = "infrastructure/upstream"
+
 
 @dataclass(frozen=True)
 class SecretDelivery:
@@ -251,9 +256,8 @@ class DatasetFormat:
 class Stage:
     """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.
 
-    ``path`` is the repository folder the stage applies ("" when the stage holds nothing);
-    ``upstream`` the upstream roots the sync plugin applies from that folder; ``depends_on``
-    names earlier stages.
+    ``path`` is the repository folder the stage applies ("" when only ``upstream`` sources
+    make it up); ``depends_on`` names earlier stages.
     """
 
     name: str

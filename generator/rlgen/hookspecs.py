@@ -306,11 +306,11 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
     Called once per cluster that syncs the repository (``rlgen.cluster``, then each cluster of
     ``rlgen cluster add``), with ``ctx.spec.cluster`` and ``ctx.spec.environment`` set to that
     cluster's. A cluster's entry points belong under ``clusters/<ctx.spec.cluster>/``. A file
-    elsewhere is shared by every cluster and must be the same for each: the objects that apply
-    a stage's ``upstream`` roots go into the stage's own folder (``infrastructure/``), where
-    rlgen lists them in its kustomization, so the stage applies them and, waiting for them,
-    holds back the stages after it; a plugin returning different text for one shared path
-    fails.
+    elsewhere is shared by every cluster and must be the same for each (a plugin returning two
+    texts for one shared path fails): the objects that apply the stages' ``upstream`` roots
+    belong in ``UPSTREAM_FOLDER``, one kustomization that each cluster's entry points include,
+    so that one object syncs every upstream root of every cluster and its owner stays the
+    cluster's entry point.
 
     :param ctx: the selection and its shared names, for this cluster.
     :param stages: the sync order (infrastructure -> platform -> runs); the files must make the

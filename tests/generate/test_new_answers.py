@@ -112,7 +112,7 @@ def test_git_url_reaches_the_sync_entry_points(generate):
 def test_texts_match_the_selection(generate):
     opensource = (generate() / "README.md").read_text()
     table = opensource.split("## What syncs where", 1)[1].split("##", 1)[0]
-    assert "`infrastructure/` | upstream `sandbox-operator`" in table
+    assert "`infrastructure/`" not in table and "upstream `sandbox-operator`" in table
     assert "`opensource-sandbox`" in table
     market = generate(*MARKETPLACE)
     table = (market / "README.md").read_text().split("## What syncs where", 1)[1].split("##", 1)[0]

@@ -97,15 +97,9 @@ def test_vendored_files_match_their_recorded_checksums():
 def test_manager_waits_for_the_operator_that_creates_its_namespace(generate):
     flux = {d["metadata"]["name"]: d for d in plain_manifests(generate()) if d["kind"] == "Kustomization"}
     assert flux["sandbox-manager"]["spec"]["dependsOn"] == [{"name": "sandbox-operator"}]
-    # Argo CD: the upstream roots in waves of their own inside infrastructure, which the
-    # platform's wave waits for.
-    argo = generate("--plugin", "argo")
-    waves = {d["metadata"]["name"]: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
-             for d in plain_manifests(argo) if d["kind"] == "Application"}
-    assert waves["sandbox-operator"] < waves["sandbox-manager"]
-    assert waves["infrastructure"] < waves["platform"] < waves["runs"]
-    applied = {d["metadata"]["name"] for d in build(argo / "infrastructure") if d["kind"] == "Application"}
-    assert applied == {"sandbox-operator", "sandbox-manager"}
+    argo = {d["metadata"]["name"]: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+            for d in plain_manifests(generate("--plugin", "argo")) if d["kind"] == "Application"}
+    assert argo["sandbox-operator"] < argo["sandbox-manager"] < argo["platform"] < argo["runs"]
 
 
 def test_controller_is_upstreams_published_image(generate):

@@ -21,7 +21,7 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
     first = validate(repo, env)
     assert first[0] == 0
     assert sorted(b.rpartition("/repo/")[2] for b in builds(log)) == \
-        ["overlays/production/platform", "runs"]
+        ["clusters/production/upstream", "overlays/production/platform", "runs"]
 
     assert validate(repo, env) == first
     assert builds(log) == []
@@ -40,4 +40,4 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
 
     shutil.rmtree(repo / ".rlgen-cache")
     assert validate(repo, env) == first
-    assert len(builds(log)) == 2  # the overlay and runs/
+    assert len(builds(log)) == 3  # the upstream roots, the overlay and runs/

@@ -16,7 +16,7 @@ from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
-from rlgen.repo.layout import INFRASTRUCTURE, RENAME_TRANSFORMER, SWEEP_LABEL, TRAINING_BASE
+from rlgen.repo.layout import RENAME_TRANSFORMER, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
@@ -127,12 +127,15 @@ def write_training(tree: FileTree, spec: Spec, components: Components, trainer_f
     tree.add(f"{TRAINING_BASE}/kustomizeconfig.yaml", sources.text(f"{TRAINING_BASE}/kustomizeconfig.yaml"))
 
 
-def write_infrastructure(tree: FileTree, components: Components, sync_files: list[str]) -> None:
-    """``infrastructure/``: the sync plugin's files for the upstream roots, and what plugins add there."""
-    tree.add(f"{INFRASTRUCTURE}/kustomization.yaml",
-             yamlio.dump(_with_components(_kustomization(resources=sync_files),
-                                          components.paths(Layer.INFRASTRUCTURE), "../"),
-                         "What every cluster syncs before the platform: the upstream roots and add-on settings."))
+def write_infrastructure(tree: FileTree, components: Components) -> bool:
+    """``infrastructure/`` holds only what plugins add there; False when there is nothing."""
+    paths = components.paths(Layer.INFRASTRUCTURE)
+    if not paths:
+        return False
+    tree.add("infrastructure/kustomization.yaml",
+             yamlio.dump(_with_components(_kustomization(resources=[]), paths, "../"),
+                         "Cluster add-on settings applied before the platform."))
+    return True
 
 
 def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int = 1, size: Size | None = None,

@@ -28,7 +28,7 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
-from rlgen.repo.layout import ENV_RUNS, INFRASTRUCTURE, RUNS_INDEX, TRAINING_BASE
+from rlgen.repo.layout import ENV_RUNS, RUNS_INDEX, TRAINING_BASE
 from rlgen.repo import naming_scheme
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
@@ -139,18 +139,17 @@ def secret_delivery(b: Build) -> None:
 def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
     (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay.
-    A file outside ``clusters/<cluster>/`` is shared by every cluster: written once, and listed
-    in its folder's kustomization when it lies in a stage's folder (the upstream roots'
-    objects in ``infrastructure/``)."""
+    A file outside ``clusters/<cluster>/`` is shared by every cluster, written once (the
+    upstream roots' objects in ``UPSTREAM_FOLDER``)."""
+    has_infra = write_infrastructure(b.tree, b.components)
     upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
-    has_infra = bool(upstream or b.components.paths(Layer.INFRASTRUCTURE))
     # Before everything that reads a Secret: the sandbox's upstream root already does.
     first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
         if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
     shared: dict[str, tuple[str, str]] = {}
     for cluster, env in b.selection.all_clusters():
         stages = first + [
-            Stage("infrastructure", f"./{INFRASTRUCTURE}" if has_infra else "", upstream=upstream,
+            Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
@@ -168,9 +167,6 @@ def sync_entry_points(b: Build) -> None:
         b.stages = b.stages or stages
     for path, (_, text) in sorted(shared.items()):
         b.tree.add(path, text)
-    if has_infra:
-        listed = sorted(p.removeprefix(f"{INFRASTRUCTURE}/") for p in shared if p.startswith(f"{INFRASTRUCTURE}/"))
-        write_infrastructure(b.tree, b.components, listed)
 
 
 def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:

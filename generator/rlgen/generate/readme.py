@@ -20,7 +20,7 @@ FOLDERS = {
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
     "images": (False, "the Dockerfiles of the training and data images"),
-    "infrastructure": (True, "what every cluster syncs before the platform: the upstream roots and add-on settings"),
+    "infrastructure": (True, "what every cluster syncs first: the upstream roots (upstream/, which each cluster folder includes) and add-on settings"),
     "overlays": (True, "the platform of each environment a cluster syncs (and the runs of one that is not the main cluster's)"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
     "runs": (True, "one folder per training run, and the index of active runs"),
@@ -35,10 +35,11 @@ def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec
              "platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
     rows = []
     for stage in stages:
-        if stage.path:
-            what = (fixed.get(stage.name, []) + [f"upstream `{up.name}` ({up.path}@{up.tag})" for up in stage.upstream]
-                    + [f"`{p}`" for p in components.get(stage.name, [])])
-            rows.append({"where": f"`{stage.path.removeprefix('./')}/`", "what": ", ".join(what)})
+        where = [f"`{stage.path.removeprefix('./')}/`"] if stage.path else []
+        where += [f"upstream `{up.name}` ({up.path}@{up.tag})" for up in stage.upstream]
+        what = fixed.get(stage.name, []) + [f"`{p}`" for p in components.get(stage.name, [])]
+        if where:
+            rows.append({"where": ", ".join(where), "what": ", ".join(what) or "upstream roots, pinned to their tag"})
     return rows
 
 

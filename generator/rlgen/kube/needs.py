@@ -12,7 +12,6 @@ from pathlib import Path
 from rlgen.repo import answers
 from rlgen.repo.objects import get, pod_specs
 from rlgen.repo.secret_plan import plan
-from rlgen.repo.sync_engines import is_sync_object
 
 #: Resources a pod may request that need a device plugin, besides GPUs.
 RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
@@ -117,7 +116,7 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
     needs.kinds.setdefault(api, set()).add(kind)
     ns = get(obj, "metadata", "namespace", default="")
     label = f"{kind}/{get(obj, 'metadata', 'name')}"
-    if source.startswith("clusters/") or is_sync_object(obj):
+    if source.startswith("clusters/"):
         needs.sync_objects.append(obj)
         if kind == "Kustomization" and (key := get(obj, "spec", "decryption", "secretRef", "name")):
             # kustomize-controller imports the keys named *.agekey; the README names it age.agekey.

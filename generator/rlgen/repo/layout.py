@@ -5,9 +5,6 @@ from __future__ import annotations
 #: The run template every runs/<run>/ builds on.
 TRAINING_BASE = "base/training"
 RUNS_INDEX = "runs/kustomization.yaml"
-#: What every cluster syncs before the platform: add-on settings, and the objects of the sync
-#: engine that apply the upstream roots (one folder, shared by every cluster).
-INFRASTRUCTURE = "infrastructure"
 #: The runs index of an environment other than the main cluster's (``runs/`` is that one's).
 ENV_RUNS = "overlays/{env}/runs"
 #: The name of the transformer in a run's kustomization that pins its RayJob's name.

@@ -20,6 +20,7 @@ from rlgen.repo.workspace import find_root, load_spec
 from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
 from rlgen.status.wait import BLOCKED, READY, assess
 from rlgen.tools import repo_files
+from rlgen.tools.kustomize import KUSTOMIZATION_FILES
 from rlgen.tools.yamlio import read_plain_all
 
 
@@ -74,9 +75,12 @@ def _repo():
     root = find_root(Path.cwd())
     spec = load_spec(root)
     folders: dict[str, list] = {}
-    for path in manifests.plain_files(manifests.committable(root)):
+    # A cluster folder's own files: its stages (a kustomization there, as Argo CD's root reads
+    # the folder, only adds the shared upstream roots; a subfolder is flux-system or those).
+    for path in sorted(manifests.committable(root)):
         parts = path.relative_to(root).parts
-        if parts[0] == "clusters":
+        if parts[0] == "clusters" and len(parts) <= 3 and path.suffix in (".yaml", ".yml") \
+                and path.name not in KUSTOMIZATION_FILES:
             folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(d for d in read_plain_all(repo_files.read_text(path, root)) if isinstance(d, dict))
     sync_objects = [d for docs in folders.values() for d in docs]
     return Repo(root, spec.namespace, spec.git_branch, sync_objects, folders)
