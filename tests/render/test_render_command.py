@@ -16,18 +16,18 @@ def test_render_out_writes_the_roots_and_the_sync_entry_points(repo):
 
 def test_render_to_stdout_names_each_entry_point(repo):
     out = ok(rlgen_in(repo, "render", "."))
-    assert "# Source: clusters/production/platform\n" in out and "# Source: runs\n" in out
+    assert "# Source: clusters/production/platform\n" in out and "# Source: overlays/production/runs\n" in out
 
 
 def test_render_json_and_table_carry_the_objects_of_every_source(repo):
     import json
 
-    yaml_out = ok(rlgen_in(repo, "render", "runs"))
+    yaml_out = ok(rlgen_in(repo, "render", "overlays/production/runs"))
     expected = [d for d in YAML(typ="safe").load_all(yaml_out) if d]
-    doc = json.loads(ok(rlgen_in(repo, "render", "runs", "-o", "json")))
-    assert [s["source"] for s in doc["sources"]] == ["runs"] and doc["sources"][0]["file"] is None
+    doc = json.loads(ok(rlgen_in(repo, "render", "overlays/production/runs", "-o", "json")))
+    assert [s["source"] for s in doc["sources"]] == ["overlays/production/runs"] and doc["sources"][0]["file"] is None
     assert doc["sources"][0]["objects"] == expected
-    table = ok(rlgen_in(repo, "render", "runs", "-o", "table")).splitlines()
+    table = ok(rlgen_in(repo, "render", "overlays/production/runs", "-o", "table")).splitlines()
     assert table[0].split() == ["SOURCE", "KIND", "NAMESPACE", "NAME", "FILE"]
     rayjob = next(o for o in expected if o["kind"] == "RayJob")
     assert any(line.split()[1:4] == ["RayJob", rayjob["metadata"]["namespace"], rayjob["metadata"]["name"]]

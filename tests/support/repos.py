@@ -13,6 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 #: and where images and CI install rlgen from (the tests run an editable install, which
 #: ``rlgen new`` refuses to use as that source).
 REGISTRY = "registry.rl.test/team"
+#: The runs index ``rlgen run`` edits in a repository of the main environment's default.
+INDEX = "overlays/production/runs/kustomization.yaml"
 GIT_URL = "ssh://git@git.rl.test/platform/rl-repo.git"
 INSTALL = "rlgen==0.1.0"
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
@@ -113,3 +115,14 @@ def schema_dir() -> Path:
 def rlgen_in(repo: Path, *args: str, **kwargs):
     """``rlgen ARGS`` run inside ``repo``."""
     return run_rlgen(*args, cwd=repo, **kwargs)
+
+
+def index_entries(runs) -> str:
+    """The lines of a runs index listing ``runs``."""
+    return "".join(f"  - ../../../runs/{r}\n" for r in runs)
+
+
+def listed(repo: Path) -> list[str]:
+    """The runs the main environment's index lists, by name."""
+    entries = YAML(typ="safe").load((repo / INDEX).read_text())["resources"] or []
+    return [e.removeprefix("../../../runs/") for e in entries]

@@ -11,7 +11,7 @@ from rlgen.generate.kustomizations import run_kustomization
 from rlgen.render import parts
 from rlgen.repo import naming_scheme
 from rlgen.repo.workspace import open_workspace
-from support.repos import run_rlgen
+from support.repos import INDEX, index_entries, run_rlgen
 from support.toolchain import tool
 
 RUNS = 2 * parts.PART_SIZE + 10
@@ -30,9 +30,9 @@ def _many_runs(generate, tmp_path):
         (repo / "runs" / name / "run.yaml").write_text(config + f"actor_rollout_ref:\n  actor:\n    optim:\n      lr: {i}.0e-7\n")
         (repo / "runs" / name / "kustomization.yaml").write_text(
             run_kustomization(spec, name, run_folders.inputs_name(repo, spec, name), naming_scheme.INPUTS))
-    index = repo / "runs" / "kustomization.yaml"
+    index = repo / INDEX
     head, _, _ = index.read_text().partition("resources:")
-    index.write_text(head + "resources:\n" + "".join(f"  - {n}\n" for n in sorted(names)))
+    index.write_text(head + "resources:\n" + index_entries(sorted(names)))
     return repo
 
 

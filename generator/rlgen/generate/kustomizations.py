@@ -1,6 +1,6 @@
 """Every ``kustomization.yaml`` of the generated repository is written here: the plugins'
 Components, the platform and training bases, the overlays, ``infrastructure/``, each run and
-the runs index (``rlgen run`` writes run kustomizations with the same functions).
+each environment's runs index (``rlgen run`` writes run kustomizations with the same functions).
 
 The project's own ``base/`` and ``overlays/`` are the starting point, loaded with their comments.
 """
@@ -16,7 +16,7 @@ from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
-from rlgen.repo.layout import RENAME_TRANSFORMER, SWEEP_LABEL, TRAINING_BASE
+from rlgen.repo.layout import RENAME_TRANSFORMER, RUN_ENTRY, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
@@ -190,23 +190,21 @@ def _labels_comment(labels: dict[str, str]) -> str:
     return sweep + ("\n" + volcano if len(labels) > 1 else "")
 
 
-def runs_index(runs: list[str], current: str | None = None) -> str:
-    """``runs/kustomization.yaml`` listing ``runs``; given the ``current`` text, only its list
-    changes, so comments a user added to the index survive."""
+def runs_index(runs: list[str], current: str | None = None, env: str = "", main_env: str = "") -> str:
+    """An environment's runs index listing ``runs`` (as :data:`RUN_ENTRY`); given the ``current``
+    text, only its list changes, so comments a user added to the index survive. ``env``: an
+    environment other than the main cluster's ``main_env``, whose index starts empty."""
+    entries = sorted(RUN_ENTRY.format(run=r) for r in runs)
     if current is None:
-        return yamlio.dump(_kustomization(resources=sorted(runs)),
-                           "The active training runs: removing one here (or its folder) prunes its RayJob.")
+        comment = ("The active training runs: removing one here (or its folder) prunes its RayJob."
+                   if not env else
+                   f"The training runs of environment '{env}': list run folders here ({RUN_ENTRY.format(run='<run>')}).\n"
+                   f"overlays/{main_env}/runs/ lists the runs of '{main_env}', which rlgen run edits; a run may be in both.")
+        return yamlio.dump(_kustomization(resources=entries), comment)
     doc = yamlio.load(current)
     if not isinstance(doc, dict):
         # kustomize refuses it too ("kustomization.yaml is empty"): nothing to keep the comments of.
         raise ValueError("empty or not a mapping, so not a kustomization: write it as a kustomization "
                          "(resources: the run folders) first")
-    doc["resources"] = sorted(runs)
+    doc["resources"] = entries
     return yamlio.dump(doc)
-
-
-def env_runs_index(env: str, main_env: str) -> str:
-    """``overlays/<env>/runs/kustomization.yaml``: the runs the clusters of ``env`` get, none at first."""
-    return yamlio.dump(_kustomization(resources=[]),
-                       f"The training runs of environment '{env}': list run folders here (../../../runs/<run>).\n"
-                       f"runs/kustomization.yaml holds the runs of '{main_env}'; a run may be in both.")

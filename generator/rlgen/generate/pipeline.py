@@ -15,7 +15,6 @@ from rlgen.generate import dataset_job, model_job, readme, training_image, volum
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
     Components,
-    env_runs_index,
     run_kustomization,
     runs_index,
     write_infrastructure,
@@ -28,7 +27,7 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
-from rlgen.repo.layout import ENV_RUNS, RUNS_INDEX, TRAINING_BASE
+from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
 from rlgen.repo import naming_scheme
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
@@ -178,13 +177,12 @@ def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
 
 
 def _runs_root(b: Build, env: str) -> str:
-    """``runs`` for the main cluster's environment; another environment's own index, written once."""
-    if env == b.spec.environment:
-        return "runs"
-    folder = ENV_RUNS.format(env=env)
-    if f"{folder}/kustomization.yaml" not in b.tree.files:
-        b.tree.add(f"{folder}/kustomization.yaml", env_runs_index(env, b.spec.environment))
-    return folder
+    """``env``'s runs index, written once: the main cluster's by :func:`first_run`, another
+    environment's empty."""
+    path = runs_index_path(env)
+    if env != b.spec.environment and path not in b.tree.files:
+        b.tree.add(path, runs_index([], env=env, main_env=b.spec.environment))
+    return runs_root(env)
 
 
 def plugin_files(b: Build) -> None:
@@ -232,7 +230,7 @@ def first_run(b: Build) -> None:
                                          b.spec.run_config_key, run_yaml.encode(), b.tree.files)
     b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
     b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming_scheme.CURRENT))
-    b.tree.add(RUNS_INDEX, runs_index([b.run]))
+    b.tree.add(runs_index_path(b.spec.environment), runs_index([b.run]))
 
 
 def answers_file(b: Build) -> None:
@@ -267,7 +265,7 @@ STAGES = (check_selection, plugin_components, platform_base, training_base, secr
 #: environment's platform, then the runs. A later stage may still add a file beside one.
 READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
     platform_base: lambda b: [f"overlays/{env}/platform" for env in environments(b)],
-    first_run: lambda b: [RUNS_INDEX.rpartition("/")[0]],
+    first_run: lambda b: [runs_root(b.spec.environment)],
 }
 
 

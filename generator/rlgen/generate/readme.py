@@ -10,6 +10,7 @@ from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
 from rlgen.plugin_host.selection import Selection
+from rlgen.repo.layout import runs_root
 from rlgen.spec import Spec
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
@@ -21,9 +22,9 @@ FOLDERS = {
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
     "images": (False, "the Dockerfiles of the training and data images"),
     "infrastructure": (True, "what every cluster syncs first: the upstream roots (upstream/, which each cluster folder includes) and add-on settings"),
-    "overlays": (True, "the platform of each environment a cluster syncs (and the runs of one that is not the main cluster's)"),
+    "overlays": (True, "each environment a cluster syncs: its platform, and the index of its runs"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
-    "runs": (True, "one folder per training run, and the index of active runs"),
+    "runs": (True, "one folder per training run (an environment's index lists the ones it runs)"),
     "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
     "secrets": (True, "the Secrets the other stages read, synced before them"),
 }
@@ -99,7 +100,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "secrets_section": secrets_section,
         "sections": sections,
         "first_sync": first_sync_steps(secrets_section, sections),
-        "clusters": [{"name": c, "environment": e, "runs": "runs/" if e == spec.environment else f"overlays/{e}/runs/"}
+        "clusters": [{"name": c, "environment": e, "runs": f"{runs_root(e)}/"}
                      for c, e in selection.all_clusters()],
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),

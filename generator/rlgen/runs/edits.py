@@ -37,7 +37,7 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, from_head, "pick another run name or pass --no-branch")
     folder = run_files.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
+    with GitChange(ws.root, [folder, run_files.index_path(ws.root)], dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         doc, rayjob, _ = create_run(ws, name, source, parse_assignments(sets), labels)
         run_folders.write_index(ws.root, [*runs, name])
@@ -129,7 +129,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
     require_run(ws, name, runs)
     branch = f"run/rm-{name}"
     start = claim_branch(ws, branch, no_branch, from_head, "delete it or pass --no-branch")
-    with GitChange(ws.root, [run_files.folder(ws.root, name), ws.root / run_folders.INDEX], dry_run) as change:
+    with GitChange(ws.root, [run_files.folder(ws.root, name), run_files.index_path(ws.root)], dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         require_run(ws, name, runs)
         pruned = remove_runs(ws, runs, [name])[name]

@@ -96,7 +96,7 @@ def _select(root: Path, run: str | None) -> list[str]:
 
 
 def _rows(cluster, repo, runs):
-    stage = owning_stage(cluster, repo.sync_objects)
+    stage = owning_stage(cluster, repo)
     rows = []
     for run in runs:
         try:
