@@ -31,7 +31,8 @@ def actionlint(*paths: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("args", COMBOS, ids=["default", "argo+rrsa", "marketplace+git-install"])
 def test_generated_workflows_pass_actionlint(generate, args):
     workflows = sorted((generate(*args) / ".github" / "workflows").glob("*.yaml"))
-    assert [w.name for w in workflows] == ["cluster-status.yaml", "diff.yaml", "rlgen-update.yaml", "validate.yaml"]
+    assert [w.name for w in workflows] == ["cluster-status.yaml", "diff.yaml", "images.yaml", "rlgen-update.yaml",
+                                         "validate.yaml"]
     result = actionlint(*workflows)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -50,7 +50,7 @@ present() {
   exit 1
 }
 
-if [ -n "${REGISTRY_USERNAME:-}" ] && ! $list_only; then
+if [ -n "${REGISTRY_USERNAME:-}" ]; then
   for entry in "${images[@]}"; do
     host=${entry#* }; host=${host%%/*}
     printf '%s\n' "${REGISTRY_PASSWORD:?REGISTRY_PASSWORD is not set}" \
