@@ -69,3 +69,18 @@ def test_actionlint_reports_a_node20_action_and_a_shell_defect(tmp_path):
     assert result.returncode == 1
     assert 'runtime "node20" is deprecated' in result.stdout
     assert "shellcheck reported issue" in result.stdout
+
+
+def test_images_workflow_runs_the_script_with_pinned_actions_and_the_secrets(generate):
+    import re
+
+    from ruamel.yaml import YAML
+
+    workflow = YAML(typ="safe").load((generate() / ".github" / "workflows" / "images.yaml").read_text())
+    assert workflow[True if True in workflow else "on"]["push"]["paths"][0] == "images/**"
+    steps = workflow["jobs"]["build"]["steps"]
+    # Every action by its commit: a moved tag cannot change what runs with the registry's password.
+    assert all(re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", step["uses"]) for step in steps if "uses" in step)
+    build = next(step for step in steps if step.get("run") == "bash images/build.sh")
+    assert build["env"] == {"REGISTRY_USERNAME": "${{ secrets.REGISTRY_USERNAME }}",
+                            "REGISTRY_PASSWORD": "${{ secrets.REGISTRY_PASSWORD }}"}
