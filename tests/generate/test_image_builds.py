@@ -67,15 +67,20 @@ def test_a_data_image_answer_keeps_its_tag_as_the_start():
     assert data.repository == f"{CORE_ANSWERS['rlgen']['registry']}/pipeline" and data.tag.startswith("2.0-")
 
 
-def test_the_hash_is_sha256sum_of_the_files_then_of_that_list(tmp_path):
+def test_the_hash_is_sha256sum_of_the_tracked_files_then_of_that_list(tmp_path):
     files = {"images/x/Dockerfile": b"FROM scratch\n", "images/x/pkg/a.py": b"a\n", "images/x/B.txt": b"b\n",
              "images/y/Dockerfile": b"other\n"}
     for path, content in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_bytes(content)
-    shell = subprocess.run("find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    # Left by a local run, untracked: not part of the image's identity.
+    (tmp_path / "images/x/pkg/__pycache__").mkdir()
+    (tmp_path / "images/x/pkg/__pycache__/a.pyc").write_bytes(b"\0")
+    shell = subprocess.run("git ls-files -z | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
                            shell=True, cwd=tmp_path / "images/x", capture_output=True, text=True, check=True)
     assert image_builds.context_hash(files, "images/x") == shell.stdout.split()[0]
-    listing = "".join(f"{hashlib.sha256(files['images/x/' + p]).hexdigest()}  ./{p}\n"
+    listing = "".join(f"{hashlib.sha256(files['images/x/' + p]).hexdigest()}  {p}\n"
                       for p in ("B.txt", "Dockerfile", "pkg/a.py"))
     assert image_builds.context_hash(files, "images/x") == hashlib.sha256(listing.encode()).hexdigest()

@@ -3,9 +3,10 @@ context as rlgen writes it, and its tag: a readable prefix and a hash of the con
 
 A changed Dockerfile (mlflow on, a plugin's ``rlgen_training_packages``) thus gives a new tag,
 the RayJob and Jobs that run it new names, and nodes that already hold the old image pull the
-new one. ``images/build.sh`` computes the same hash from the files in the checkout
-(``sha256sum`` of each file, then of that list) to build exactly the images the registry lacks,
-and refuses a context whose files no longer match the tag rlgen wrote.
+new one. ``images/build.sh`` computes the same hash from the files git tracks in the checkout
+(``sha256sum`` of each file, then of that list; untracked files such as ``__pycache__`` left by a
+local run do not count) to build exactly the images the registry lacks, and refuses a context
+whose files no longer match the tag rlgen wrote.
 """
 from __future__ import annotations
 
@@ -33,12 +34,12 @@ class ImageBuild:
 
 def context_hash(files: Mapping[str, bytes], context: str) -> str:
     """The hash of ``context``'s files: the sha256 of the lines ``sha256sum`` prints for them,
-    sorted by path (``./`` + the path inside the context), as ``images/build.sh`` computes it."""
+    sorted by their path inside the context, as ``images/build.sh`` computes it."""
     prefix = context.rstrip("/") + "/"
-    inside = sorted(("./" + path.removeprefix(prefix)).encode() for path in files if path.startswith(prefix))
+    inside = sorted(path.removeprefix(prefix).encode() for path in files if path.startswith(prefix))
     if not inside:
         raise ValueError(f"no files in {context}")
-    listing = b"".join(hashlib.sha256(files[prefix + path[2:].decode()]).hexdigest().encode() + b"  " + path + b"\n"
+    listing = b"".join(hashlib.sha256(files[prefix + path.decode()]).hexdigest().encode() + b"  " + path + b"\n"
                        for path in inside)
     return hashlib.sha256(listing).hexdigest()
 

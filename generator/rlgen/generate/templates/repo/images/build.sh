@@ -6,7 +6,8 @@
 #   bash images/build.sh           build and push each image the registry lacks
 #   bash images/build.sh --list    print those images, build nothing
 #
-# Each tag ends in a hash of its folder's files (sha256sum of each file, then of that list), so a
+# Each tag ends in a hash of its folder's files as git tracks them (sha256sum of each file, then
+# of that list; untracked files do not count), so a
 # tag the registry holds is an image of exactly these files and is never built again. rlgen
 # wrote the tags below, the RayJob's and the Jobs' images with them: a folder whose files no
 # longer match its tag (edited by hand) is refused, as the cluster would run the old image.
@@ -33,7 +34,7 @@ case "${1:-}" in
 esac
 
 context_hash() {
-  (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
+  (cd "$1" && git ls-files -z | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
 }
 
 # Whether the registry holds $1: a missing tag or repository is "no"; anything else (a refused
