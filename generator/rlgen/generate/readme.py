@@ -20,7 +20,7 @@ FOLDERS = {
     "base": (True, "what every environment shares: the platform and the run template"),
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
-    "images": (False, "the Dockerfiles of the training and data images"),
+    "images": (False, "the Dockerfiles of the training and data images, and build.sh, which builds and pushes them"),
     "infrastructure": (True, "cluster add-on settings, synced first"),
     "overlays": (True, "the platform of each environment a cluster syncs (and the runs of one that is not the main cluster's)"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
