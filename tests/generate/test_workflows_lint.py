@@ -84,3 +84,10 @@ def test_images_workflow_runs_the_script_with_pinned_actions_and_the_secrets(gen
     build = next(step for step in steps if step.get("run") == "bash images/build.sh")
     assert build["env"] == {"REGISTRY_USERNAME": "${{ secrets.REGISTRY_USERNAME }}",
                             "REGISTRY_PASSWORD": "${{ secrets.REGISTRY_PASSWORD }}"}
+
+
+def test_the_images_script_passes_shellcheck(generate):
+    tool = shutil.which("shellcheck", path=str(BIN)) or shutil.which("shellcheck")
+    assert tool, "shellcheck is missing: pip install -e '.[test]'"
+    result = subprocess.run([tool, str(generate() / "images" / "build.sh")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
