@@ -178,7 +178,8 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
 
     The generator writes ``images/training/Dockerfile`` from its base (plus verl
     ``spec.verl_version`` from PyPI and every plugin's :func:`rlgen_training_packages`) and
-    points the RayJob at ``spec.training_image`` with its tag.
+    points the RayJob at ``spec.training_image`` tagged ``<tag>-<hash of images/training>``,
+    so that every change of the image's files reaches the nodes under a new tag.
 
     :param ctx: the selection and its shared names.
 
