@@ -54,6 +54,9 @@ def _certificates(folder: Path) -> dict[str, bytes]:
                                     "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n")
     openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
             "-days", "3650", "-out", "tls.crt", "-extfile", "ext.cnf")
+    # cert-controller reads the CA key as PKCS #1 ("RSA PRIVATE KEY"); OpenSSL 3 writes PKCS #8.
+    for key in ("ca.key", "tls.key"):
+        openssl("rsa", "-in", key, "-out", key, "-traditional")
     return {name: (folder / name).read_bytes() for name in ("ca.crt", "ca.key", "tls.crt", "tls.key")}
 
 
