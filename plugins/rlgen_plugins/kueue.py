@@ -67,8 +67,8 @@ def rlgen_check(ctx):
     problems = []
     if spec.gang_scheduling != "off":
         problems.append(Problem(
-            f"rlgen.gang_scheduling={spec.gang_scheduling} and the kueue queue: Kueue already starts a run's pods "
-            "all together or not at all; set rlgen.gang_scheduling=off", (NAME, "rlgen")))
+            f"rlgen.gang_scheduling={spec.gang_scheduling} and the kueue queue: Kueue already admits a run whole "
+            "(quota for all its pods) or holds it without pods; set rlgen.gang_scheduling=off", (NAME, "rlgen")))
     if spec.network != "tcp":
         problems.append(Problem(
             f"rlgen.network={spec.network} and the kueue queue: the ClusterQueue does not cover the network "
