@@ -111,7 +111,7 @@ def test_three_runs_of_two_nodes_on_four_two_start_and_one_waits_without_pods(ku
     assert "nvidia.com/gpu" in rows[queued]["queue"], rows[queued]
     assert all(rows[r]["queue"] == f"admitted by ClusterQueue {NAMESPACE}" for r in names if r != queued), rows
     # A queued run is taken in as far as waiting goes: it may wait for days.
-    waited = run_rlgen("status", "--wait", "60s", "-o", "json", cwd=repo, env={**os.environ, **cp.env()})
+    waited = run_rlgen("status", "--wait", "--timeout", "60s", "-o", "json", cwd=repo, env={**os.environ, **cp.env()})
     assert waited.returncode == 0, waited.stdout + waited.stderr
 
     # One run ends: removed, pruned by the sync; the queued one is admitted and its pods placed.
