@@ -152,3 +152,22 @@ def test_doctor_finds_kueue_and_the_queue_objects(kueue_control_plane, repo):
     assert rows[f"ClusterQueue {NAMESPACE}"] == {**rows[f"ClusterQueue {NAMESPACE}"], "state": "ok", "detail": "active"}
     assert rows[f"LocalQueue {NAMESPACE}/runs"]["detail"] == "active"
     assert rows["API kueue.x-k8s.io/v1beta2"]["state"] == "ok"
+
+
+def test_a_lost_worker_node_gets_a_new_worker_and_the_run_stays_admitted(kueue_control_plane, repo):
+    """A node of a running run goes away mid-run: the pod garbage collector deletes its worker,
+    KubeRay makes a new one in the same RayCluster, and Kueue keeps the run admitted (its
+    quota is GPUs, not nodes): the run goes on, nothing queued starts in its place."""
+    cp = kueue_control_plane
+    names = rayjobs(repo)
+    before = admission(cp)
+    job = next(j for j in names.values() if before.get(j) == "admitted")
+    lost = wait_until(f"the workers of {job} scheduled", lambda: running_workers(cp, job))[0]
+    cluster = ray_cluster(cp, NAMESPACE, job)
+    cp.kubectl("delete", "node", lost)
+    cp.add_lingjun_node("lingjun-gpu-replacement")
+    nodes = wait_until(f"a new worker of {job} placed off {lost}",
+                       lambda: (n := running_workers(cp, job)) and lost not in n and n, timeout=240)
+    assert "lingjun-gpu-replacement" in nodes
+    assert ray_cluster(cp, NAMESPACE, job) == cluster
+    assert admission(cp) == before
