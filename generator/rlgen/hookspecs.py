@@ -12,7 +12,7 @@ repository is generated, so a hook never asks whether its plugin was chosen.
 Call semantics, the same for every hook unless its docstring says otherwise:
 
 - every selected plugin's implementation is called, and the results are used in slot order
-  (``sandbox, storage, dataset, rollout, sync, tracking, secrets``), whatever order ``--plugin`` flags came in;
+  (``sandbox, storage, dataset, rollout, sync, tracking, secrets, queue``), whatever order ``--plugin`` flags came in;
 - a hook returning a list may return an empty list (or ``None``) to contribute nothing;
 - hooks marked *first result* are answered by the one plugin of the slot they belong to
   (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both.

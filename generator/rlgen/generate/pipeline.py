@@ -215,7 +215,9 @@ def reader_role(b: Build) -> None:
     names = [s.name for s in b.secrets()] + ([b.delivery.decryption] if b.delivery.decryption else [])
     stores = any(b"kind: ClusterSecretStore" in content for path, content in b.tree.files.items()
                  if path.startswith(f"{SECRETS_FOLDER}/"))
-    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores))
+    # status reads where Kueue has each run, doctor the queue objects.
+    queue = any(b"apiVersion: kueue.x-k8s.io/" in content for content in b.tree.files.values())
+    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores, queue))
 
 
 def schemas(b: Build) -> None:
