@@ -169,7 +169,8 @@ CREATES_ANNOTATION = "rlgen.io/creates-namespace"
 @dataclass(frozen=True)
 class TrainingImage:
     """The rollout plugin's training image: verl's dependency image for its engine (``base``,
-    which ships without verl) and the tag the repository's build of it is pushed under."""
+    which ships without verl) and the readable start of the tag the repository's build of it is
+    pushed under; a hash of ``images/training`` completes the tag."""
 
     base: str
     tag: str

@@ -12,7 +12,7 @@ repository is generated, so a hook never asks whether its plugin was chosen.
 Call semantics, the same for every hook unless its docstring says otherwise:
 
 - every selected plugin's implementation is called, and the results are used in slot order
-  (``sandbox, storage, dataset, rollout, sync, tracking, secrets``), whatever order ``--plugin`` flags came in;
+  (``sandbox, storage, dataset, rollout, sync, tracking, secrets, queue``), whatever order ``--plugin`` flags came in;
 - a hook returning a list may return an empty list (or ``None``) to contribute nothing;
 - hooks marked *first result* are answered by the one plugin of the slot they belong to
   (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both.
@@ -178,7 +178,8 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
 
     The generator writes ``images/training/Dockerfile`` from its base (plus verl
     ``spec.verl_version`` from PyPI and every plugin's :func:`rlgen_training_packages`) and
-    points the RayJob at ``spec.training_image`` with its tag.
+    points the RayJob at ``spec.training_image`` tagged ``<tag>-<hash of images/training>``,
+    so that every change of the image's files reaches the nodes under a new tag.
 
     :param ctx: the selection and its shared names.
 

@@ -63,8 +63,8 @@ def test_example_domains_are_refused(tmp_path, option, value):
 
 def test_images_come_from_the_team_registry(generate):
     repo = generate()
-    assert f"pushed as {REGISTRY}/rlgen-data:0.1.0" in (repo / "images" / "data" / "Dockerfile").read_text()
-    assert f"pushed as {REGISTRY}/verl-training:" in (repo / "images" / "training" / "Dockerfile").read_text()
+    assert f"pushed to {REGISTRY}/rlgen-data under a tag" in (repo / "images" / "data" / "Dockerfile").read_text()
+    assert f"pushed to {REGISTRY}/verl-training under a tag" in (repo / "images" / "training" / "Dockerfile").read_text()
     assert "example.com" not in "".join(p.read_text() for p in repo.rglob("*.yaml") if ".git" not in p.parts)
 
 

@@ -189,7 +189,7 @@ def test_sglang_rollout_and_image(generate):
     assert "engine_kwargs" not in rollout, "verl's own default attention backend needs no override"
     (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
     image = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == f"{REGISTRY}/verl-training:0.9.1-sglang"
+    assert re.fullmatch(rf"{re.escape(REGISTRY)}/verl-training:0\.9\.1-sglang-[0-9a-f]{{12}}", image)
     assert "FROM verlai/verl:sgl0512.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
 
 

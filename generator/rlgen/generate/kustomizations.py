@@ -16,7 +16,7 @@ from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
-from rlgen.repo.layout import RENAME_TRANSFORMER, RUN_ENTRY, SWEEP_LABEL, TRAINING_BASE
+from rlgen.repo.layout import PRIORITY_LABEL, RENAME_TRANSFORMER, RUN_ENTRY, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
@@ -181,13 +181,15 @@ def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int
 
 def _labels_comment(labels: dict[str, str]) -> str:
     # A run of no sweep keeps the words it always had: they are hashed into its RayJob's name.
-    volcano = "This run's Volcano queue and priority, read when its RayJob starts."
+    own = "This run's Volcano queue and priority, read when its RayJob starts."
+    if PRIORITY_LABEL in labels:
+        own = f"{PRIORITY_LABEL}: this run's WorkloadPriorityClass; Kueue admits a queued run of higher priority first."
     if SWEEP_LABEL not in labels:
-        return volcano
+        return own
     sweep = (f"{SWEEP_LABEL}: the sweep this run belongs to (rlgen run sweep); rlgen run list groups by it,\n"
              "rlgen run rm --sweep removes its runs, "
              f"kubectl get rayjobs -l {SWEEP_LABEL}={labels[SWEEP_LABEL]} finds them.")
-    return sweep + ("\n" + volcano if len(labels) > 1 else "")
+    return sweep + ("\n" + own if len(labels) > 1 else "")
 
 
 def runs_index(runs: list[str], current: str | None = None, env: str = "", main_env: str = "") -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
-from rlgen.generate import dataset_job, model_job, readme, training_image, volume_names
+from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
     Components,
@@ -57,6 +57,8 @@ class Build:
     run_naming: int = naming_scheme.CURRENT
     #: The team's cookiecutter template (``--template``), and its files that rlgen's own won over.
     template: Fetched | None = None
+    #: The images the repository builds (training, data), once ``images`` has hashed their contexts.
+    images: tuple[image_builds.ImageBuild, ...] = ()
     clashes: list[str] = field(default_factory=list)
 
     def secrets(self) -> list[SecretRef]:
@@ -69,6 +71,22 @@ def check_selection(b: Build) -> None:
     install.plugin_requirements(b.spec.plugin_packages, b.spec.plugin_distributions)
     if found := b.hooks.check(b.ctx):
         raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
+
+
+def images(b: Build) -> None:
+    """``images/training`` and ``images/data``, and the tags hashed from them: the Spec the
+    later stages read names each image with its tag, so every reference to it follows its files."""
+    image = b.hooks.training_image(b.ctx)
+    b.tree.add("images/training/Dockerfile",
+               training_image.dockerfile(b.spec, image, b.hooks.training_packages(b.ctx)))
+    for path, text in training_image.tool_files().items():
+        b.tree.add(path, text)
+    b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
+    data_repository, data_prefix = image_builds.split_reference(b.spec.data_image)
+    b.images = (image_builds.build(b.tree.files, "images/training", b.spec.training_image, image.tag),
+                image_builds.build(b.tree.files, "images/data", data_repository, data_prefix))
+    b.spec = replace(b.spec, training_tag=b.images[0].tag, data_image=b.images[1].ref)
+    b.ctx = b.selection.context(b.spec)
 
 
 def plugin_components(b: Build) -> None:
@@ -95,15 +113,10 @@ def training_base(b: Build) -> None:
     for cfg in b.hooks.config_files(b.ctx):
         files[cfg.key] = cfg.content
     files[rayjob_source.WAIT_SCRIPT] = sources.text(f"{TRAINING_BASE}/{rayjob_source.WAIT_SCRIPT}")
-    image = b.hooks.training_image(b.ctx)
-    write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec, image))
+    write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec))
     for key, text in files.items():
         b.tree.add(f"{TRAINING_BASE}/{key}", text)
     b.tree.add(f"{TRAINING_BASE}/rayjob.yaml", yamlio.dump(rayjob(b.spec)))
-    b.tree.add("images/training/Dockerfile",
-               training_image.dockerfile(b.spec, image, b.hooks.training_packages(b.ctx)))
-    for path, text in training_image.tool_files().items():
-        b.tree.add(path, text)
 
 
 def platform_base(b: Build) -> None:
@@ -117,7 +130,6 @@ def platform_base(b: Build) -> None:
         "dataset-job.yaml": yamlio.dump(job, comment),
         "model-job.yaml": yamlio.dump(model, model_comment),
     }, environments(b))
-    b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
 
 
 def environments(b: Build) -> list[str]:
@@ -201,7 +213,9 @@ def reader_role(b: Build) -> None:
     names = [s.name for s in b.secrets()] + ([b.delivery.decryption] if b.delivery.decryption else [])
     stores = any(b"kind: ClusterSecretStore" in content for path, content in b.tree.files.items()
                  if path.startswith(f"{SECRETS_FOLDER}/"))
-    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores))
+    # status reads where Kueue has each run, doctor the queue objects.
+    queue = any(b"apiVersion: kueue.x-k8s.io/" in content for content in b.tree.files.values())
+    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores, queue))
 
 
 def schemas(b: Build) -> None:
@@ -241,11 +255,10 @@ def answers_file(b: Build) -> None:
 def skeleton(b: Build) -> None:
     """README, workflows and .gitignore."""
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
-    image = training_image.images_entry(b.spec, b.hooks.training_image(b.ctx))
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
                                                "platform": parts["platform"]}, b.spec),
-                  f"{image['newName']}:{image['newTag']}")
+                  b.images)
 
 
 def team_template(b: Build) -> None:
@@ -257,7 +270,7 @@ def team_template(b: Build) -> None:
 
 
 #: The platform before the training base: its roots' builds (:data:`READY`) start the sooner.
-STAGES = (check_selection, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
+STAGES = (check_selection, images, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
           plugin_files,
           reader_role, schemas, first_run, answers_file, skeleton, team_template)
 

@@ -8,6 +8,7 @@ from rlgen import __version__
 from rlgen.contributions import Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
+from rlgen.generate.image_builds import ImageBuild
 from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo.layout import runs_root
@@ -20,7 +21,7 @@ FOLDERS = {
     "base": (True, "what every environment shares: the platform and the run template"),
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
-    "images": (False, "the Dockerfiles of the training and data images"),
+    "images": (False, "the Dockerfiles of the training and data images, and build.sh, which builds and pushes them"),
     "infrastructure": (True, "what every cluster syncs first: the upstream roots (upstream/, which each cluster folder includes) and add-on settings"),
     "overlays": (True, "each environment a cluster syncs: its platform, and the index of its runs"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
@@ -70,14 +71,15 @@ def folder_tree(paths: Iterable[str]) -> str:
 
 
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
-          sections: list[str], run_naming: int, rows: list[dict] = (), training_image: str = "") -> None:
+          sections: list[str], run_naming: int, rows: list[dict] = (),
+          images: tuple[ImageBuild, ...] = ()) -> None:
     plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
         "registry": spec.registry,
-        "training_image": training_image or spec.training_image,
-        "data_image": spec.data_image,
+        # The images the repository builds (images/build.sh), each with its context and reference.
+        "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
         # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);

@@ -15,6 +15,7 @@ from rlgen.repo.secret_plan import plan
 
 #: Resources a pod may request that need a device plugin, besides GPUs.
 RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
+KUEUE_GROUP = "kueue.x-k8s.io"
 #: KubeRay's label that turns on gang scheduling through its batch scheduler.
 GANG_LABEL = "ray.io/gang-scheduling-enabled"
 #: The label KubeRay's Volcano integration reads a PodGroup's queue from (batchscheduler/volcano
@@ -80,6 +81,8 @@ class Needs:
     #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
     secret_stores: set[str] = field(default_factory=set)
     network_policies: list[dict] = field(default_factory=list)
+    #: Kueue's objects the repository renders (ResourceFlavors, ClusterQueues, LocalQueues).
+    queue_objects: list[dict] = field(default_factory=list)
     #: The plugin of each slot, as rlgen.yaml records it (a fix names the plugin's option).
     plugins: dict[str, str] = field(default_factory=dict)
 
@@ -125,6 +128,8 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
         needs.secret_stores.add(get(obj, "metadata", "name"))
     if kind == "NetworkPolicy":
         needs.network_policies.append(obj)
+    if api.startswith(KUEUE_GROUP + "/"):
+        needs.queue_objects.append(obj)
     if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
         needs.csi_drivers.add(driver)
         if ref := get(obj, "spec", "csi", "nodePublishSecretRef"):

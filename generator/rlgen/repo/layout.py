@@ -14,6 +14,8 @@ RUN_ENTRY = "../../../runs/{run}"
 RENAME_TRANSFORMER = "rayjob-name"
 #: The label every object of a sweep's runs carries (``rlgen run sweep``): the sweep's name.
 SWEEP_LABEL = "rlgen.io/sweep"
+#: The label Kueue reads a job's WorkloadPriorityClass from (kueue constants.WorkloadPriorityClassLabel).
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def runs_index(env: str) -> str:

@@ -19,6 +19,7 @@ from rlgen.output import resolve_output, to_json
 from rlgen.repo.workspace import Workspace, open_workspace
 from rlgen.generate import run_folders
 from rlgen.repo import run_files
+from rlgen.runs import priority as run_priority
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, git_recovery, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
@@ -29,11 +30,12 @@ ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plug
 
 
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None) -> None:
+        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None,
+        priority: str | None = None) -> None:
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
     ws, runs = open_runs(committing=True)
-    labels = gang.run_labels(ws.spec, queue, priority_class)
+    labels = gang.run_labels(ws.spec, queue, priority_class) | run_priority.run_labels(ws.root, priority)
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, from_head, "pick another run name or pass --no-branch")
     folder = run_files.folder(ws.root, name)

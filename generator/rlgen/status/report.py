@@ -113,8 +113,10 @@ def _show(rows, fmt: str, cluster, compact: bool) -> None:
     else:
         if compact:
             click.clear()
-        emit(rows, COLUMNS, fmt, header(cluster))
+        # The queue column only for a repository whose runs a queue holds.
+        columns = COLUMNS if any(r.queue for r in rows) else tuple(c for c in COLUMNS if c != "queue")
+        emit(rows, columns, fmt, header(cluster))
     sys.stdout.flush()
 
 
-COLUMNS = ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "dashboard", "sync", "note")
+COLUMNS = ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "queue", "dashboard", "sync", "note")

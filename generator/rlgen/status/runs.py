@@ -10,6 +10,7 @@ from rlgen.kube.client import CannotCheck
 from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
 from rlgen.repo import answers, run_files
 from rlgen.repo.layout import runs_root
+from rlgen.status.queue import queue_state
 from rlgen.tools import git
 
 #: KubeRay labels every Pod of a RayCluster with its name (utils/constant.go RayClusterLabelKey).
@@ -27,6 +28,7 @@ class RunStatus:
     started: str = ""
     duration: str = ""
     pending: str = ""
+    queue: str = ""
     dashboard: str = ""
     sync: str = ""
     note: str = ""
@@ -71,6 +73,10 @@ def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
         row.pending = _pending(cluster, repo.namespace, status.get("rayClusterName"))
     except CannotCheck as exc:
         row.pending = f"cannot check: {exc.message}"
+    try:
+        row.queue = queue_state(cluster, repo.namespace, live)
+    except CannotCheck as exc:
+        row.queue = f"cannot check: {exc.message}"
     notes = [status.get("reason", ""), status.get("message", "")]
     if not listed:
         notes.append("removed from the runs index: the sync engine prunes it")

@@ -42,6 +42,8 @@ class Outcome:
     clashes: list[str] = field(default_factory=list)
     #: ``source: old -> new`` when the team's template moved to another commit.
     template_moved: str = ""
+    #: The images whose folder the update changed: new tags the registry needs before the merge syncs.
+    images: list[str] = field(default_factory=list)
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
@@ -71,6 +73,8 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     final_answers = answers.text(selection, [s.name for s in build.secrets()], recorded["run_naming"],
                                  new_render, template=pin).encode()
     _apply(root, merged, final_answers, build.spec, change, no_branch, outcome, dry_run)
+    touched = [path for paths in outcome.files.values() for path in paths]
+    outcome.images = [i.ref for i in build.images if any(p.startswith(i.context + "/") for p in touched)]
     return outcome
 
 
