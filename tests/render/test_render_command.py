@@ -8,7 +8,7 @@ from support.repos import ok, rlgen_in
 def test_render_out_writes_the_roots_and_the_sync_entry_points(repo):
     ok(rlgen_in(repo, "render", ".", "--out", "rendered"))
     written = {p.name for p in (repo / "rendered").iterdir()}
-    assert {"runs.yaml", "overlays__production__platform.yaml"} <= written
+    assert {"overlays__production__runs.yaml", "overlays__production__platform.yaml"} <= written
     platform = repo / "rendered" / "clusters__production__platform.yaml"
     kinds = {d["kind"] for d in YAML(typ="safe").load_all(platform.read_text()) if d}
     assert "Kustomization" in kinds  # what Flux applies first, as committed
@@ -40,5 +40,6 @@ def test_render_out_with_json_names_each_file_written(repo):
 
     doc = json.loads(ok(rlgen_in(repo, "render", ".", "--out", "rendered", "-o", "json")))
     files = {s["source"]: s["file"] for s in doc["sources"]}
-    assert files["runs"] == "rendered/runs.yaml" and (repo / files["runs"]).is_file()
+    runs = files["overlays/production/runs"]
+    assert runs == "rendered/overlays__production__runs.yaml" and (repo / runs).is_file()
     assert {(repo / f).name for f in files.values()} == {p.name for p in (repo / "rendered").iterdir()}

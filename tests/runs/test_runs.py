@@ -199,7 +199,7 @@ def test_run_rm_removes_the_folder_and_the_index_entry(repo):
     assert not (repo / "runs" / "exp").exists()
     assert listed(repo) == ["baseline"]
     assert git(repo, "status", "--porcelain") == "" and "Run exp: remove" in git(repo, "log", "-1", "--format=%B")
-    assert rayjob not in {o["metadata"]["name"] for o in build(repo / "runs")}
+    assert rayjob not in {o["metadata"]["name"] for o in build(repo / "overlays/production/runs")}
 
 
 def test_a_long_run_name_keeps_its_folder_and_gets_a_short_rayjob_name(repo):
@@ -225,7 +225,7 @@ def test_every_run_renders_and_passes_the_schema_checks(repo, schemas):
         rayjob = next(o for o in objects if o["kind"] == "RayJob")["metadata"]["name"]
         assert rayjob == pinned(repo, run) and dns1035_label_error(rayjob, 47) is None
         rayjobs.add(rayjob)
-    everything = build(repo / "runs")
+    everything = build(repo / "overlays/production/runs")
     assert {o["metadata"]["name"] for o in everything if o["kind"] == "RayJob"} == rayjobs
     assert [p for o in everything for p in schemas(o)] == []
 

@@ -221,7 +221,7 @@ def test_run_rm_sweep_removes_every_run_of_the_sweep_in_one_commit(repo):
     assert sorted(out["files"]["removed"]) == sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())[1:]
     message = git(repo, "log", "-1", "--format=%B")
     assert message.startswith("Sweep lr: remove its 3 runs") and all(r["rayjob"] in message for r in made["runs"])
-    rayjobs = {o["metadata"]["name"] for o in build(repo / "runs") if o["kind"] == "RayJob"}
+    rayjobs = {o["metadata"]["name"] for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"}
     assert rayjobs == {pinned(repo, "baseline"), pinned(repo, "other")}
     assert validate(repo) == (0, [])
 

@@ -89,7 +89,7 @@ def test_an_applied_run_without_rayjob_was_deleted(repo):
 def test_a_removed_run_is_pruned(repo):
     ok(rlgen_in(repo, "run", "new", "lr-sweep", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
     index = repo / INDEX
-    index.write_text(index.read_text().replace("- lr-sweep\n", ""))
+    index.write_text(index.read_text().replace("- ../../../runs/lr-sweep\n", ""))
     name = pinned(repo, "lr-sweep")
     result, _ = against(repo, cluster(repo, co.rayjob(name, NS, "Running", "RUNNING")), "status", "lr-sweep")
     assert rows(result)["lr-sweep"]["note"] == "removed from the runs index: the sync engine prunes it"

@@ -15,17 +15,18 @@ def _amend(repo) -> None:
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--amend", "--no-edit")
 
 
-def test_an_old_repository_gets_the_runs_index_and_the_shared_upstream_roots(repo):
+def test_an_old_repository_gets_the_runs_index_and_the_shared_upstream_roots(repo, tmp_path):
+    # The team's run, made by rlgen run, kept aside while the render commit becomes the old layout.
+    ok(rlgen_in(repo, "run", "new", "lr", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
+    shutil.copytree(repo / "runs/lr", tmp_path / "lr")
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
     as_old_layout(repo)
     _amend(repo)
-    # The team's own run, added the way the old layout had it.
-    shutil.copytree(repo / "runs/baseline", repo / "runs/lr")
-    kust = repo / "runs/lr/kustomization.yaml"
-    kust.write_text(kust.read_text().replace("baseline", "lr"))
+    shutil.copytree(tmp_path / "lr", repo / "runs/lr")
     old_index = repo / "runs/kustomization.yaml"
     old_index.write_text(old_index.read_text().replace("  - baseline\n", "  # our learning-rate try\n  - baseline\n  - lr\n"))
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "Run lr by hand")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "Run lr")
     assert "rlgen update moves it" in one_error_line(rlgen_in(repo, "run", "list"))
 
     ok(rlgen_in(repo, "update", "--no-branch"))

@@ -44,7 +44,7 @@ def _validate(repo):
 
 def test_every_object_of_every_part_is_checked(generate, tmp_path):
     repo = _many_runs(generate, tmp_path)
-    whole = subprocess.run([tool("kustomize"), "build", str(repo / "runs")], capture_output=True, text=True)
+    whole = subprocess.run([tool("kustomize"), "build", str(repo / "overlays/production/runs")], capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
     in_runs = sum(1 for doc in whole.stdout.split("\n---\n") if doc.strip())
 
@@ -59,7 +59,7 @@ def _checked_outside_runs(generate, tmp_path) -> int:
     repo = shutil.copytree(generate(), tmp_path / "one", symlinks=True, ignore=shutil.ignore_patterns(".rlgen-cache"))
     code, report = _validate(repo)
     assert code == 0
-    one_run = subprocess.run([tool("kustomize"), "build", str(repo / "runs")], capture_output=True, text=True)
+    one_run = subprocess.run([tool("kustomize"), "build", str(repo / "overlays/production/runs")], capture_output=True, text=True)
     return report["checked"] - sum(1 for doc in one_run.stdout.split("\n---\n") if doc.strip())
 
 

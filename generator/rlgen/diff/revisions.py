@@ -149,7 +149,8 @@ def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
     if isinstance(head, WorkingTree):
         run_files.check_changed(ws.root, ws.spec, edited, plain=True)
         return
-    folder = head.on_disk([rel for rel in head.files if hand_edited(rel)])
+    # rlgen.yaml names the environment whose runs index is the one rlgen run edits.
+    folder = head.on_disk([rel for rel in head.files if hand_edited(rel) or rel == answers.FILENAME])
     try:
         run_files.check_changed(folder, ws.spec, edited, plain=True)
     except RlgenError as exc:

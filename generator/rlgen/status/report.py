@@ -21,7 +21,6 @@ from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
 from rlgen.status.wait import BLOCKED, READY, assess
 from rlgen.tools import repo_files
 from rlgen.tools.kustomize import KUSTOMIZATION_FILES
-from rlgen.tools.yamlio import read_plain_all
 
 
 def show(run: str | None, kubeconfig, context, fmt: str, watch: bool = False, wait: float | None = None,
@@ -81,7 +80,8 @@ def _repo():
         parts = path.relative_to(root).parts
         if parts[0] == "clusters" and len(parts) <= 3 and path.suffix in (".yaml", ".yml") \
                 and path.name not in KUSTOMIZATION_FILES:
-            folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(d for d in read_plain_all(repo_files.read_text(path, root)) if isinstance(d, dict))
+            folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(
+                d for d in manifests.entry_point(path, root) if isinstance(d, dict))
     sync_objects = [d for docs in folders.values() for d in docs]
     return Repo(root, spec.namespace, spec.git_branch, sync_objects, folders)
 

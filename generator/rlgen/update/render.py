@@ -48,7 +48,8 @@ def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes
     (an environment new in this render gets the render's), so a run the team removed or
     edited never conflicts with the first run a render writes. The index of the layout before
     each environment had one (``runs/kustomization.yaml``) is moved by :mod:`rlgen.update.index_move`."""
-    before = [p for p in git_plumbing.tree_blobs(root, base) if _team_owned(p)]
+    # An index the render no longer writes goes: its environment has no cluster left.
+    before = [p for p in git_plumbing.tree_blobs(root, base) if _team_owned(p) and (p.startswith(RUNS) or p in files)]
     replaced = set(before)
     kept = {p: d for p, d in files.items() if not (p.startswith(RUNS) or p in replaced)}
     return {**kept, **dict(zip(before, git_plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
