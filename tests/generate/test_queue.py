@@ -12,7 +12,7 @@ KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32")
 
 def rendered(repo):
     platform = build(repo / "overlays" / "production" / "platform")
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     return {(o["kind"], o["metadata"]["name"]): o for o in platform}, job
 
 

@@ -120,7 +120,7 @@ def test_trainer_uses_rlgens_sandbox_tool_and_a_key_from_a_secret(generate):
     assert [t["class_name"] for t in tools] == ["rlgen_verl_tools.sandbox.SandboxCodeTool"]
     assert tools[0]["config"]["timeout"] > 0 and tools[0]["config"]["remote_tool"] == "run_code_once"
     assert "E2B-API-KEY" not in (repo / "base" / "training" / "mcp_server.json").read_text()
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     (init,) = pod["initContainers"]
     assert init["env"][0]["valueFrom"]["secretKeyRef"] == {"name": "sandbox-api-key", "key": "apiKey"}
@@ -137,7 +137,7 @@ def test_the_credentials_script_adds_the_header(generate, tmp_path):
     import sys
 
     repo = generate()
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     command = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["initContainers"][0]["command"]
     source, target = tmp_path / "in.json", tmp_path / "out.json"
     source.write_bytes((repo / "base" / "training" / "mcp_server.json").read_bytes())
@@ -151,7 +151,7 @@ def test_the_credentials_script_adds_the_header(generate, tmp_path):
 
 def test_head_pod_is_hardened_and_sandboxes_are_bounded(generate):
     repo = generate()
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert pod["automountServiceAccountToken"] is False
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
