@@ -63,6 +63,8 @@ def _mirror_error(value: str) -> str | None:
     """A prefix, not a repository: rlgen appends each upstream repository's /<owner>/<repo>."""
     if not value:
         return None
+    if problem := plain_http_error(value):
+        return problem
     if _git_url_error(value.rstrip("/") + "/owner/repo.git") or value.startswith("git@"):
         return f"'{value}' is not a Git URL prefix like https://git.my-team.com/mirrors"
     return None
