@@ -19,6 +19,7 @@ from support.repos import (
     ok,
     rlgen_in,
     run_rlgen,
+    storage_answers,
 )
 from support.terminal import answering
 
@@ -125,7 +126,8 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", "--no-input")
+    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+               "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
     line = one_error_line(run_rlgen("new", str(target), *answers))

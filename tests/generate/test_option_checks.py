@@ -8,7 +8,7 @@ from support.repos import REQUIRED, one_error_line, run_rlgen, storage_answers
 BAD = [
     ("flux.interval=1m\nbad: true", "control character U+000A"),
     ("flux.platform_timeout=soon", "is not a positive duration"),
-    ("ak-storage.bucket=", "is not an OSS bucket name"),
+    ("ak-storage.bucket=", "a value is required"),
     ("ak-storage.bucket=UPPER_bucket", "is not an OSS bucket name"),
     ("ak-storage.bucket=my bucket", "is not an OSS bucket name"),
     ("rlgen.training_image=registry.rl.test/rl/verl training", "is not an image reference"),

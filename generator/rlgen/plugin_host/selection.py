@@ -353,8 +353,8 @@ def _missing(missing: list[str], infos) -> RlgenError:
                       + " ".join(f"--set {name}=VALUE" for name, _, _ in entries))
 
 
-def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str], earlier: dict[str, Any],
-           required: bool) -> Any:
+def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str], earlier: dict[str, Any] | None = None,
+           required: bool = False) -> Any:
     """An answer typed at the prompt, asked again until it passes the option's checks, those
     against the ``earlier`` answers included, and is not empty when ``required``."""
     while True:
