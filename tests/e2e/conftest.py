@@ -20,7 +20,7 @@ from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, read
 from support.git_server import GitServer
 from support.kuberay import OPERATOR, OPERATOR_NAMESPACE, spawn_operator
 from support.kueue import start_kueue
-from support.repos import INSTALL, ok, run_rlgen
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import PROJECT, module_dir, pinned, tool
 
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
@@ -166,7 +166,7 @@ def synced(control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo.git")
     repo = tmp_path_factory.mktemp("e2e") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "remote", "add", "origin", url], check=True)
