@@ -234,6 +234,7 @@ def dump_kueue_on_failure(kueue_control_plane, request):
 #: before left (healthy: a test that breaks something restores it). Modules not listed run after
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
+         "test_layout_update",
          "test_pull_request_loop",
          "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver"]
 LAST = ["test_secrets_sops"]
