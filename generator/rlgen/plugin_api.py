@@ -36,14 +36,13 @@ from rlgen.option_checks import (
     uri_error,
 )
 from rlgen.spec import Spec, Volume
+from rlgen.verl import releases
 from rlgen.verl.releases import Release
 
 
 def verl_release(spec: Spec) -> Release:
     """What depends on the repository's verl release (answer ``rlgen.verl``): its dependency
     images (``base_image(engine)``), the tool ``config.type`` (``tool_type``), agent loops."""
-    from rlgen.verl import releases
-
     return releases.get(spec.verl_version)
 
 __all__ = [

@@ -66,6 +66,7 @@ def load_source(source: str, config: str | None) -> dict[str, pa.Table]:
 
 
 def _with_datasets(source: str, config: str | None, saved: bool) -> dict[str, pa.Table]:
+    # Lazy: the optional extra rlgen[data] (datasets; seconds to import, not installed to measure here).
     import datasets
 
     if not sys.stderr.isatty():
@@ -86,6 +87,7 @@ def _with_datasets(source: str, config: str | None, saved: bool) -> dict[str, pa
 
 
 def _config_names(source: str) -> list[str]:
+    # Lazy: the optional extra rlgen[data] (datasets; seconds to import, not installed to measure here).
     import datasets
 
     try:

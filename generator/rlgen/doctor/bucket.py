@@ -30,9 +30,11 @@ def check(repo: Path) -> list[Row]:
         return []
     title = f"bucket {name}"
     try:
+        # Lazy: the OSS SDK is the optional extra rlgen[data]; its absence is a skipped row.
         import alibabacloud_oss_v2 as oss
     except ImportError:
         return [Row(title, SKIPPED, "not asked: the OSS SDK is not installed", "pip install 'rlgen[data]'")]
+    # Lazy: these import the OSS SDK found above.
     from rlgen.oss.client import Deadline, make_client, resolve_endpoint, service_error
     from rlgen.oss.credentials import ACCESS_KEY_VARIABLES, RRSA_VARIABLES, from_environment, redact
 

@@ -22,6 +22,7 @@ from rlgen.generate.kustomizations import (
     write_training,
 )
 from rlgen.generate import rayjob as rayjob_source
+from rlgen.generate import reader_role as rbac, team_template as rendered
 from rlgen.generate.rayjob import rayjob
 from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
@@ -205,8 +206,6 @@ def plugin_files(b: Build) -> None:
 
 def reader_role(b: Build) -> None:
     """The read-only role of rlgen doctor and rlgen status (applied by hand, never synced)."""
-    from rlgen.generate import reader_role as rbac
-
     sync_objects = [d for path, text in sorted(b.tree.files.items()) if path.startswith("clusters/")
                     for d in yamlio.read_plain_all(text.decode()) if isinstance(d, dict)]
     # doctor also reads the Secret with the SOPS key and the secret store the secrets stage uses.
@@ -264,8 +263,6 @@ def skeleton(b: Build) -> None:
 def team_template(b: Build) -> None:
     """The team's template last, so every file of rlgen's is there to win a clash."""
     if b.template:
-        from rlgen.generate import team_template as rendered
-
         b.clashes = rendered.add_to(b.tree, b.template, rendered.context(b.spec, b.selection.plugins))
 
 

@@ -26,6 +26,7 @@ def paths() -> list[str]:
 
 
 def write(tree: FileTree, context: dict) -> None:
+    # Lazy: jinja2 is 208 ms to import (median of 7).
     from jinja2 import Environment, StrictUndefined
 
     env = Environment(keep_trailing_newline=True, undefined=StrictUndefined, autoescape=False)

@@ -25,6 +25,7 @@ import uuid
 import alibabacloud_oss_v2 as oss
 
 from rlgen.errors import RlgenError
+from rlgen.redaction import redact as masked
 
 RRSA_VARIABLES = ("ALIBABA_CLOUD_ROLE_ARN", "ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "ALIBABA_CLOUD_OIDC_TOKEN_FILE")
 ACCESS_KEY_VARIABLES = ("OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET")
@@ -51,8 +52,6 @@ def redact(text: str) -> str:
     URL it echoes (percent-encoded, perhaps) is masked by rlgen's own rules first
     (:func:`rlgen.redaction.redact`): the pattern for an opaque run below would stop at an
     encoded character and leave the first part of a signature in view."""
-    from rlgen.redaction import redact as masked
-
     text = masked(text)
     for name in (*ACCESS_KEY_VARIABLES[1:], "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN"):
         if len(value := os.environ.get(name, "")) >= 8:

@@ -9,6 +9,7 @@ from typing import Iterator
 
 from rlgen.contributions import SECRETS_FOLDER, SecretRef
 from rlgen.errors import RlgenError
+from rlgen.repo import secret_files
 from rlgen.rules.base import Finding, Rendered
 from rlgen.tools import git, repo_files, sops, yamlio
 
@@ -48,8 +49,6 @@ def plaintext_files(repo: Path) -> Iterator[Finding]:
 def sops_files(repo: Path, declared: list[SecretRef]) -> Iterator[Finding]:
     """Each value file under ``secrets/<namespace>/<name>/``: encrypted, for the recipients of
     ``.sops.yaml``; each key of a declared Secret listed by the generator and present."""
-    from rlgen.repo import secret_files
-
     wanted = sops.config_recipients(repo)
     listed = secret_files.generators(repo)
     folder = repo / SECRETS_FOLDER

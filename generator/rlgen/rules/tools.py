@@ -14,6 +14,7 @@ from rlgen.tools.yamlio import read_plain
 from rlgen.repo.objects import get
 from rlgen.rules.base import Finding, Rendered
 from rlgen.rules.rayjob import trainer_config
+from rlgen.rules.secrets import PLAINTEXT, is_sealed
 from rlgen.verl import releases
 from rlgen.verl.trainer_config import OUTPUT_LIMIT, RESPONSE_LIMIT
 
@@ -96,8 +97,6 @@ def _count(value) -> bool:
 
 
 def secret_value_rules(objects: list[Rendered]) -> Iterator[Finding]:
-    from rlgen.rules.secrets import PLAINTEXT, is_sealed
-
     for item in objects:
         if item.obj.get("kind") == "Secret" and (item.obj.get("data") or item.obj.get("stringData")) \
                 and not is_sealed(item.obj):

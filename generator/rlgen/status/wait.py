@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlgen.kube.client import CannotCheck
+from rlgen.kube.report import GRANT
 from rlgen.repo import run_files
-from rlgen.repo.sync_engines import FLUX, Engine, stage_state
+from rlgen.repo.sync_engines import Engine, FLUX, engine_of, stage_state
 from rlgen.status.queue import QUEUE_LABEL
 from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
 from rlgen.tools import git
@@ -49,9 +51,6 @@ def parse_duration(text: str) -> float:
 
 def assess(cluster, repo: Repo, runs: list[str]) -> Verdict:
     """The first blocked thing, else the first thing still on its way, else ready."""
-    from rlgen.kube.client import CannotCheck
-    from rlgen.kube.report import GRANT
-
     waiting = []
     try:
         for check in (_stages, _runs):
@@ -68,8 +67,6 @@ def assess(cluster, repo: Repo, runs: list[str]) -> Verdict:
 # -- sync stages -------------------------------------------------------------------------------
 
 def _stages(cluster, repo: Repo, runs: list[str]):
-    from rlgen.repo.sync_engines import engine_of
-
     engine = engine_of(repo.sync_objects)
     if engine is None:
         return

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from rlgen.errors import RlgenError
+from rlgen.tools import yamlio
 
 CONFIG = ".sops.yaml"
 
@@ -38,8 +39,6 @@ def metadata(content: bytes) -> dict | None:
     try:
         doc = json.loads(content)
     except ValueError:
-        from rlgen.tools import yamlio
-
         try:
             doc = yamlio.read_plain(content.decode())
         except (ValueError, UnicodeDecodeError):
@@ -60,8 +59,6 @@ def recipients(content: bytes) -> list[str]:
 
 def config_recipients(root: Path) -> list[str]:
     """The age recipients of the first creation rule of ``.sops.yaml``."""
-    from rlgen.tools import yamlio
-
     path = root / CONFIG
     doc = yamlio.read_file(path)
     rules = doc.get("creation_rules") if isinstance(doc, dict) else None

@@ -60,6 +60,7 @@ def base_trainer_config(spec: Spec, fragments: list[dict], tools: list[dict]) ->
         owned["actor_rollout_ref"]["rollout"] = {"multi_turn": multi_turn}
     config = deep_merge(config, owned)
     if longest is not None:
+        # Lazy: ruamel's comments are 21 ms (median of 7), only for a commented config.
         from ruamel.yaml.comments import CommentedMap
 
         rollout = config["actor_rollout_ref"]["rollout"]
