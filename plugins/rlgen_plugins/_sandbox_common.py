@@ -104,20 +104,7 @@ def isolation(ctx) -> list[Resource]:
     """The sandboxes' own Namespace and NetworkPolicies: model-written code runs there."""
     spec, ns = ctx.spec, sandboxes_namespace(ctx)
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-    sandboxes = {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": {"name": "sandboxes-isolated", "namespace": ns},
-        "spec": {
-            "podSelector": {},
-            "policyTypes": ["Ingress", "Egress"],
-            # Only the sandbox manager (and the controller beside it) call into a sandbox.
-            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
-                "kubernetes.io/metadata.name": spec.sandbox_namespace}}}]}],
-            # No egress at all: a tool call's answer rides back on the manager's connection.
-            "egress": [],
-        },
-    }
+    sandboxes = _sandboxes_policy(ns, spec.sandbox_namespace)
     dashboard = {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -141,6 +128,23 @@ def isolation(ctx) -> list[Resource]:
                  "status there, and without it a RayJob turns Failed once its submitter ends. No port\n"
                  "ranges where avoidable: a CNI without endPort support applies only a range's first port."),
     ]
+
+
+def _sandboxes_policy(ns: str, manager_namespace: str) -> dict:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "sandboxes-isolated", "namespace": ns},
+        "spec": {
+            "podSelector": {},
+            "policyTypes": ["Ingress", "Egress"],
+            # Only the sandbox manager (and the controller beside it) call into a sandbox.
+            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
+                "kubernetes.io/metadata.name": manager_namespace}}}]}],
+            # No egress at all: a tool call's answer rides back on the manager's connection.
+            "egress": [],
+        },
+    }
 
 
 #: KubeRay's default dashboard port (utils/constant.go DefaultDashboardPort).
@@ -171,6 +175,7 @@ def dashboard_ingress(ctx) -> list[dict]:
     return rules
 
 
+# long: one SandboxSet laid out as the YAML it becomes; in pieces it would no longer read as one object.
 def sandbox_set(ctx, options: dict) -> Resource:
     envd = {"name": "envd-volume", "mountPath": "/mnt/envd"}
     env = [{"name": "ENVD_DIR", "value": "/mnt/envd"}]

@@ -108,18 +108,7 @@ def rlgen_secret_delivery(ctx, secrets):
     rows = "".join(
         f"- `{kms_name(ctx, s)}` → Secret `{s.name}` in `{s.namespace}` ({s.purpose}, used by {s.used_by}): "
         f"JSON with {', '.join(f'`{k}`' for k in s.keys)}.\n" for s in secrets)
-    if o["auth"] == "rrsa":
-        auth = (f"It authenticates by RRSA as the RAM role `{o['role_arn']}`: enable RRSA on the cluster, let "
-                f"the operator's ServiceAccount in `{o['operator_namespace']}` assume that role (trust policy "
-                "on the OIDC provider), and project its token into the operator's pod at "
-                f"`{o['oidc_token_file']}` (audience `sts.aliyuncs.com`). The role needs "
-                "`kms:GetSecretValue` on these secrets.")
-    else:
-        auth = ("It authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
-                "secrets), the one Secret made by hand:\n\n```sh\n"
-                f"kubectl create secret generic {o['accesskey_secret']} -n {o['operator_namespace']} \\\n"
-                "  --from-literal=accessKeyID=\"$ALIBABA_CLOUD_ACCESS_KEY_ID\" \\\n"
-                "  --from-literal=accessKeySecret=\"$ALIBABA_CLOUD_ACCESS_KEY_SECRET\"\n```")
+    auth = _auth(o)
     readme = (
         "## Secrets: External Secrets from Alibaba Cloud KMS\n\n"
         f"External Secrets Operator v1.3 (the last release with the `alibaba` provider) must run in "
@@ -152,3 +141,18 @@ def rlgen_secret_delivery(ctx, secrets):
         f"aliyun kms CreateSecret with the same flags and --VersionId v1); External Secrets syncs it "
         f"into Secret {s.namespace}/{s.name} within {o['refresh_interval']}") for s in secrets}
     return SecretDelivery(readme, files, set_hints=hints)
+
+
+def _auth(o) -> str:
+    """How the operator authenticates to KMS, said in the README."""
+    if o["auth"] == "rrsa":
+        return (f"It authenticates by RRSA as the RAM role `{o['role_arn']}`: enable RRSA on the cluster, let "
+                f"the operator's ServiceAccount in `{o['operator_namespace']}` assume that role (trust policy "
+                "on the OIDC provider), and project its token into the operator's pod at "
+                f"`{o['oidc_token_file']}` (audience `sts.aliyuncs.com`). The role needs "
+                "`kms:GetSecretValue` on these secrets.")
+    return ("It authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
+            "secrets), the one Secret made by hand:\n\n```sh\n"
+            f"kubectl create secret generic {o['accesskey_secret']} -n {o['operator_namespace']} \\\n"
+            "  --from-literal=accessKeyID=\"$ALIBABA_CLOUD_ACCESS_KEY_ID\" \\\n"
+            "  --from-literal=accessKeySecret=\"$ALIBABA_CLOUD_ACCESS_KEY_SECRET\"\n```")

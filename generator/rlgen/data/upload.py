@@ -198,22 +198,27 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
         sending = True
         run.all(files, jobs, summary)
     except BaseException as exc:
-        # An interrupt aborts whatever this or a killed run left; a setup error (a wrong
-        # bucket) has nothing to abort, and past the deadline nothing is sent any more.
-        interrupted = not isinstance(exc, Exception)
-        if interrupted:
-            budget.cut()
-            budget.extend(CLEANUP_SECONDS)
-        if sending or interrupted:
-            run.abort_incomplete(keys, quiet=True)
-        budget.stop()
-        if interrupted:
+        if _clean_up(exc, run, keys, budget, sending):
             raise
         resume = f"; {_sent(summary, len(files))}" if sending else ""
         raise RlgenError(redact(run.explain(exc)) + resume) from None
     budget.stop()
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _clean_up(exc: BaseException, run: _Upload, keys: set[str], budget: Deadline, sending: bool) -> bool:
+    """Abort the parts left after ``exc``; whether it was an interrupt (raised again as it is).
+    An interrupt aborts whatever this or a killed run left; a setup error (a wrong bucket) has
+    nothing to abort, and past the deadline nothing is sent any more."""
+    interrupted = not isinstance(exc, Exception)
+    if interrupted:
+        budget.cut()
+        budget.extend(CLEANUP_SECONDS)
+    if sending or interrupted:
+        run.abort_incomplete(keys, quiet=True)
+    budget.stop()
+    return interrupted
 
 
 def _sent(summary: Summary, total: int) -> str:

@@ -66,7 +66,10 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
             path.write_bytes(text)
     objects = [Rendered(source, d) for source in sources for d in parsed[source]]
     _refuse_unmatched(objects, probes)
-    findings = check(objects, external_secrets, plugins, read_index(tree))
+    _refuse_findings(check(objects, external_secrets, plugins, read_index(tree)))
+
+
+def _refuse_findings(findings: list) -> None:
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""

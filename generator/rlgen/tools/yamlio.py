@@ -74,6 +74,7 @@ MAX_ALIAS_NODES = 200_000
 MAX_DEPTH = 200
 
 
+# long: one loop over libyaml's events, run on every file read; a call per event would slow it.
 def bounded(text: str) -> None:
     """Raise ``ValueError`` when ``text`` is beyond :data:`MAX_BYTES`, nests deeper than
     :data:`MAX_DEPTH`, its aliases expand past :data:`MAX_ALIAS_NODES` nodes or one is inside

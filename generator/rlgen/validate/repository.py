@@ -28,6 +28,7 @@ class Validation:
     summary: str
 
 
+# long: its order is its speed (the docstring says how).
 def validate(target: Path | None, locations, offline: bool) -> Validation:
     """Validate the repository holding ``target`` (else the working folder), every object or
     with ``target`` those it contributes; ``locations``: schema location templates.
