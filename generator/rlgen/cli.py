@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _redact(text: str) -> str:
-    # Lazy: rlgen.redaction is 4.6 ms of rlgen --help (-X importtime); a command that succeeds compiles none of its patterns.
+    # Lazy: rlgen.redaction is 4.6 ms of rlgen --help (-X importtime); a command that succeeds
+    # compiles none of its patterns.
     from rlgen.redaction import redact as masked
 
     return masked(text)

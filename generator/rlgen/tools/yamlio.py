@@ -25,10 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-import yaml
-
 from rlgen.errors import RlgenError
-from rlgen.tools import yaml_events
 from rlgen.tools.repo_files import read_text as read_repository_file
 
 if TYPE_CHECKING:
@@ -84,6 +81,8 @@ def bounded(text: str) -> None:
         raise ValueError(f"{len(text)} characters, more than the {MAX_BYTES} rlgen reads")
     if "*" not in text and text.count("[") + text.count("{") < MAX_DEPTH and text.count("\n") < MAX_DEPTH:
         return
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
 
     sizes: dict[str, int] = {}
     # Each open collection: [anchor, nodes so far]; an alias counts as the nodes of its anchor.
@@ -214,6 +213,11 @@ def read_plain12(text: str) -> Any:
 def _read_one(text: str, loader) -> Any:
     """``yaml.load(text, loader)``, built from libyaml's events when the text is plain enough
     (:mod:`rlgen.tools.yaml_events`)."""
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
+    from rlgen.tools import yaml_events
+
     try:
         return yaml_events.load(text, loader)
     except (yaml_events.Unusual, yaml.YAMLError):
@@ -239,6 +243,11 @@ def read_manifests_all(text: str) -> list[Any]:
 
 def _read_all(text: str, loader) -> list[Any]:
     """Every document of ``text`` that is not empty, as :func:`_read_one` reads one."""
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
+    from rlgen.tools import yaml_events
+
     try:
         return yaml_events.load_all(text, loader)
     except (yaml_events.Unusual, yaml.YAMLError):
@@ -266,6 +275,9 @@ def read_plain(text: str) -> Any:
 def read_yaml11_all(text: str) -> list[Any]:
     """Every document read by YAML 1.1 rules, like the API server's go-yaml v2 and kubeconform's
     CRD converter (an unquoted ``on`` in an enum is a boolean). A defect raises ``ValueError``."""
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     class Loader(_c_loader()):
         """YAML 1.1 reads a bare ``=`` as a "value" tag that safe loaders cannot build; like
         kubeconform's converter (PyYAML issue 89), read it as the string."""
@@ -275,6 +287,9 @@ def read_yaml11_all(text: str) -> list[Any]:
 
 
 def _pyyaml(read):
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     try:
         return read()
     except yaml.MarkedYAMLError as exc:
@@ -287,6 +302,9 @@ def _pyyaml(read):
 
 
 def _c_loader():
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -317,6 +335,9 @@ def _strict(base):
     ``base``'s types and rules, but a key given twice in a mapping (kustomize refuses it; libyaml
     keeps the last) and a value of :data:`_NOT_JSON` are errors naming their line. A date that
     ``base`` reads as text (:func:`read_manifests_all`) stays text."""
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     class Loader(base):
         def construct_mapping(self, node, deep=False):
             if isinstance(node, yaml.MappingNode):
@@ -393,7 +414,7 @@ def plain(value: Any) -> Any:
 def literal_strings(value: Any) -> Any:
     """Multi-line strings become ``|`` blocks so scripts and configs stay readable, and
     strings a YAML 1.1 reader would take for booleans are quoted."""
-    # Lazy: ruamel.yaml is 31 ms (median of 7); the plain dump uses libyaml only.
+    # Lazy: ruamel.yaml is 21 ms (median of 7); the plain readers use libyaml only.
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
@@ -445,6 +466,9 @@ def _dump_plain(doc: Any) -> str:
 
 
 def _pyyaml_dump(doc: Any) -> str:
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     return yaml.dump(doc, Dumper=_plain_dumper(), default_flow_style=False, sort_keys=False,
                      allow_unicode=True, width=4096, indent=2)
 
@@ -603,11 +627,17 @@ def _resolvers() -> dict[str, list]:
 
 def _analysis(text: str):
     """PyYAML's own analysis of a scalar: which styles can hold it."""
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     return yaml.emitter.Emitter(io.StringIO(), allow_unicode=True).analyze_scalar(text)
 
 
 @lru_cache(maxsize=1)
 def _plain_dumper():
+    # Lazy: PyYAML is 20 ms (median of 7) of a command that imports yamlio before its kustomize builds.
+    import yaml
+
     class Dumper(yaml.SafeDumper):
         yaml_implicit_resolvers: dict = {}
 
@@ -636,16 +666,17 @@ def _plain_dumper():
     for tag, (pattern, first) in core_schema().items():
         Dumper.add_implicit_resolver(tag, pattern, first)
 
-    def string(dumper, value: str):
-        # A key is never read as a boolean by the readers the quotes are for.
-        boolean = not dumper.in_key and value.lower() in YAML11_BOOLEANS
-        style = "|" if "\n" in value else "'" if boolean else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-    Dumper.add_representer(str, string)
+    Dumper.add_representer(str, _represent_string)
     Dumper.add_representer(type(None), lambda d, _: d.represent_scalar("tag:yaml.org,2002:null", ""))
     Dumper.add_representer(float, _float)
     return Dumper
+
+
+def _represent_string(dumper, value: str):
+    # A key is never read as a boolean by the readers the quotes are for.
+    boolean = not dumper.in_key and value.lower() in YAML11_BOOLEANS
+    style = "|" if "\n" in value else "'" if boolean else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
 def _float(dumper, value: float):
