@@ -36,14 +36,14 @@ from rlgen.option_checks import (
     uri_error,
 )
 from rlgen.spec import Spec, Volume
-from rlgen.verl import releases
+from rlgen.verl import releases as _releases  # private: the names here are plugin authors' API
 from rlgen.verl.releases import Release
 
 
 def verl_release(spec: Spec) -> Release:
     """What depends on the repository's verl release (answer ``rlgen.verl``): its dependency
     images (``base_image(engine)``), the tool ``config.type`` (``tool_type``), agent loops."""
-    return releases.get(spec.verl_version)
+    return _releases.get(spec.verl_version)
 
 __all__ = [
     # Decorate each hook implementation.
