@@ -35,7 +35,7 @@ import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
 
 from rlgen.option_checks import oss_bucket_error
-from rlgen.data import MANIFEST, visible_files
+from rlgen.data import MANIFEST, UPLOAD_DEADLINE_SECONDS, visible_files
 from rlgen.oss.credentials import CredentialsError, from_environment, redact
 from rlgen.oss.client import (CLEANUP_SECONDS, Deadline, DeadlineExceeded, abort_incomplete, chain,
                               make_client, resolve_endpoint, service_error)
@@ -164,8 +164,7 @@ class _FileError(Exception):
         return self._error
 
 
-#: The default deadline of a whole upload: a day's worth of a large model on a slow link.
-DEADLINE_SECONDS = 12 * 3600
+DEADLINE_SECONDS = UPLOAD_DEADLINE_SECONDS
 
 
 def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
