@@ -117,6 +117,11 @@ def main(argv: list[str] | None = None) -> None:
     from rlgen.errors import PluginFailed, RlgenError
 
     cli = _click_group()["cli"]
+    from rlgen.tools import signals
+
+    # SIGTERM as Ctrl-C in every command: the cleanup that an interrupt runs (temporary
+    # folders, child process groups, incomplete uploads) runs for a CI's or a pod's stop too.
+    signals.install()
 
     try:
         cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
