@@ -71,3 +71,76 @@ def test_a_foreign_folder_with_files_is_never_removed(tmpdir_env):
     os.utime(folder, (old, old))
     assert scratch.remove_abandoned(PREFIX) == [folder]
     assert (folder / "theirs.txt").read_text() == "keep"
+
+
+def _prepared(out: Path, files: dict[str, bytes]) -> None:
+    """A folder as prepare leaves it: the files and a manifest that lists them with their hashes."""
+    import hashlib
+    import json
+
+    splits = {}
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+        splits[name.split(".")[0]] = {"file": name, "sha256": hashlib.sha256(data).hexdigest()}
+    (out / "manifest.json").write_text(json.dumps({"splits": splits}))
+
+
+def _described(out: Path) -> bool:
+    import hashlib
+    import json
+
+    manifest = out / "manifest.json"
+    if not manifest.exists():
+        return False
+    splits = json.loads(manifest.read_text())["splits"]
+    return all(hashlib.sha256((out / s["file"]).read_bytes()).hexdigest() == s["sha256"] for s in splits.values())
+
+
+class _Killed(BaseException):
+    """The process ends here: nothing after it runs, no ``finally`` that could tidy."""
+
+
+@pytest.fixture(scope="module")
+def gsm8k_source(tmp_path_factory):
+    from support.datafix import gsm8k_columns, save
+
+    root = tmp_path_factory.mktemp("src")
+    return {n: save("gsm8k", {"train": gsm8k_columns(n), "test": gsm8k_columns(n // 4, start=9000)},
+                    root / str(n), "parquet") for n in (40, 80)}
+
+
+@pytest.mark.parametrize("killed_at", range(8))
+def test_a_prepare_killed_at_any_step_of_its_write_leaves_a_manifest(killed_at, gsm8k_source, tmp_path,
+                                                                      monkeypatch):
+    """It unlinked the manifest first and wrote the new one last: a kill between left a
+    prepared folder with no manifest until the next run. Now a manifest is always there, and
+    describes the files beside it once the next prepare or upload looked at the folder."""
+    from rlgen.data import prepare, staged
+
+    out = tmp_path / "out"
+    prepare.prepare("gsm8k", out, source=str(gsm8k_source[40]))
+    steps = []
+    real = {name: getattr(os, name) for name in ("replace", "fsync", "unlink")}
+
+    def step(name):
+        def call(*args, **kwargs):
+            steps.append(name)
+            if len(steps) > killed_at:
+                raise _Killed
+            return real[name](*args, **kwargs)
+        return call
+
+    for name in real:
+        monkeypatch.setattr(os, name, step(name))
+    try:
+        prepare.prepare("gsm8k", out, source=str(gsm8k_source[80]))
+    except _Killed:
+        pass
+    for name, function in real.items():
+        monkeypatch.setattr(os, name, function)
+    assert (out / "manifest.json").exists(), (steps, sorted(p.name for p in out.iterdir()))
+    staged.recover(out, remove_undecided=False)  # what upload does first
+    assert _described(out), steps
+    staged.recover(out)  # what the next prepare does first
+    assert _described(out) and sorted(p.name for p in out.iterdir()) == ["manifest.json", "test.parquet",
+                                                                          "train.parquet"]

@@ -35,7 +35,7 @@ import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
 
 from rlgen.option_checks import oss_bucket_error
-from rlgen.data import MANIFEST, UPLOAD_DEADLINE_SECONDS, visible_files
+from rlgen.data import MANIFEST, UPLOAD_DEADLINE_SECONDS, staged, visible_files
 from rlgen.oss.credentials import CredentialsError, from_environment, redact
 from rlgen.oss.client import (CLEANUP_SECONDS, Deadline, DeadlineExceeded, abort_incomplete, chain,
                               make_client, resolve_endpoint, service_error)
@@ -174,6 +174,8 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
     target = parse_target(url)
     if not region:
         raise RlgenError("no OSS region: pass --region or set OSS_REGION (e.g. cn-hangzhou)")
+    # A prepared folder whose commit a kill cut short is finished first: never sent half-replaced.
+    staged.recover(directory, remove_undecided=False)
     files = local_files(directory, target)
     if not files:
         raise RlgenError(f"nothing to upload: {directory} holds no files")
