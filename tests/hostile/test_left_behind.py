@@ -144,3 +144,54 @@ def test_a_prepare_killed_at_any_step_of_its_write_leaves_a_manifest(killed_at, 
     staged.recover(out)  # what the next prepare does first
     assert _described(out) and sorted(p.name for p in out.iterdir()) == ["manifest.json", "test.parquet",
                                                                           "train.parquet"]
+
+
+@pytest.fixture(scope="module")
+def oss_server():
+    pytest.importorskip("alibabacloud_oss_v2")
+    from support.oss_server import OssTestServer
+
+    server = OssTestServer().start()
+    yield server
+    server.stop()
+
+
+def _start_multipart(server, bucket: str, key: str) -> None:
+    """What a killed upload leaves: a multipart upload started with a part, never completed."""
+    import alibabacloud_oss_v2 as oss
+    from rlgen.oss.client import Deadline, make_client
+    from rlgen.data.upload import Progress
+
+    credentials = oss.credentials.StaticCredentialsProvider("test-key-id", "s3cr3t-left")
+    client = make_client("cn-hangzhou", server.endpoint, credentials, 2, Progress(), Deadline(60))
+    started = client.initiate_multipart_upload(oss.InitiateMultipartUploadRequest(bucket=bucket, key=key))
+    client.upload_part(oss.UploadPartRequest(bucket=bucket, key=key, upload_id=started.upload_id, part_number=1,
+                                             body=b"x" * 1024))
+
+
+def test_an_upload_killed_then_its_file_renamed_leaves_no_multipart_upload_after_the_next(oss_server, tmp_path):
+    """The next upload aborted only the multipart uploads of the keys it was sending: one of a
+    file renamed (or removed) meanwhile stayed on the server for ever, billed."""
+    import uuid
+
+    from rlgen.data.upload import upload
+
+    bucket = f"rl-{uuid.uuid4().hex[:12]}"
+    oss_server.create_bucket(bucket)
+    _start_multipart(oss_server, bucket, "ds/model-00001.safetensors")  # the file's old name
+    _start_multipart(oss_server, bucket, "other/theirs.bin")  # another prefix: not this upload's
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "model-00001-of-00002.safetensors").write_bytes(os.urandom(4096))
+    env = {"OSS_ACCESS_KEY_ID": "test-key-id", "OSS_ACCESS_KEY_SECRET": "s3cr3t-left"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        upload(folder, f"oss://{bucket}/ds", region="cn-hangzhou", endpoint=oss_server.endpoint, jobs=1)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert oss_server.incomplete_uploads(bucket) == ["other/theirs.bin"]

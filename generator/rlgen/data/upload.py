@@ -194,8 +194,12 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
         # not as the first request's.
         credentials.get_credentials()
         run.check_access(files[0].key)
-        # Parts an earlier, killed upload left behind cost storage and are never completed.
-        run.abort_incomplete(keys)
+        # Parts an earlier, killed upload left behind cost storage and are never completed,
+        # also those of a file renamed or removed since: every one below the prefix, which is
+        # this upload's own. Below a bucket's root, only this folder's keys: the rest of the
+        # bucket may be other tools' (an OSS lifecycle rule that aborts old multipart uploads
+        # covers those).
+        run.abort_incomplete(None if target.prefix else keys)
         sending = True
         run.all(files, jobs, summary)
     except BaseException as exc:
@@ -235,7 +239,7 @@ class _Upload:
         self.retryer = oss.retry.StandardRetryer()
         self._lock = threading.Lock()
 
-    def abort_incomplete(self, keys: set[str], quiet: bool = False) -> int:
+    def abort_incomplete(self, keys: set[str] | None, quiet: bool = False) -> int:
         return abort_incomplete(self.client, self.target.bucket, self.target.prefix, keys, quiet)
 
     def check_access(self, key: str) -> None:
