@@ -116,15 +116,14 @@ def main(argv: list[str] | None = None) -> None:
 
     from rlgen.errors import PluginFailed, RlgenError
 
+    from rlgen.tools.signals import terminate_as_interrupt
+
     cli = _click_group()["cli"]
-    from rlgen.tools import signals
-
-    # SIGTERM as Ctrl-C in every command: the cleanup that an interrupt runs (temporary
-    # folders, child process groups, incomplete uploads) runs for a CI's or a pod's stop too.
-    signals.install()
-
     try:
-        cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
+        # SIGTERM as Ctrl-C in every command: the cleanup that an interrupt runs (temporary
+        # folders, child process groups, incomplete uploads) runs for a CI's or a pod's stop too.
+        with terminate_as_interrupt():
+            cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
     except PluginFailed as exc:
         click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
         sys.exit(exc.exit_code)
