@@ -1,6 +1,8 @@
 """The ``rlgen`` command line. Every command lives in ``rlgen/commands/<name>.py`` as ``command``
 and is imported only when it runs or is listed; a command module imports its library when it
-runs, so ``rlgen --help`` loads nothing heavy.
+runs, so ``rlgen --help`` loads nothing heavy. ``rlgen --help`` itself loads not even click
+(whose own imports, inspect and ast among them, take twice a bare interpreter's start): its
+text is :data:`HELP`, which a test keeps equal to what click writes.
 
 Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 3 a plugin failed (one line
 naming the plugin and its hook, and the path of a file with the traceback for its author),
@@ -10,13 +12,11 @@ naming the plugin and its hook, and the path of a file with the traceback for it
 from __future__ import annotations
 
 import errno
-import importlib
+import os
 import sys
-
-import click
+from functools import lru_cache
 
 from rlgen import __version__
-from rlgen.errors import INTERNAL_ERROR, PluginFailed, RlgenError
 
 #: The commands, as typed; each is ``rlgen.commands.<name>``, imported when it runs or when the
 #: help lists it (its one-line help is its docstring's first sentence).
@@ -25,32 +25,105 @@ COMMANDS = ("cluster", "completion", "data", "diff", "doctor", "new", "plugins",
 #: Errors of the machine, not of rlgen: no permission, a read-only file system, no space left.
 _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
+#: ``rlgen --help`` as click writes it 78 columns wide (its width on a terminal of 80 columns or
+#: more, and off a terminal). tests/package/test_startup.py renders it through click and
+#: compares: a changed command docstring fails there, with the text to put here.
+HELP = """\
+Usage: rlgen [OPTIONS] COMMAND [ARGS]...
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx):
-        return list(COMMANDS)
+  Generate and evolve the GitOps repository of VeRL training jobs on ACK.
 
-    def get_command(self, ctx, name):
-        if name not in COMMANDS:
-            return None
-        return importlib.import_module(f"rlgen.commands.{name}").command
+Options:
+  --version   Show the version and exit.
+  -h, --help  Show this message and exit.
 
-    def format_commands(self, ctx, formatter):
-        # Each command's first paragraph whole, wrapped: click would cut it to the line's width.
-        rows = [(name, " ".join(self.get_command(ctx, name).help.split("\n\n")[0].split())) for name in COMMANDS]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+Commands:
+  cluster     Add or remove clusters that sync the repository.
+  completion  Print the completion script of a shell (bash, zsh or fish).
+  data        Prepare and upload the training data set and model.
+  diff        Compare the rendered manifests of two revisions.
+  doctor      Check, read-only, that a cluster can run this repository.
+  new         Generate a repository in DIRECTORY, then git init and commit it.
+  plugins     List installed plugins by slot, with their options and defaults.
+  render      Render kustomization roots with kustomize.
+  run         Create, change, list and remove training runs.
+  schemas     Convert CRDs into JSON schemas for validation.
+  secret      Set and list the values of the Secrets the repository reads.
+  status      Show each run's RayJob and its sync, read-only.
+  update      Render new answers (or a newer rlgen) and merge them, keeping
+              edits.
+  validate    Render and validate every object.
+"""
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="rlgen")
-def cli():
-    """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
+def __getattr__(name: str):
+    # The click group, built when asked for: ``rlgen --help`` never needs it.
+    if name in ("cli", "LazyGroup"):
+        return _click_group()[name]
+    raise AttributeError(name)
+
+
+@lru_cache(maxsize=1)
+def _click_group() -> dict:
+    import importlib
+
+    import click
+
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx):
+            return list(COMMANDS)
+
+        def get_command(self, ctx, name):
+            if name not in COMMANDS:
+                return None
+            return importlib.import_module(f"rlgen.commands.{name}").command
+
+        def format_commands(self, ctx, formatter):
+            # Each command's first paragraph whole, wrapped: click would cut it to the line's width.
+            rows = [(name, " ".join(self.get_command(ctx, name).help.split("\n\n")[0].split()))
+                    for name in COMMANDS]
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, prog_name="rlgen")
+    def cli():
+        """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
+
+    return {"cli": cli, "LazyGroup": LazyGroup}
+
+
+def help_columns() -> int:
+    """The columns click's help formatter reads (shutil.get_terminal_size, without importing shutil)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def main(argv: list[str] | None = None) -> None:
+    if (sys.argv[1:] if argv is None else argv) in (["--help"], ["-h"]) and help_columns() >= 80:
+        sys.stdout.write(HELP)
+        sys.stdout.flush()
+        sys.exit(0)
+    import click
+
+    from rlgen.errors import PluginFailed, RlgenError
+
+    from rlgen.tools.signals import terminate_as_interrupt
+
+    cli = _click_group()["cli"]
     try:
-        cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
+        # SIGTERM as Ctrl-C in every command: the cleanup that an interrupt runs (temporary
+        # folders, child process groups, incomplete uploads) runs for a CI's or a pod's stop too.
+        with terminate_as_interrupt():
+            cli.main(args=argv, prog_name="rlgen", standalone_mode=False)
     except PluginFailed as exc:
         click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
         sys.exit(exc.exit_code)
@@ -98,6 +171,10 @@ def _redact(text: str) -> str:
 
 def _internal_error() -> None:
     """A bug: one line for the user, the traceback in a file for the report."""
+    import click
+
+    from rlgen.errors import INTERNAL_ERROR
+
     click.echo(f"rlgen: internal error ({sys.exc_info()[1].__class__.__name__}); "
                f"details in {_save_traceback()}", err=True)
     sys.exit(INTERNAL_ERROR)

@@ -166,16 +166,18 @@ def make_client(region: str, endpoint: str, credentials, connections: int, progr
     return oss.Client(cfg)
 
 
-def abort_incomplete(client: oss.Client, bucket: str, prefix: str, keys: set[str], quiet: bool = False) -> int:
-    """Abort the multipart uploads of ``keys`` below ``prefix`` that were never completed:
-    one upload per prefix at a time, so any such upload is a stopped one of ours."""
+def abort_incomplete(client: oss.Client, bucket: str, prefix: str, keys: set[str] | None,
+                     quiet: bool = False) -> int:
+    """Abort the multipart uploads below ``prefix`` that were never completed: those of
+    ``keys``, or with ``keys`` None every one. One upload per prefix at a time, so any such
+    upload is a stopped one of ours."""
     aborted = 0
     try:
         pages = client.list_multipart_uploads_paginator().iter_page(
             oss.ListMultipartUploadsRequest(bucket=bucket, prefix=prefix))
         for page in pages:
             for item in page.uploads or []:
-                if item.key in keys:
+                if keys is None or item.key in keys:
                     client.abort_multipart_upload(oss.AbortMultipartUploadRequest(
                         bucket=bucket, key=item.key, upload_id=item.upload_id))
                     aborted += 1

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.tools import yamlio
+from rlgen.tools import children, yamlio
 
 CONFIG = ".sops.yaml"
 
@@ -25,7 +24,7 @@ def encrypt(root: Path, path: Path, value: bytes) -> bytes:
     cmd = [binary, "--config", str(root / CONFIG), "encrypt", "--input-type", "binary",
            "--output-type", "binary", "--filename-override", str(path)]
     # Only the encrypted file and sops's own message come back; the value is never an argument.
-    result = subprocess.run(cmd, cwd=root, input=value, capture_output=True)
+    result = children.run(cmd, cwd=root, input=value)
     if result.returncode != 0:
         message = " ".join(result.stderr.decode(errors="replace").split())[:300]
         raise RlgenError(f"sops could not encrypt for {path.relative_to(root)}: {message}")

@@ -71,7 +71,10 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
             checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
             rule_findings = [f for f in check(objects, external, plugins, runs)
                              if scope is None or (f.source, f.obj) in scope]
-            cautions = [w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope]
+            from rlgen.rules.tools import acknowledged
+
+            cautions = acknowledged([w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope],
+                                    plugins[1])
             secrets = _secret_findings(repo, objects, secret_plan)
             sources = schema_sources(checked, validator, located, repo)
             findings = [f for f in schema.findings(objects) if scope is None or (f.source, f.obj) in scope]
