@@ -1,8 +1,9 @@
 """The ``rlgen`` command line. Every command lives in ``rlgen/commands/<name>.py`` as ``command``
 and is imported only when it runs or is listed; a command module imports its library when it
 runs, so ``rlgen --help`` loads nothing heavy. ``rlgen --help`` itself loads not even click
-(whose own imports, inspect and ast among them, take twice a bare interpreter's start): its
-text is :data:`HELP`, which a test keeps equal to what click writes.
+(whose own imports, inspect and ast among them, take twice a bare interpreter's start) once it
+has run once: the first run renders the help through click and keeps the text in the user's
+cache (:func:`cached_help`), the next ones write it back while what determines it is unchanged.
 
 Exit codes: 0 ok, 1 problems found, 2 bad input or environment, 3 a plugin failed (one line
 naming the plugin and its hook, and the path of a file with the traceback for its author),
@@ -14,7 +15,6 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from functools import lru_cache
 
 from rlgen import __version__
 
@@ -25,46 +25,10 @@ COMMANDS = ("cluster", "completion", "data", "diff", "doctor", "new", "plugins",
 #: Errors of the machine, not of rlgen: no permission, a read-only file system, no space left.
 _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
-#: ``rlgen --help`` as click writes it 78 columns wide (its width on a terminal of 80 columns or
-#: more, and off a terminal). tests/package/test_startup.py renders it through click and
-#: compares: a changed command docstring fails there, with the text to put here.
-HELP = """\
-Usage: rlgen [OPTIONS] COMMAND [ARGS]...
 
-  Generate and evolve the GitOps repository of VeRL training jobs on ACK.
-
-Options:
-  --version   Show the version and exit.
-  -h, --help  Show this message and exit.
-
-Commands:
-  cluster     Add or remove clusters that sync the repository.
-  completion  Print the completion script of a shell (bash, zsh or fish).
-  data        Prepare and upload the training data set and model.
-  diff        Compare the rendered manifests of two revisions.
-  doctor      Check, read-only, that a cluster can run this repository.
-  new         Generate a repository in DIRECTORY, then git init and commit it.
-  plugins     List installed plugins by slot, with their options and defaults.
-  render      Render kustomization roots with kustomize.
-  run         Create, change, list and remove training runs.
-  schemas     Convert CRDs into JSON schemas for validation.
-  secret      Set and list the values of the Secrets the repository reads.
-  status      Show each run's RayJob and its sync, read-only.
-  update      Render new answers (or a newer rlgen) and merge them, keeping
-              edits.
-  validate    Render and validate every object.
-"""
-
-
-def __getattr__(name: str):
-    # The click group, built when asked for: ``rlgen --help`` never needs it.
-    if name in ("cli", "LazyGroup"):
-        return _click_group()[name]
-    raise AttributeError(name)
-
-
-@lru_cache(maxsize=1)
-def _click_group() -> dict:
+def group():
+    """The click group of ``rlgen``, built when a command runs: ``rlgen --help`` from the cache
+    never imports click."""
     import importlib
 
     import click
@@ -90,7 +54,7 @@ def _click_group() -> dict:
     def cli():
         """Generate and evolve the GitOps repository of VeRL training jobs on ACK."""
 
-    return {"cli": cli, "LazyGroup": LazyGroup}
+    return cli
 
 
 def help_columns() -> int:
@@ -107,9 +71,78 @@ def help_columns() -> int:
     return columns or 80
 
 
+def help_key() -> str:
+    """What ``rlgen --help`` is made of, read without importing it: rlgen's version, the width
+    click wraps to, and the size and change time of the modules that write it (this one, each
+    command's, click's own): an edited docstring or another click changes the key."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    commands = os.path.join(here, "commands")
+    files = [os.path.abspath(__file__)] + sorted(
+        os.path.join(commands, name) for name in os.listdir(commands) if name.endswith(".py"))
+    for entry in sys.path:
+        click_init = os.path.join(entry or ".", "click", "__init__.py")
+        if os.path.isfile(click_init):
+            files.append(click_init)
+            break
+    stats = [(path, stat.st_size, stat.st_mtime_ns) for path, stat in ((p, os.stat(p)) for p in files)]
+    # click's HelpFormatter: the terminal's columns, at most 80, less 2, at least 50.
+    return repr((__version__, max(min(help_columns(), 80) - 2, 50), stats))
+
+
+def help_cache() -> str:
+    """The file that keeps ``rlgen --help``: ``rlgen/help`` in the XDG cache directory."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rlgen", "help")
+
+
+def render_help() -> str:
+    """``rlgen --help`` as click writes it (``echo`` adds the last newline)."""
+    import click
+
+    cli = group()
+    return click.Context(cli, info_name="rlgen", **cli.context_settings).get_help() + "\n"
+
+
+def cached_help() -> str:
+    """The help from the cache when its key matches; else rendered by click and kept. The cache
+    is a convenience: any error reading or writing it (a read-only home, a corrupt file) leaves
+    click's rendering, written whole or not at all (a temporary file renamed over it)."""
+    try:
+        key = help_key()
+        path = help_cache()
+    except (OSError, ValueError):
+        return render_help()
+    try:
+        with open(path, encoding="utf-8") as f:
+            kept_key, _, text = f.read().partition("\n")
+        if kept_key == key and text:
+            return text
+    except (OSError, ValueError):
+        pass
+    text = render_help()
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as f:
+            f.write(f"{key}\n{text}")
+        os.replace(temporary, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+    return text
+
+
 def main(argv: list[str] | None = None) -> None:
-    if (sys.argv[1:] if argv is None else argv) in (["--help"], ["-h"]) and help_columns() >= 80:
-        sys.stdout.write(HELP)
+    if (sys.argv[1:] if argv is None else argv) in (["--help"], ["-h"]):
+        try:
+            text = cached_help()
+        except Exception:
+            _internal_error()
+        sys.stdout.write(text)
         sys.stdout.flush()
         sys.exit(0)
     import click
@@ -118,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from rlgen.tools.signals import terminate_as_interrupt
 
-    cli = _click_group()["cli"]
+    cli = group()
     try:
         # SIGTERM as Ctrl-C in every command: the cleanup that an interrupt runs (temporary
         # folders, child process groups, incomplete uploads) runs for a CI's or a pod's stop too.
