@@ -87,6 +87,10 @@ def rlgen_sync_files(ctx, stages):
             extra = {"wait": False}
             comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
                        "would block every later sync. Prune deletes the RayJob of a removed run.")
+        elif not stage.wait:
+            extra = {"wait": False}
+            comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"
+                       "ready (an optional Secret not stored yet) holds back nothing.")
         else:
             extra = {"wait": True, "timeout": o["platform_timeout"]}
             what = {"platform": " (the dataset Job included)",

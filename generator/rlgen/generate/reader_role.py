@@ -35,7 +35,7 @@ def reader_role(secret_names: list[str], sync_objects: list[dict], secret_stores
     if engine:
         rules.append(_rule(engine.group, [engine.plural], ["get", "list"]))
     if secret_stores:
-        rules.append(_rule("external-secrets.io", ["clustersecretstores"], ["get"]))
+        rules.append(_rule("external-secrets.io", ["clustersecretstores", "externalsecrets"], ["get"]))
     if secret_names:
         rules.append({**_rule("", ["secrets"], ["get"]), "resourceNames": sorted(set(secret_names))})
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

@@ -80,6 +80,8 @@ class Needs:
     claim_selectors: dict[tuple[str, str], dict] = field(default_factory=dict)
     #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
     secret_stores: set[str] = field(default_factory=set)
+    #: (namespace, Secret) -> the ExternalSecret that fills it.
+    external_secrets: dict[tuple[str, str], str] = field(default_factory=dict)
     network_policies: list[dict] = field(default_factory=list)
     #: The plugin of each slot, as rlgen.yaml records it (a fix names the plugin's option).
     plugins: dict[str, str] = field(default_factory=dict)
@@ -124,6 +126,9 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
             _use(needs, ns, key, "age.agekey", False, f"{label} (SOPS decryption)")
     if kind == "ClusterSecretStore":
         needs.secret_stores.add(get(obj, "metadata", "name"))
+    if kind == "ExternalSecret":
+        name = get(obj, "metadata", "name")
+        needs.external_secrets[(ns, get(obj, "spec", "target", "name") or name)] = name
     if kind == "NetworkPolicy":
         needs.network_policies.append(obj)
     if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
