@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import Document, Option, PluginInfo, duration_error, hookimpl
+from rlgen.plugin_api import SECRETS_FOLDER, Document, Option, PluginInfo, duration_error, hookimpl
 from rlgen_plugins._sync_common import engine_patch
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+#: A health check expression (CEL): the object's Ready condition is True.
+READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
 
 
 @hookimpl
@@ -101,7 +103,12 @@ def rlgen_sync_files(ctx, stages):
             # kstatus reads a Kustomization with no status yet as current, so right after its
             # first apply the stage would be ready before the upstream roots are.
             extra["healthCheckExprs"] = [{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-                                          "current": "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"}]
+                                          "current": READY}]
+        if stage.name == SECRETS_FOLDER and stage.wait:
+            # The same for External Secrets' objects, which a secrets stage may hold: applied,
+            # the stage was ready before the controller had fetched a single Secret.
+            extra["healthCheckExprs"] = [{"apiVersion": "external-secrets.io/v1", "kind": kind, "current": READY}
+                                         for kind in ("ClusterSecretStore", "ExternalSecret")]
         if stage.decryption:
             # kustomize-controller decrypts SOPS files with the age key of this Secret, in
             # the Kustomization's own namespace.

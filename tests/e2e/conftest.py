@@ -219,7 +219,8 @@ def dump_second_on_failure(second_control_plane, request):
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
          "test_pull_request_loop",
-         "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver"]
+         "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver",
+         "test_secrets_external"]
 LAST = ["test_secrets_sops"]
 
 

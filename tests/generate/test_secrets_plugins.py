@@ -55,6 +55,10 @@ def test_external_secrets_gives_each_declared_secret_an_external_secret_synced_f
     # Flux: the secrets stage waits for every ExternalSecret to be Ready; everything else depends on it.
     stages = {d["metadata"]["name"]: d for d in plain_manifests(repo) if d["kind"] == "Kustomization"}
     assert stages["secrets"]["spec"]["wait"] is True and "dependsOn" not in stages["secrets"]["spec"]
+    # kstatus reads an ExternalSecret without status as ready: the stage checks its Ready condition.
+    assert {(e["kind"], e["current"]) for e in stages["secrets"]["spec"]["healthCheckExprs"]} == {
+        (kind, "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')")
+        for kind in ("ClusterSecretStore", "ExternalSecret")}
     assert {"name": "secrets"} in stages["infrastructure"]["spec"]["dependsOn"]
     assert "sandbox-operator" in {d["metadata"]["name"] for d in build(repo / "infrastructure")}
     result = rlgen_in(repo, "validate", "-o", "json")
