@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Finding, Layer, Option, Patch, PluginInfo, Problem
-from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef, Stage, TrainingImage
-from rlgen.contributions import UpstreamSource
+from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef
+from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import (
@@ -17,6 +17,7 @@ from rlgen.option_checks import (
     credential_error,
     duration_error,
     endpoint_error,
+    endpoint_region_error,
     git_branch_error,
     git_url_error,
     hub_id_error,
@@ -25,10 +26,13 @@ from rlgen.option_checks import (
     number_range,
     oss_bucket_error,
     pip_requirement_error,
+    ram_arn_error,
     region_error,
+    REGION_IDS,
     registry_error,
     repo_path_error,
     revision_error,
+    same_account_error,
     uri_error,
 )
 from rlgen.spec import Spec, Volume
@@ -49,6 +53,7 @@ __all__ = [
     "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
     "Problem", "Resource", "SecretDelivery", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
     "SECRETS_FOLDER", "OPTIONAL_SECRETS_FOLDER",
+    "UPSTREAM_FOLDER",
     # What rlgen_validate_rules reads and returns.
     "Finding", "Rendered",
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
@@ -60,6 +65,8 @@ __all__ = [
     "control_error", "credential_error", "duration_error", "endpoint_error", "git_branch_error", "git_url_error",
     "hub_id_error", "image_reference_error", "int_range", "number_range", "oss_bucket_error",
     "pip_requirement_error", "region_error", "registry_error", "repo_path_error", "revision_error", "uri_error",
+    # Checks for Option(cross_check=...), against the answers before it; the region ids region_error knows.
+    "endpoint_region_error", "ram_arn_error", "same_account_error", "REGION_IDS",
     # Kubernetes name rules and hosts.
     "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host",
 ]

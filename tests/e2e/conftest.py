@@ -19,7 +19,8 @@ from support.controlplane import ControlPlane, free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
 from support.git_server import GitServer
 from support.kuberay import OPERATOR, OPERATOR_NAMESPACE, spawn_operator
-from support.repos import INSTALL, ok, run_rlgen
+from support.kueue import start_kueue
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import PROJECT, module_dir, pinned, tool
 
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
@@ -165,7 +166,7 @@ def synced(control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo.git")
     repo = tmp_path_factory.mktemp("e2e") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "remote", "add", "origin", url], check=True)
@@ -181,6 +182,15 @@ def second_control_plane(tmp_path_factory):
     (same Flux Kustomization names, namespaces and cluster-scoped volumes). Stopped when the
     module ends."""
     with running_cluster(tmp_path_factory.mktemp("second-controlplane")) as cp:
+        yield cp
+
+
+@pytest.fixture(scope="module")
+def kueue_control_plane(tmp_path_factory):
+    """A cluster of its own with Kueue beside KubeRay, for a module whose scenarios count the
+    whole GPU pool: no other repository's runs hold a node of it. Stopped when the module ends."""
+    with running_cluster(tmp_path_factory.mktemp("kueue-controlplane")) as cp:
+        start_kueue(cp)
         yield cp
 
 
@@ -214,10 +224,17 @@ def dump_second_on_failure(second_control_plane, request):
     _dump_if_failed(second_control_plane, request)
 
 
+@pytest.fixture
+def dump_kueue_on_failure(kueue_control_plane, request):
+    yield
+    _dump_if_failed(kueue_control_plane, request)
+
+
 #: The order the modules share the one control plane in: each starts from the cluster the one
 #: before left (healthy: a test that breaks something restores it). Modules not listed run after
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
+         "test_layout_update",
          "test_pull_request_loop",
          "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver",
          "test_secrets_external"]

@@ -18,7 +18,7 @@ import pytest
 from support.alibaba_kms import AlibabaCloud
 from support.controlplane import free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, fetch, kustomizations, ready
-from support.repos import INSTALL, ok, run_rlgen
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import module_dir, tool
 
 pytestmark = pytest.mark.usefixtures("dump_second_on_failure")
@@ -83,7 +83,7 @@ def test_external_secrets_sync_from_kms_and_an_optional_secret_blocks_nothing(
     repo = tmp_path / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
                  "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
-                 "--set", f"rlgen.upstream_mirror={git_server.base}",
+                 "--set", f"rlgen.upstream_mirror={git_server.base}", *storage_answers(),
                  "--plugin", "mlflow", "--set", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000",
                  "--plugin", "external-secrets", "--set", f"external-secrets.region={REGION}",
                  "--set", f"external-secrets.role_arn={ROLE}",
@@ -133,7 +133,7 @@ def test_external_secrets_sync_from_kms_and_an_optional_secret_blocks_nothing(
             (r := ready(k)) and r["status"] == "True" for k in ks.values()) and ks,
         timeout=SYNC_TIMEOUT, interval=2,
         on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()) + cp.logs(30))
-    assert {"secrets", "optional-secrets", "infrastructure", "platform", "runs"} <= set(stages)
+    assert {"secrets", "optional-secrets", "sandbox-operator", "sandbox-manager", "platform", "runs"} <= set(stages)
 
     for (ns, name), data in values.items():
         assert secret_data(cp, ns, name) == data, f"{ns}/{name}"

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 from ruamel.yaml import YAML
 from support.repos import (
+    CORE_ANSWERS,
     GIT_URL,
     REGISTRY,
     REQUIRED,
@@ -61,7 +62,7 @@ def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
 
 
 def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):
-    objects = build(generate() / "runs")
+    objects = build(generate() / "overlays/production/runs")
     rayjob = next(o for o in objects if o["kind"] == "RayJob")
     configmap = next(o for o in objects if o["kind"] == "ConfigMap")
     assert rayjob["metadata"]["name"].startswith("baseline-")
@@ -75,7 +76,7 @@ def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):
 def test_shared_names_agree_across_objects(generate):
     repo = generate()
     platform = build(repo / "overlays" / "production" / "platform")
-    runs = build(repo / "runs")
+    runs = build(repo / "overlays/production/runs")
     pvcs = {o["metadata"]["name"] for o in platform if o["kind"] == "PersistentVolumeClaim"}
     rayjob = next(o for o in runs if o["kind"] == "RayJob")
     pod = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
@@ -129,7 +130,7 @@ def test_readme_and_workflow_come_from_the_template(generate):
 
 def test_every_kustomization_root_is_listed(generate):
     roots = {p.relative_to(generate()).as_posix() for p in kustomize_roots(generate())}
-    assert {"base/platform", "base/training", "overlays/production/platform", "runs", "runs/baseline"} <= roots
+    assert {"base/platform", "base/training", "overlays/production/platform", "overlays/production/runs", "runs/baseline"} <= roots
     # No cluster syncs staging: no overlay of it to review and validate for nothing.
     assert not any(root.startswith("overlays/staging") for root in roots)
 
@@ -190,7 +191,7 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
-    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}}
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}, "ak-storage": CORE_ANSWERS["ak-storage"]}
     with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
         select(installed, ["needs-domain"], core, ask=None)
     asked = []
@@ -232,8 +233,8 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
             break
         output += chunk
         if output.rstrip(b" ").endswith(b":") and output.count(b"\n") + 1 > prompts:
-            # A question: the marketplace domain is the answer under test; the bucket and its
-            # region, asked too, keep their defaults.
+            # A question: the marketplace domain is the answer under test; the endpoint and the
+            # KubeRay namespace, asked too, keep their defaults.
             prompts = output.count(b"\n") + 1
             last = output.rsplit(b"\n", 1)[-1]
             if b"marketplace-sandbox.domain" in last:

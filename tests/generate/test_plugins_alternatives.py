@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from ruamel.yaml import YAML
-from support.repos import REGISTRY, REQUIRED, all_objects, build, plain_manifests, run_rlgen, schema_dir
+from support.repos import REGISTRY, all_objects, build, plain_manifests, required_for, run_rlgen, schema_dir
 
 MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
 RRSA = ("--plugin", "rrsa-storage", "--set", "rrsa-storage.role_name=rl-oss-reader")
@@ -187,9 +187,9 @@ def test_sglang_rollout_and_image(generate):
     assert rollout["name"] == "sglang"
     assert rollout["tensor_model_parallel_size"] == 2
     assert "engine_kwargs" not in rollout, "verl's own default attention backend needs no override"
-    (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
+    (rayjob,) = of_kind(build(repo / "overlays/production/runs"), "RayJob")
     image = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == f"{REGISTRY}/verl-training:0.9.1-sglang"
+    assert re.fullmatch(rf"{re.escape(REGISTRY)}/verl-training:0\.9\.1-sglang-[0-9a-f]{{12}}", image)
     assert "FROM verlai/verl:sgl0512.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
 
 
@@ -235,9 +235,9 @@ def test_argo_applications(generate):
     assert manager["path"] == "config/sandbox-manager"
     assert "envoyproxy/envoy=envoyproxy/envoy:v1.33.0" in manager["kustomize"]["images"]
     assert all(re.fullmatch(r"[^=\s]+=[^=\s]+:[^:=\s]+", i) for i in manager["kustomize"]["images"])
-    assert apps["runs"]["spec"]["source"]["path"] == "runs"
+    assert apps["runs"]["spec"]["source"]["path"] == "overlays/production/runs"
     assert apps["root"]["spec"]["source"]["path"] == "clusters/production"
-    (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
+    (rayjob,) = of_kind(build(repo / "overlays/production/runs"), "RayJob")
     # Replace=true would be a kubectl replace that drops KubeRay's finalizer; names re-run instead.
     assert "argocd.argoproj.io/sync-options" not in annotations(rayjob)
     readme = (repo / "README.md").read_text()
@@ -329,7 +329,7 @@ def test_only_the_runs_application_does_not_hold_up_the_root(generate, annotatio
 ], ids=["tp", "mse-certificate", "verl-line", "empty-domain", "no-domain", "domain-url", "no-role", "two-syncs"])
 def test_bad_combination_exits_2_with_one_line_and_writes_nothing(tmp_path, args, culprits):
     target = tmp_path / "repo"
-    result = run_rlgen("new", str(target), *REQUIRED, *args, "--no-input")
+    result = run_rlgen("new", str(target), *required_for(*args), *args, "--no-input")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

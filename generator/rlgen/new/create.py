@@ -16,6 +16,7 @@ from rlgen.generate.pipeline import Build, generate
 from rlgen.generate.staged_rules import EarlyBuilds, refuse_failing
 from rlgen.generate.team_template import clash_line
 from rlgen.option_checks import credential_error
+from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import discover
 from rlgen.plugin_host.selection import parse_sets, select
 from rlgen.redaction import redact
@@ -29,6 +30,8 @@ class Created:
     plugins: dict[str, str]
     run: str
     rayjob: str
+    #: The images the cluster pulls, which the repository's images workflow builds.
+    images: tuple[str, ...] = ()
 
 
 def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | None, template: str | None,
@@ -43,7 +46,7 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
         template_source.check(template, template_ref)
     kustomize.command()
     answers = _answers(directory, target, sets, cluster)
-    selection = select(discover(), plugins, answers, prompt)
+    selection = select(discover(), plugins, answers, prompt, require=_required_sources(answers))
     with ExitStack() as stack:
         fetched = template_source.recorded_from(stack.enter_context(template_source.fetched(template, template_ref)),
                                                 target) if template is not None else None
@@ -64,7 +67,8 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
         git.run(folder, "add", "-A", "--", ".")
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit(folder, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
-    return Created(target, len(build.tree.files), selection.plugins, build.run, build.rayjob)
+    return Created(target, len(build.tree.files), selection.plugins, build.run, build.rayjob,
+                   tuple(i.ref for i in build.images))
 
 
 def _answers(directory: Path, target: Path, sets: list[str], cluster: str | None) -> dict:
@@ -80,6 +84,14 @@ def _answers(directory: Path, target: Path, sets: list[str], cluster: str | None
                              "credentials from a Kubernetes Secret)")
         answers.setdefault("rlgen", {})["git_url"] = origin
     return answers
+
+
+def _required_sources(answers: dict) -> dict[str, str]:
+    """rlgen.install, when its default (where this rlgen came from) is no source an image
+    build can reach: asked before every other question, as the generation needs it."""
+    if "install" in answers.get("rlgen", {}) or (why := install.default_unusable()) is None:
+        return {}
+    return {"rlgen.install": why}
 
 
 class EarlyStart:
