@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import UPSTREAM_FOLDER, Document, Option, PluginInfo, duration_error, hookimpl
+from rlgen.plugin_api import SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, duration_error, hookimpl
 from rlgen_plugins._sync_common import engine_patch, kustomization, repo_name
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+#: A health check expression (CEL): the object's Ready condition is True.
+READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
 
 
 @hookimpl
@@ -87,11 +89,20 @@ def _stage_kustomization(stage, depends: list[str], o) -> Document:
         extra = {"wait": False}
         comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
                    "would block every later sync. Prune deletes the RayJob of a removed run.")
+    elif not stage.wait:
+        extra = {"wait": False}
+        comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"
+                   "ready (an optional Secret not stored yet) holds back nothing.")
     else:
         extra = {"wait": True, "timeout": o["platform_timeout"]}
         what = " (the dataset Job included)" if stage.name == "platform" else ""
         comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
                    "before the stages that depend on it start.")
+    if stage.name == SECRETS_FOLDER and stage.wait:
+        # kstatus reads a custom object without status as current: applied, the stage
+        # was ready before External Secrets had fetched a single Secret.
+        extra["healthCheckExprs"] = [{"apiVersion": "external-secrets.io/v1", "kind": kind, "current": READY}
+                                     for kind in ("ClusterSecretStore", "ExternalSecret")]
     if stage.decryption:
         # kustomize-controller decrypts SOPS files with the age key of this Secret, in
         # the Kustomization's own namespace.

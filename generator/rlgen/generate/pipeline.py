@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 from rlgen import sources
-from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
+from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef
+from rlgen.contributions import Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
 from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
@@ -158,13 +159,17 @@ def sync_entry_points(b: Build) -> None:
     # Before everything that reads a Secret: the sandbox's upstream root already does.
     first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
         if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
+    # After the secrets stage (its Namespaces and store), and nothing waits for it.
+    optional = [Stage(OPTIONAL_SECRETS_FOLDER, f"./{OPTIONAL_SECRETS_FOLDER}",
+                      depends_on=tuple(s.name for s in first), wait=False)] \
+        if f"{OPTIONAL_SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
     shared: dict[str, tuple[str, str]] = {}
     for cluster, env in b.selection.all_clusters():
-        stages = first + [
+        stages = first + optional + [
             Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
-            Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
+            Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",), wait=False),
         ]
         ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
         own = f"clusters/{cluster}/"

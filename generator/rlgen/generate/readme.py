@@ -28,12 +28,15 @@ FOLDERS = {
     "runs": (True, "one folder per training run (an environment's index lists the ones it runs)"),
     "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
     "secrets": (True, "the Secrets the other stages read, synced before them"),
+    "optional-secrets": (True, "the Secrets whose readers start without them, synced after secrets/ and "
+                               "waited for by nothing"),
 }
 
 
 def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
     """The README's *What syncs where*: what each stage of this selection really holds."""
     fixed = {"secrets": ["the Secrets the later stages read, and their namespaces"],
+             "optional-secrets": ["the optional Secrets; no stage waits for them"],
              "platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
     rows = []
     for stage in stages:

@@ -80,6 +80,8 @@ class Needs:
     claim_selectors: dict[tuple[str, str], dict] = field(default_factory=dict)
     #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
     secret_stores: set[str] = field(default_factory=set)
+    #: (namespace, Secret) -> the ExternalSecret that fills it.
+    external_secrets: dict[tuple[str, str], str] = field(default_factory=dict)
     network_policies: list[dict] = field(default_factory=list)
     #: Kueue's objects the repository renders (ResourceFlavors, ClusterQueues, LocalQueues).
     queue_objects: list[dict] = field(default_factory=list)
@@ -127,6 +129,9 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
             _use(needs, ns, key, "age.agekey", False, f"{label} (SOPS decryption)")
     if kind == "ClusterSecretStore":
         needs.secret_stores.add(get(obj, "metadata", "name"))
+    if kind == "ExternalSecret":
+        name = get(obj, "metadata", "name")
+        needs.external_secrets[(ns, get(obj, "spec", "target", "name") or name)] = name
     if kind == "NetworkPolicy":
         needs.network_policies.append(obj)
     if api.startswith(KUEUE_GROUP + "/"):

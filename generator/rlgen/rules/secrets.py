@@ -83,6 +83,9 @@ def external_secrets(objects: list[Rendered], declared: list[SecretRef]) -> Iter
         meta, spec = item.obj.get("metadata") or {}, item.obj.get("spec") or {}
         target = (meta.get("namespace", ""), (spec.get("target") or {}).get("name") or meta.get("name"))
         keys = {str(d.get("secretKey")) for d in spec.get("data") or [] if isinstance(d, dict)}
+        # dataFrom.extract copies whatever keys the remote secret holds: any declared key may come.
+        if any(isinstance(d, dict) and d.get("extract") for d in spec.get("dataFrom") or []):
+            keys |= set(wanted[target].keys) if target in wanted else set()
         seen[target] = keys
         secret = wanted.get(target)
         if secret is None:

@@ -103,13 +103,16 @@ def _stage(repo: Repo, engine: Engine, name: str, live: dict) -> Verdict:
     state = stage_state(engine, live)
     if engine is FLUX:
         status = live.get("status") or {}
-        if status.get("observedGeneration") != (live.get("metadata") or {}).get("generation"):
+        ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+        # A stage that never succeeded keeps no status.observedGeneration (a health check that
+        # timed out on its first apply); its Ready condition still says which spec it judged.
+        if (live.get("metadata") or {}).get("generation") not in (status.get("observedGeneration"),
+                                                                  ready.get("observedGeneration")):
             return Verdict(WAITING, f"{name} to reconcile its latest spec")
         attempted = str(status.get("lastAttemptedRevision") or "").rpartition(":")[2]
         if attempted and _behind(repo, attempted):
             return Verdict(WAITING, f"{name} to fetch {_head(repo)[:7]} (it last tried {attempted[:7]})")
         if state.healthy is False:
-            ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
             if ready.get("reason") == DEPENDENCY_NOT_READY:
                 return Verdict(WAITING, f"{name}: {ready.get('message', 'its dependency')}")
     elif state.revision and _behind(repo, state.revision):
