@@ -29,6 +29,8 @@ _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, err
 def group():
     """The click group of ``rlgen``, built when a command runs: ``rlgen --help`` from the cache
     never imports click."""
+    # Lazy, as every click import of this module: click's own imports take twice a bare
+    # interpreter's start, which ``rlgen --help`` from the cache never pays.
     import importlib
 
     import click
@@ -99,7 +101,7 @@ def help_cache() -> str:
 
 def render_help() -> str:
     """``rlgen --help`` as click writes it (``echo`` adds the last newline)."""
-    import click
+    import click  # lazy: see group()
 
     cli = group()
     return click.Context(cli, info_name="rlgen", **cli.context_settings).get_help() + "\n"
@@ -136,6 +138,7 @@ def cached_help() -> str:
     return text
 
 
+# long: one except clause per exit code, so the whole mapping of errors to exit codes reads in one place.
 def main(argv: list[str] | None = None) -> None:
     if (sys.argv[1:] if argv is None else argv) in (["--help"], ["-h"]):
         try:
@@ -145,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         sys.exit(0)
+    # Past the cached help: click and the error machinery (see group()).
     import click
 
     from rlgen.errors import PluginFailed, RlgenError
@@ -204,6 +208,7 @@ def _redact(text: str) -> str:
 
 def _internal_error() -> None:
     """A bug: one line for the user, the traceback in a file for the report."""
+    # Lazy: a failing cached help reaches here without click (see group()).
     import click
 
     from rlgen.errors import INTERNAL_ERROR

@@ -108,6 +108,7 @@ def _file(secret) -> str:
     return f"{secret.namespace}.{secret.name}.yaml"
 
 
+# long: the README section is written out as it reads, one paragraph after the other.
 @hookimpl
 def rlgen_secret_delivery(ctx, secrets):
     o = ctx.options(NAME)

@@ -167,10 +167,8 @@ class _FileError(Exception):
 DEADLINE_SECONDS = UPLOAD_DEADLINE_SECONDS
 
 
-def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
-           part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None,
-           deadline: float = DEADLINE_SECONDS) -> Summary:
-    """Upload every file under ``directory`` below ``url``; the whole command."""
+def _what_to_send(directory: Path, url: str, region: str | None) -> tuple:
+    """The upload's target and its files, once the folder is whole: checked before any request."""
     target = parse_target(url)
     if not region:
         raise RlgenError("no OSS region: pass --region or set OSS_REGION (e.g. cn-hangzhou)")
@@ -179,6 +177,14 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
     files = local_files(directory, target)
     if not files:
         raise RlgenError(f"nothing to upload: {directory} holds no files")
+    return target, files
+
+
+def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
+           part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None,
+           deadline: float = DEADLINE_SECONDS) -> Summary:
+    """Upload every file under ``directory`` below ``url``; the whole command."""
+    target, files = _what_to_send(directory, url, region)
     credentials, kind = from_environment()
     address = resolve_endpoint(endpoint, region)
     progress = progress or Progress()

@@ -56,6 +56,7 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         runs = run_files.check_repository(repo, ws.spec, plain=True)
         # Lazy: overlaps the builds (the numbers are at the top).
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
+        from rlgen.rules.tools import acknowledged
         from rlgen.validate.schema_findings import schema_sources
 
         stale = stale_findings(repo, ws.spec, runs, target)
@@ -71,8 +72,6 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
             checked = [o for o in objects if scope is None or (o.source, o.label) in scope]
             rule_findings = [f for f in check(objects, external, plugins, runs)
                              if scope is None or (f.source, f.obj) in scope]
-            from rlgen.rules.tools import acknowledged
-
             cautions = acknowledged([w for w in warnings(objects, runs) if scope is None or (w.source, w.obj) in scope],
                                     plugins[1])
             secrets = _secret_findings(repo, objects, secret_plan)
