@@ -224,11 +224,14 @@ def test_a_lost_head_is_recreated_and_a_run_that_fails_whole_retries_on_a_new_ra
     # The submitter's ten retries (submitterConfig.backoffLimit) are one here: ten growing
     # back-offs of the Job controller would take half an hour. KubeRay names the Job as the RayJob.
     cp.kubectl("patch", "job", job, "-n", NAMESPACE, "--type=merge", "-p", json.dumps({"spec": {"backoffLimit": 0}}))
-    for pod in cp.objects("pods", "-n", NAMESPACE, "-l", f"job-name={job}"):
-        if pod["status"].get("phase") == "Running":
-            cp.kubectl("label", "pod", pod["metadata"]["name"], "-n", NAMESPACE, f"{FAIL_POD}=true")
-    retried = wait_until(f"{job} retried with a new RayCluster",
-                         lambda: (c := ray_cluster(cp, NAMESPACE, job)) and c != cluster and c, timeout=180)
+
+    def submitter_failed_and_retried():
+        for pod in cp.objects("pods", "-n", NAMESPACE, "-l", f"job-name={job}"):
+            if pod["status"].get("phase") == "Running" and FAIL_POD not in pod["metadata"].get("labels", {}):
+                cp.kubectl("label", "pod", pod["metadata"]["name"], "-n", NAMESPACE, f"{FAIL_POD}=true", check=False)
+        return (c := ray_cluster(cp, NAMESPACE, job)) and c != cluster and c
+
+    retried = wait_until(f"{job} retried with a new RayCluster", submitter_failed_and_retried, timeout=180)
     live = live_rayjob(cp, job)
     assert live["status"]["failed"] == 1 and live["spec"]["backoffLimit"] == 3
     # The same run: its pods mount the same ConfigMap and checkpoint volume, and the run's
