@@ -35,13 +35,16 @@ KWOK_LABEL = "rlgen.test/kwok"
 #: KubeRay's name for the container that submits a RayJob (ray-operator utils/constant.go
 #: SubmitterContainerName), the one rlgen's submitterPodTemplate uses too.
 SUBMITTER = "ray-job-submitter"
+#: The label kwok's chaos stage (kustomize/stage/pod/chaos) fails a Running pod by.
+FAIL_POD = "pod-container-running-failed.stage.kwok.x-k8s.io"
 
 
 def kwok_stages(path: Path) -> Path:
     """kwok's own pod stages at the pinned version (kustomize/stage/pod/fast), with one change:
     a RayJob's submitter pod is not completed. kwok completes every Job's pod at once; KubeRay
     then marks the RayJob Failed 30 s later (no Ray job behind it) and deletes its cluster, where
-    a real submitter follows the training for hours. Node stages stay kwok's defaults."""
+    a real submitter follows the training for hours. Plus its chaos stage that fails a pod on a
+    label (``FAIL_POD``). Node stages stay kwok's defaults."""
     import yaml
 
     folder = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize" / "stage" / "pod" / "fast"
@@ -52,6 +55,8 @@ def kwok_stages(path: Path) -> Path:
             stage["spec"]["selector"]["matchExpressions"].append(
                 {"key": ".spec.containers.[].name", "operator": "NotIn", "values": [SUBMITTER]})
         stages.append(stage)
+    # A submitter that lost its head exits 1: the tests fail it by this label.
+    stages.append(yaml.safe_load((folder.parent / "chaos" / "pod-container-running-failed.yaml").read_text()))
     path.write_text(yaml.safe_dump_all(stages))
     return path
 

@@ -356,7 +356,8 @@ def pinned_name(repo: Path, run: str) -> str | None:
 
 def owned_keys(spec: Spec, run: str) -> dict[str, str]:
     """Keys ``rlgen run`` refuses to change, with the reason."""
-    per_run = {key: "rlgen writes it into every run.yaml (experiment names and checkpoints are per run)"
+    per_run = {key: ("rlgen writes it into every run.yaml (experiment names and checkpoints are per run, "
+                     "and a retried run resumes from its own)")
                for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
     return per_run
 
