@@ -91,14 +91,3 @@ def module_source(module: str) -> Path:
         raise RlgenError(f"go mod download {module}@{version}: {detail[-1] if detail else 'failed'}")
     return Path(json.loads(result.stdout)["Dir"])
 
-
-def toolchain_digest() -> str:
-    """A short digest of the pins the control plane's programs are built from (their go.mod and
-    go.sum): the e2e workflow's cache key, which a changed pin invalidates."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for folder in TOOL_FOLDERS:
-        for name in ("go.mod", "go.sum"):
-            digest.update(hashlib.sha256((TOOLCHAIN / folder / name).read_bytes()).digest())
-    return digest.hexdigest()[:16]

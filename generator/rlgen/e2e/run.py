@@ -28,6 +28,20 @@ TRANSIENT = ("DependencyNotReady", "Progressing", "ProgressingWithRetry")
 PLACEHOLDER = "rlgen-e2e-placeholder"
 
 
+def parse_duration(text: str) -> float:
+    """Seconds of ``90``, ``90s``, ``5m``, ``1h30m`` (as ``rlgen status --timeout``); ``ValueError`` otherwise."""
+    import re
+
+    text = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+    if not text or not match:
+        raise ValueError(text)
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
 @dataclass
 class Outcome:
     cluster: str
@@ -52,15 +66,14 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.repo import sync_engines
     from rlgen.repo.workspace import find_root, load_spec
     from rlgen.tools.signals import terminate_as_interrupt
-    from rlgen.update.change import clusters
 
     require_extra("cluster", "rlgen e2e (rlgen status and doctor against the control plane)", "kubernetes")
     start = time.monotonic()
     root = find_root(where)
     spec = load_spec(root)
     cluster = cluster or spec.cluster
-    known = [name for name, _ in clusters(root)]
-    if cluster not in known or not (root / "clusters" / cluster).is_dir():
+    known = sorted(p.name for p in (root / "clusters").iterdir() if p.is_dir()) if (root / "clusters").is_dir() else []
+    if cluster not in known:
         raise RlgenError(f"--cluster: no cluster '{cluster}' syncs {root} (clusters/: {', '.join(known)})")
     if missing := missing_programs():
         raise RlgenError(f"not on PATH: {', '.join(missing)} (rlgen e2e runs the pinned control plane's "

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 
 from rlgen import __version__
 from rlgen.contributions import Stage
-from rlgen.e2e.programs import toolchain_digest
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
@@ -107,8 +106,6 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
                      for c, e in selection.all_clusters()],
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
-        # The e2e workflow's cache of the control plane's programs, keyed by their pins.
-        "e2e_toolchain": toolchain_digest(),
     })
 
 
