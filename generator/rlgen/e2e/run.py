@@ -22,9 +22,10 @@ from pathlib import Path
 
 from rlgen.errors import ProblemsFound, RlgenError
 
-#: Flux's Ready=False reasons that retry by themselves (meta.DependencyNotReadyReason, and
-#: meta.ProgressingReason while it applies).
-TRANSIENT = ("DependencyNotReady", "Progressing", "ProgressingWithRetry")
+#: Flux's Ready=False reasons that retry by themselves: a dependency not Ready, still applying,
+#: and a source whose artifact is not there yet (kustomize-controller retries it; a source that
+#: failed is reported on its own GitRepository, which is watched too).
+TRANSIENT = ("DependencyNotReady", "Progressing", "ProgressingWithRetry", "ArtifactFailed")
 PLACEHOLDER = "rlgen-e2e-placeholder"
 
 
