@@ -87,7 +87,7 @@ def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs,
 def test_a_run_larger_than_the_pool_fails_naming_the_run_and_why(repo, programs, tmp_path):
     git(repo, "checkout", "--quiet", "-b", "too-big", "main")
     try:
-        ok(run_rlgen("run", "set", "baseline", "trainer.nnodes=2", "--no-branch", cwd=repo))
+        ok(run_rlgen("run", "set", "baseline", "trainer.nnodes=2", cwd=repo))
         result, summary, _ = e2e(repo, programs, tmp_path)
     finally:
         git(repo, "checkout", "--quiet", "main")
