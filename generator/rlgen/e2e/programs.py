@@ -50,7 +50,11 @@ def install_tools(destination: Path) -> Path:
     build = _build()
     os.environ.setdefault("RLGEN_TOOLCHAIN_CACHE", str(destination / "cache"))
     build.LINKS = destination / "bin"
-    code = build.main(list(TOOL_FOLDERS))
+    from contextlib import redirect_stdout
+
+    # build.py prints the folder; the command prints it once, alone on stdout (for $GITHUB_PATH).
+    with redirect_stdout(sys.stderr):
+        code = build.main(list(TOOL_FOLDERS))
     if code:
         raise RlgenError(f"building the pinned control plane into {destination} failed (exit {code})")
     return build.LINKS
