@@ -41,3 +41,17 @@ def test_a_program_missing_from_path_is_one_line_naming_it(generate):
 def test_an_unknown_cluster_is_one_line_naming_the_clusters(generate):
     line = one_error_line(run_rlgen("e2e", str(generate()), "--cluster", "nope"))
     assert line == f"rlgen: error: --cluster: no cluster 'nope' syncs {generate()} (clusters/: production)", line
+
+
+def test_install_tools_links_the_pinned_builds_and_prints_the_folder_once(tmp_path):
+    from support.toolchain import BIN, build, tool
+
+    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller"):
+        tool(name)  # built: the install below finds every stamp current and builds nothing
+    env = {**os.environ, "RLGEN_TOOLCHAIN_CACHE": str(build.cache_root())}
+    result = run_rlgen("e2e", "--install-tools", str(tmp_path / "tools"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{tmp_path / 'tools' / 'bin'}\n"
+    linked = {p.name: p.resolve() for p in (tmp_path / "tools" / "bin").iterdir()}
+    assert set(programs.PROGRAMS) - {"kubectl", "openssl", "git", "go"} == set(linked)
+    assert all(target == (BIN / name).resolve() for name, target in linked.items())
