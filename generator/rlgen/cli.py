@@ -20,7 +20,7 @@ from rlgen import __version__
 
 #: The commands, as typed; each is ``rlgen.commands.<name>``, imported when it runs or when the
 #: help lists it (its one-line help is its docstring's first sentence).
-COMMANDS = ("cluster", "completion", "data", "diff", "doctor", "new", "plugins", "render", "run", "schemas",
+COMMANDS = ("cluster", "completion", "data", "diff", "doctor", "e2e", "new", "plugins", "render", "run", "schemas",
             "secret", "status", "update", "validate")
 #: Errors of the machine, not of rlgen: no permission, a read-only file system, no space left.
 _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}

@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "rlgen"
 
 #: The library of one command each (update's is also rlgen cluster's, an update of the clusters).
-LIBRARIES = {"new", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret"}
+LIBRARIES = {"new", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret", "e2e"}
 #: The command whose library is not named as it is typed.
 LIBRARY_OF = {"run": "runs", "cluster": "update"}
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
