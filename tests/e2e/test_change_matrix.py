@@ -151,8 +151,9 @@ def rdma_workers(cp, repo, _) -> None:
     for job in rayjobs(cp, ns):
         workers = ray_pods(cp, ns, job["metadata"]["name"], "worker")
         assert workers and all(p["spec"]["nodeName"] in advertising and p["spec"].get("hostNetwork") for p in workers)
-        assert all("rdma/hca" in c["resources"]["limits"] for p in workers for c in p["spec"]["containers"]
-                   if "nvidia.com/gpu" in c["resources"].get("limits", {}))
+        gpu = [c for p in workers for c in p["spec"]["containers"]
+               if "nvidia.com/gpu" in c.get("resources", {}).get("limits", {})]
+        assert gpu and all("rdma/hca" in c["resources"]["limits"] for c in gpu)
 
 
 def namespace_moved(cp, repo, removed) -> None:
