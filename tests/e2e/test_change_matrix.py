@@ -220,7 +220,7 @@ def create_secrets(cp, repo, named: list[str]) -> None:
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
                                 env={**os.environ, **asked, **cp.env()})
         # A Secret the cluster kept from before (rlgen names what the repository did not read).
-        assert result.returncode == 0 or "AlreadyExists" in result.stderr, block + result.stderr
+        assert result.returncode == 0 or "already exists" in result.stderr, block + result.stderr
 
 
 @dataclass(frozen=True)
