@@ -43,6 +43,10 @@ LDFLAGS = {
     "kueue": "-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",
 }
 
+#: Builds run side by side. Each ``go install`` compiles on every core; two keep both cores busy
+#: through each other's links and serial steps.
+BUILDS_AT_ONCE = 2
+
 #: Commands whose package is not named as upstream's release names the binary.
 RENAMED = {"go.etcd.io/etcd/server/v3": "etcd"}
 
@@ -177,16 +181,24 @@ def build(module: Module, go: str) -> float:
     return time.monotonic() - started
 
 
-def download(modules: list[Module]) -> None:
-    """Fetch every module's sources at once: the network overlaps instead of waiting between
-    compiles, which use every core on their own."""
-    def one(module: Module) -> None:
+def download(modules: list[Module]) -> dict[str, int]:
+    """Fetch every module's sources at once (the network overlaps instead of waiting between
+    compiles) and answer how many packages each build compiles: its cost, to start the slowest
+    first."""
+    def one(module: Module) -> int:
         # Listing the tools' packages fetches exactly the modules their build needs.
-        subprocess.run(["go", "list", "-deps", "tool"], cwd=module.folder, env=go_env(), check=True,
-                       stdout=subprocess.DEVNULL)
+        listed = subprocess.run(["go", "list", "-deps", "tool"], cwd=module.folder, env=go_env(), check=True,
+                                stdout=subprocess.PIPE, text=True)
+        return len(listed.stdout.split())
 
     with ThreadPoolExecutor(max_workers=len(modules) or 1) as pool:
-        list(pool.map(one, modules))
+        return dict(zip((m.name for m in modules), pool.map(one, modules)))
+
+
+def build_logged(module: Module, go: str) -> None:
+    print(f"toolchain: building {module.name} {module.version} ({', '.join(module.binaries())})", file=sys.stderr)
+    seconds = build(module, go)
+    print(f"toolchain: built {module.name} {module.version} in {seconds:.0f} s", file=sys.stderr)
 
 
 def link(module: Module) -> None:
@@ -214,12 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         for m in stale:
             print(f"toolchain: {m.name} {m.version} is not built for {go}", file=sys.stderr)
         return 1 if stale else 0
-    download(stale)
+    packages = download(stale)
+    # Slowest first, two at once: one build's links and serial steps leave a core idle that the
+    # other's compiles take, and the last to finish is a short one.
+    with ThreadPoolExecutor(max_workers=BUILDS_AT_ONCE) as pool:
+        list(pool.map(lambda m: build_logged(m, go), sorted(stale, key=lambda m: -packages[m.name])))
     for m in chosen:
-        if m in stale:
-            print(f"toolchain: building {m.name} {m.version} ({', '.join(m.binaries())})", file=sys.stderr)
-            seconds = build(m, go)
-            print(f"toolchain: built {m.name} {m.version} in {seconds:.0f} s", file=sys.stderr)
         link(m)
     print(LINKS)
     return 0
