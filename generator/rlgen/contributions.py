@@ -190,6 +190,9 @@ class SecretRef:
     used_by: str
     #: The consumers start without it (e.g. a token only private models need).
     optional: bool = False
+    #: Labels the Secret must carry, as ``(key, value)`` pairs: a consumer that finds its Secrets
+    #: by label (Argo CD reads only Secrets labelled ``app.kubernetes.io/part-of: argocd``).
+    labels: tuple[tuple[str, str], ...] = ()
 
     def env(self, key: str) -> str:
         """The shell variable a value of ``key`` is read from in the README's commands."""

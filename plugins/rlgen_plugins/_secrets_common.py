@@ -15,9 +15,17 @@ ADOPTED_NAMESPACE = {
 
 
 def kubectl_create(s: SecretRef, indent: str = "  ") -> str:
-    """``kubectl create secret generic`` of ``s``, each value read from a shell variable."""
+    """``kubectl create secret generic`` of ``s``, each value read from a shell variable, and
+    ``kubectl label`` of the labels it must carry."""
     values = "".join(f' \\\n{indent}--from-literal={k}="${s.env(k)}"' for k in s.keys)
-    return f"kubectl create secret generic {s.name} -n {s.namespace}{values}"
+    return f"kubectl create secret generic {s.name} -n {s.namespace}{values}" + kubectl_label(s, indent[:-2])
+
+
+def kubectl_label(s: SecretRef, indent: str = "") -> str:
+    """The line that labels Secret ``s`` after it is created ("" when it needs no label)."""
+    if not s.labels:
+        return ""
+    return f"\n{indent}kubectl label secret {s.name} -n {s.namespace} " + " ".join(f"{k}={v}" for k, v in s.labels)
 
 
 def namespaces(secrets: list[SecretRef]) -> list[Document]:

@@ -96,7 +96,8 @@ def external_secret(ctx, secret) -> dict:
         "spec": {
             "refreshInterval": o["refresh_interval"],
             "secretStoreRef": {"kind": "ClusterSecretStore", "name": o["store"]},
-            "target": {"name": secret.name, "creationPolicy": "Owner"},
+            "target": {"name": secret.name, "creationPolicy": "Owner",
+                       **({"template": {"metadata": {"labels": dict(secret.labels)}}} if secret.labels else {})},
             "data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
                      for k in secret.keys],
         },

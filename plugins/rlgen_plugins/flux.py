@@ -2,13 +2,24 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import Document, Option, PluginInfo, duration_error, hookimpl
-from rlgen_plugins._sync_common import engine_patch
+from rlgen.plugin_api import Document, Option, PluginInfo, SecretRef, duration_error, hookimpl
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, webhook_host
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+RECEIVER = "git-push"
+RECEIVER_SECRET = "git-webhook-token"
+#: notification-controller's Receiver type, the push event's name and why, by Git host.
+RECEIVER_TYPES = {
+    "github": ("github", "push", "GitHub signs each delivery with the token (X-Hub-Signature-256)."),
+    "gitlab": ("gitlab", "Push Hook", "GitLab sends the token itself (X-Gitlab-Token)."),
+    "other": ("generic-hmac", "",
+              "Neither GitHub nor GitLab: each delivery must carry X-Signature:\n"
+              "sha256=<HMAC-SHA256 of the body with the token>. A host that signs as\n"
+              "GitHub does (Gitea, GitHub Enterprise) takes type: github instead."),
+}
 
 
 @hookimpl
@@ -41,6 +52,19 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
     body.update(spec)
     return {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
             "metadata": _meta(name), "spec": body}
+
+
+def _receiver(ctx) -> Document:
+    kind, event, why = RECEIVER_TYPES[webhook_host(ctx.spec.git_url)]
+    spec = {"type": kind, "secretRef": {"name": RECEIVER_SECRET},
+            "resources": [{"apiVersion": "source.toolkit.fluxcd.io/v1", **BOOTSTRAP_SOURCE}]}
+    if event:
+        spec["events"] = [event]
+    return Document({"apiVersion": "notification.toolkit.fluxcd.io/v1", "kind": "Receiver",
+                     "metadata": _meta(RECEIVER), "spec": spec},
+                    "The Git host's push webhook: Flux fetches this repository at once instead of at\n"
+                    "its next poll, and the stages follow the new revision; only pushes count.\n"
+                    + why + "\nThe URL path is in status.webhookPath (see the README).")
 
 
 def _upstream_files(stage, interval: str) -> dict[str, list[Document]]:
@@ -105,7 +129,15 @@ def rlgen_sync_files(ctx, stages):
             comment += f"\nDecrypted with the age key of Secret {FLUX_NAMESPACE}/{stage.decryption}."
         files[f"clusters/{ctx.spec.cluster}/{stage.name}.yaml"] = [Document(_kustomization(
             stage.name, stage.path, dict(BOOTSTRAP_SOURCE), list(stage.depends_on), o["interval"], **extra), comment)]
+    files[f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml"] = [_receiver(ctx)]
     return files
+
+
+@hookimpl
+def rlgen_secrets(ctx):
+    return [SecretRef(RECEIVER_SECRET, FLUX_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
+                      "the Git host's push webhook secret (a long random string, also entered at the Git host)",
+                      f"Flux's Receiver {FLUX_NAMESPACE}/{RECEIVER}")]
 
 
 @hookimpl
@@ -119,5 +151,27 @@ def rlgen_readme(ctx):
         "```\n\n"
         f"Flux then applies the Kustomizations of `clusters/{ctx.spec.cluster}/` in the order of *What syncs "
         "where* (each `dependsOn` the one before and waits for it to be ready), and prunes what is removed "
-        "from Git."
+        "from Git.\n\n"
+        "### Sync on push\n"
+        "Flux fetches this repository every minute on its own; the push webhook makes a merge reach the "
+        f"cluster at once. `clusters/{ctx.spec.cluster}/{RECEIVER}.yaml` is the Receiver the webhook calls "
+        "(notification-controller, which `flux bootstrap` installs). Expose notification-controller's "
+        f"`webhook-receiver` Service of `{FLUX_NAMESPACE}` to the Git host (an Ingress or a LoadBalancer "
+        "Service), then read the Receiver's path once it is ready:\n\n"
+        "```sh\n"
+        f"kubectl -n {FLUX_NAMESPACE} get receiver {RECEIVER} -o jsonpath='{{.status.webhookPath}}'\n"
+        "```\n\n"
+        f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL `https://<the exposed address>` "
+        f"followed by that path, content type `application/json`, secret: the value of "
+        f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
+        + _host_step(webhook_host(ctx.spec.git_url))
     ]
+
+
+def _host_step(host: str) -> str:
+    return {
+        "github": "On GitHub: *Settings → Webhooks → Add webhook*, event *Just the push event*.",
+        "gitlab": "On GitLab: *Settings → Webhooks*, trigger *Push events*; the secret goes in *Secret token*.",
+        "other": ("The Receiver expects the signature `X-Signature: sha256=<HMAC-SHA256 of the body>`; "
+                  "a host that signs as GitHub does takes `type: github` in the Receiver instead."),
+    }[host]

@@ -25,9 +25,11 @@ from support.toolchain import PROJECT, module_dir, pinned, tool
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
 SOURCE_CONTROLLER = "github.com/fluxcd/source-controller"
 KUSTOMIZE_CONTROLLER = "github.com/fluxcd/kustomize-controller"
-KUBERAY_VERSION, SOURCE_VERSION, KUSTOMIZE_VERSION = (
+NOTIFICATION_CONTROLLER = "github.com/fluxcd/notification-controller"
+KUBERAY_VERSION, SOURCE_VERSION, KUSTOMIZE_VERSION, NOTIFICATION_VERSION = (
     pinned(folder, module) for folder, module in (
-        ("kuberay", KUBERAY), ("flux", SOURCE_CONTROLLER), ("flux", KUSTOMIZE_CONTROLLER)))
+        ("kuberay", KUBERAY), ("flux", SOURCE_CONTROLLER), ("flux", KUSTOMIZE_CONTROLLER),
+        ("flux", NOTIFICATION_CONTROLLER)))
 GPU_NODES = 4
 CPU_NODES = 2
 
@@ -50,12 +52,15 @@ def addresses() -> list[str]:
     return ["--metrics-addr", f"127.0.0.1:{free_port()}", "--health-addr", f"127.0.0.1:{free_port()}"]
 
 
-def start_flux(cp: ControlPlane) -> None:
-    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes."""
+def start_flux(cp: ControlPlane, requeue_dependency: str | None = "5s") -> None:
+    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes.
+    ``requeue_dependency=None`` keeps kustomize-controller's own default, as on a cluster."""
     cp.kubectl("create", "namespace", "flux-system")
-    for name, version in (("source-controller", SOURCE_VERSION), ("kustomize-controller", KUSTOMIZE_VERSION)):
+    for name, version in (("source-controller", SOURCE_VERSION), ("kustomize-controller", KUSTOMIZE_VERSION),
+                          ("notification-controller", NOTIFICATION_VERSION)):
         cp.add_deployment("flux-system", name, f"ghcr.io/fluxcd/{name}:{version}")
-    for module, folder in ((SOURCE_CONTROLLER, "flux"), (KUSTOMIZE_CONTROLLER, "flux")):
+    for module, folder in ((SOURCE_CONTROLLER, "flux"), (KUSTOMIZE_CONTROLLER, "flux"),
+                           (NOTIFICATION_CONTROLLER, "flux")):
         _install_crds(cp, module_dir(folder, module) / "config" / "crd" / "bases")
     storage = cp.workdir / "flux-artifacts"
     storage.mkdir()
@@ -69,12 +74,19 @@ def start_flux(cp: ControlPlane) -> None:
         tool("kustomize-controller"), *addresses(),
         # A stage waiting for the one before it retries every 30 s on a cluster; a test has no
         # reason to sleep that long between stages.
-        "--requeue-dependency", "5s",
+        *(["--requeue-dependency", requeue_dependency] if requeue_dependency else []),
     ], env=env)
+    # The Git host's push webhooks arrive here (a cluster exposes it as the webhook-receiver Service).
+    receiver = f"127.0.0.1:{free_port()}"
+    cp.spawn("notification-controller", [
+        tool("notification-controller"), *addresses(),
+        "--receiverAddr", receiver, "--events-addr", f"127.0.0.1:{free_port()}",
+    ], env=env)
+    cp.endpoints["webhook-receiver"] = f"http://{receiver}"
 
 
 @contextmanager
-def running_cluster(workdir: Path) -> Iterator[ControlPlane]:
+def running_cluster(workdir: Path, requeue_dependency: str | None = "5s") -> Iterator[ControlPlane]:
     """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay, Flux's
     controllers and ACK's OSS CSI driver. Stopped on leaving, whatever happened."""
     cp = ControlPlane(workdir)
@@ -85,7 +97,7 @@ def running_cluster(workdir: Path) -> Iterator[ControlPlane]:
         for i in range(CPU_NODES):
             cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
         start_kuberay(cp)
-        start_flux(cp)
+        start_flux(cp, requeue_dependency)
         # ACK's csi-plugin add-on registers the OSS driver the repository's volumes name.
         cp.kubectl("apply", "-f", "-", input=json.dumps({
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",

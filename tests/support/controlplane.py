@@ -84,6 +84,8 @@ class ControlPlane:
     workdir: Path
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     token: str = "rlgen-test-admin-token"
+    #: Base URLs of the host processes' servers a test calls as an outside client would, by name.
+    endpoints: dict[str, str] = field(default_factory=dict)
 
     # -- the core ------------------------------------------------------------------------------
 
