@@ -1,6 +1,6 @@
 """The control plane the end-to-end tests share: one per session, with the operators a cluster
-running rlgen's repositories has (KubeRay, Flux's source- and kustomize-controller), nodes shaped
-like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
+running rlgen's repositories has (KubeRay, Flux's source-, kustomize- and notification-controller),
+nodes shaped like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
 generated repository points at. A module whose repository cannot share that API server (another
 cluster, another variant with the same object names) gets a second control plane of its own."""
 from __future__ import annotations
