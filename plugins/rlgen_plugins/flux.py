@@ -164,7 +164,23 @@ def rlgen_readme(ctx):
         f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL `https://<the exposed address>` "
         f"followed by that path, content type `application/json`, secret: the value of "
         f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
-        + _host_step(webhook_host(ctx.spec.git_url))
+        + _host_step(webhook_host(ctx.spec.git_url)) + "\n\n"
+        "After the fetch, a stage whose `dependsOn` is not yet at the new revision retries after "
+        "kustomize-controller's `--requeue-dependency`, 30 s unless changed; a new run waits for up to one "
+        "such retry per stage before `runs`. To shorten them, add the flag to kustomize-controller "
+        f"in `clusters/{ctx.spec.cluster}/flux-system/kustomization.yaml` (`flux bootstrap` keeps that file when it "
+        "exists and adds its own two files beside it):\n\n"
+        "```yaml\n"
+        "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+        "kind: Kustomization\n"
+        "resources: [gotk-components.yaml, gotk-sync.yaml]\n"
+        "patches:\n"
+        "  - target: {kind: Deployment, name: kustomize-controller}\n"
+        "    patch: |\n"
+        "      - op: add\n"
+        "        path: /spec/template/spec/containers/0/args/-\n"
+        "        value: --requeue-dependency=5s\n"
+        "```"
     ]
 
 

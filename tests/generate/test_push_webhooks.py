@@ -45,6 +45,8 @@ def test_flux_receives_the_push_webhook_of_the_repositorys_git_host(generate, ur
     assert token["namespace"] == "flux-system" and list(token["keys"]) == ["token"]
     readme = (repo / "README.md").read_text()
     assert "kubectl -n flux-system get receiver git-push -o jsonpath='{.status.webhookPath}'" in readme
+    # What the push still waits for after the fetch, and where a team shortens it.
+    assert "value: --requeue-dependency=5s" in readme
     result = rlgen_in(repo, "validate", "--offline", "-o", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     kinds = {s["kind"]: s["location"] for s in json.loads(result.stdout)["schemas"]}
