@@ -40,6 +40,7 @@ LDFLAGS = {
                    "-X k8s.io/component-base/version.gitTreeState=clean"),
     "kubeconform": "-X main.version={version}",
     "cyclonus": "-X github.com/mattfenwick/cyclonus/pkg/cli.version={version}",
+    "kueue": "-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",
 }
 
 #: Commands whose package is not named as upstream's release names the binary.

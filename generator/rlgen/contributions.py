@@ -169,7 +169,8 @@ CREATES_ANNOTATION = "rlgen.io/creates-namespace"
 @dataclass(frozen=True)
 class TrainingImage:
     """The rollout plugin's training image: verl's dependency image for its engine (``base``,
-    which ships without verl) and the tag the repository's build of it is pushed under."""
+    which ships without verl) and the readable start of the tag the repository's build of it is
+    pushed under; a hash of ``images/training`` completes the tag."""
 
     base: str
     tag: str
@@ -202,6 +203,11 @@ class SecretRef:
 #: The folder of the ``secrets`` stage, synced before every other stage when a secrets plugin
 #: puts a kustomization there (encrypted Secrets, ExternalSecrets).
 SECRETS_FOLDER = "secrets"
+
+#: The folder of the sync engine's objects that apply the upstream roots (a Flux GitRepository
+#: and Kustomizations, Argo CD Applications): one kustomization, the same for every cluster,
+#: which each ``clusters/<cluster>/`` points at.
+UPSTREAM_FOLDER = "infrastructure/upstream"
 
 
 @dataclass(frozen=True)
@@ -254,9 +260,8 @@ class DatasetFormat:
 class Stage:
     """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.
 
-    ``path`` is the repository folder the stage applies ("" when the stage holds nothing);
-    ``upstream`` the upstream roots the sync plugin applies from that folder; ``depends_on``
-    names earlier stages.
+    ``path`` is the repository folder the stage applies ("" when only ``upstream`` sources
+    make it up); ``depends_on`` names earlier stages.
     """
 
     name: str

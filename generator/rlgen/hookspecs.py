@@ -12,7 +12,7 @@ repository is generated, so a hook never asks whether its plugin was chosen.
 Call semantics, the same for every hook unless its docstring says otherwise:
 
 - every selected plugin's implementation is called, and the results are used in slot order
-  (``sandbox, storage, dataset, rollout, sync, tracking, secrets``), whatever order ``--plugin`` flags came in;
+  (``sandbox, storage, dataset, rollout, sync, tracking, secrets, queue``), whatever order ``--plugin`` flags came in;
 - a hook returning a list may return an empty list (or ``None``) to contribute nothing;
 - hooks marked *first result* are answered by the one plugin of the slot they belong to
   (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both.
@@ -178,7 +178,8 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
 
     The generator writes ``images/training/Dockerfile`` from its base (plus verl
     ``spec.verl_version`` from PyPI and every plugin's :func:`rlgen_training_packages`) and
-    points the RayJob at ``spec.training_image`` with its tag.
+    points the RayJob at ``spec.training_image`` tagged ``<tag>-<hash of images/training>``,
+    so that every change of the image's files reaches the nodes under a new tag.
 
     :param ctx: the selection and its shared names.
 
@@ -306,11 +307,11 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
     Called once per cluster that syncs the repository (``rlgen.cluster``, then each cluster of
     ``rlgen cluster add``), with ``ctx.spec.cluster`` and ``ctx.spec.environment`` set to that
     cluster's. A cluster's entry points belong under ``clusters/<ctx.spec.cluster>/``. A file
-    elsewhere is shared by every cluster and must be the same for each: the objects that apply
-    a stage's ``upstream`` roots go into the stage's own folder (``infrastructure/``), where
-    rlgen lists them in its kustomization, so the stage applies them and, waiting for them,
-    holds back the stages after it; a plugin returning different text for one shared path
-    fails.
+    elsewhere is shared by every cluster and must be the same for each (a plugin returning two
+    texts for one shared path fails): the objects that apply the stages' ``upstream`` roots
+    belong in ``UPSTREAM_FOLDER``, one kustomization that each cluster's entry points include,
+    so that one object syncs every upstream root of every cluster and its owner stays the
+    cluster's entry point.
 
     :param ctx: the selection and its shared names, for this cluster.
     :param stages: the sync order (infrastructure -> platform -> runs); the files must make the

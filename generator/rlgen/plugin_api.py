@@ -9,7 +9,7 @@ from __future__ import annotations
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Finding, Layer, Option, Patch, PluginInfo, Problem
 from rlgen.contributions import SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef, Stage, TrainingImage
-from rlgen.contributions import UpstreamSource
+from rlgen.contributions import UPSTREAM_FOLDER, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import (
@@ -49,6 +49,7 @@ __all__ = [
     "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
     "Problem", "Resource", "SecretDelivery", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
     "SECRETS_FOLDER",
+    "UPSTREAM_FOLDER",
     # What rlgen_validate_rules reads and returns.
     "Finding", "Rendered",
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",

@@ -17,6 +17,7 @@ DEFAULT_PLUGINS = {
     "sync": "flux",
     "tracking": "no-tracking",
     "secrets": "manual-secrets",
+    "queue": "no-queue",
 }
 SLOTS = tuple(DEFAULT_PLUGINS)
 

@@ -50,6 +50,8 @@ class Spec:
     verl_version: str
     gpus_per_node: int
     nnodes: int
+    #: The repository of the training image; ``data_image``: the data image, once generated
+    #: with the tag hashed from its files (rlgen.generate.image_builds).
     training_image: str
     data_image: str
     environment: str = "production"
@@ -77,6 +79,8 @@ class Spec:
     #: (volume key, name) once the generator named each volume from what Kubernetes never
     #: changes in place (rlgen.generate.volume_names); empty: the base names.
     volume_names: tuple[tuple[str, str], ...] = ()
+    #: The training image's tag, hashed from images/training by the generator (rlgen.generate.image_builds).
+    training_tag: str = ""
 
     # The training layer's fixed object names (runs prefix them with the run name).
     rayjob_name: str = "trainer"

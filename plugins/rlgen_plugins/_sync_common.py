@@ -1,11 +1,12 @@
 """What both sync plugins share: an upstream root's JSON 6902 patches, as the patch entries
-Flux ``spec.patches`` and Argo CD ``kustomize.patches`` both take; the Git host whose push
-webhook each one receives."""
+Flux ``spec.patches`` and Argo CD ``kustomize.patches`` both take; the name of an upstream
+repository; the kustomizations that bring the shared upstream folder into each cluster's; the
+Git host whose push webhook each one receives."""
 from __future__ import annotations
 
 import json
 
-from rlgen.plugin_api import url_host
+from rlgen.plugin_api import Document, url_host
 
 #: The key of a push webhook's shared secret in the Secret the sync engine reads.
 WEBHOOK_TOKEN_KEY = "token"
@@ -19,6 +20,16 @@ def webhook_host(git_url: str) -> str:
     if host == "gitlab.com" or host.startswith("gitlab."):
         return "gitlab"
     return "other"
+
+
+def repo_name(url: str) -> str:
+    """An upstream repository's owner and name, as in ``openkruise-agents``."""
+    return "-".join(url.rstrip("/").removesuffix(".git").split("/")[-2:]).lower()
+
+
+def kustomization(resources: list[str], comment: str) -> Document:
+    return Document({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                     "resources": resources}, comment)
 
 
 def engine_patch(item: dict) -> dict:

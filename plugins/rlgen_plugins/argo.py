@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from rlgen.plugin_api import Document, PluginInfo, SecretRef, hookimpl
-from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, webhook_host
+from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, hookimpl
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
 
 NAME = "argo"
 ARGOCD_NAMESPACE = "argocd"
@@ -23,6 +23,8 @@ HEALTH_GATE = "rlgen.io/health-gate"
 #: Unlimited retries, backing off to 10 minutes, wait out what arrives late (a Secret made by
 #: hand, an operator's CRDs); refresh: a retry takes the newest commit, so a fix pushed
 #: meanwhile is what the next attempt applies.
+RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"}, "refresh": True}
+
 #: The push webhook's secret: a Secret of its own, which argocd-secret's webhook key names as
 #: ``$<secret>:<key>``; Argo CD resolves such a reference only in Secrets with this label.
 WEBHOOK_SECRET = "git-webhook-token"
@@ -30,7 +32,6 @@ PART_OF_ARGOCD = ("app.kubernetes.io/part-of", "argocd")
 #: The argocd-secret key of the Git host's webhook secret; Argo CD has no generic HMAC format,
 #: and a host that is neither GitHub nor GitLab is taken to sign as GitHub does.
 WEBHOOK_KEYS = {"github": "webhook.github.secret", "gitlab": "webhook.gitlab.secret", "other": "webhook.github.secret"}
-RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"}, "refresh": True}
 
 #: Argo CD has no health check for ray.io kinds; without one a RayJob is never Degraded.
 RAYJOB_HEALTH = """\
@@ -178,38 +179,44 @@ def _root(ctx, repos: list[str]) -> list[dict]:
     return [project, root]
 
 
-def _upstream_files(stage) -> dict[str, list[Document]]:
-    """One file per upstream repository in the stage's folder, shared by every cluster: an
-    Application per root, one wave each in order, so a root that needs another one (the
-    Namespace sandbox-operator creates) syncs only once that one is healthy. The stage's own
-    Application applies them and is healthy once they are (the Application health check)."""
-    files: dict[str, list[Document]] = {}
-    folder = stage.path.removeprefix("./").rstrip("/")
-    for wave, up in enumerate(stage.upstream):
-        app = _application(up.name, wave, _upstream_source(up), up.namespace)
-        app["metadata"]["annotations"].update(up.annotations())
-        name = "-".join(up.url.rstrip("/").removesuffix(".git").split("/")[-2:]).lower()
-        files.setdefault(f"{folder}/{name}.yaml", []).append(Document(app, up.comment))
-    return files
-
-
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     spec = ctx.spec
+    cluster_dir = f"clusters/{spec.cluster}"
     files: dict[str, list[Document]] = {}
-    repos = [spec.git_url] + list(dict.fromkeys(up.url for stage in stages for up in stage.upstream))
-    for wave, stage in enumerate(s for s in stages if s.path):
-        files.update(_upstream_files(stage))
-        source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-        app = _application(stage.name, wave, source, spec.namespace)
-        comment = ""
-        if stage.name == "runs":
-            app["metadata"]["annotations"][HEALTH_GATE] = "false"
-            comment = ("The root's sync does not wait for this one to be healthy: a RayJob stays\n"
-                       "Progressing for the whole run (see the Application health check in argocd-cm).")
-        files[f"clusters/{spec.cluster}/{stage.name}.yaml"] = [Document(app, comment)]
-    files[f"clusters/{spec.cluster}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]
-    files[f"clusters/{spec.cluster}/argocd-cm.yaml"] = [Document(_settings())]
+    repos = [spec.git_url]
+    wave = 0
+    for stage in stages:
+        for up in stage.upstream:
+            # One wave per upstream source, in order: a source that needs another one (the
+            # Namespace sandbox-operator creates) syncs only once that one is healthy.
+            app = _application(up.name, wave, _upstream_source(up), up.namespace)
+            app["metadata"]["annotations"].update(up.annotations())
+            files.setdefault(f"{UPSTREAM_FOLDER}/{repo_name(up.url)}.yaml", []).append(Document(app, up.comment))
+            wave += 1
+            if up.url not in repos:
+                repos.append(up.url)
+        if stage.path:
+            source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
+            app = _application(stage.name, wave, source, spec.namespace)
+            comment = ""
+            if stage.name == "runs":
+                app["metadata"]["annotations"][HEALTH_GATE] = "false"
+                comment = ("The root's sync does not wait for this one to be healthy: a RayJob stays\n"
+                           "Progressing for the whole run (see the Application health check in argocd-cm).")
+            files[f"{cluster_dir}/{stage.name}.yaml"] = [Document(app, comment)]
+            wave += 1
+    files[f"{cluster_dir}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]
+    files[f"{cluster_dir}/argocd-cm.yaml"] = [Document(_settings())]
+    shared = sorted(p.rpartition("/")[2] for p in files if p.startswith(UPSTREAM_FOLDER + "/"))
+    own = sorted(p.rpartition("/")[2] for p in files if p.startswith(cluster_dir + "/"))
+    if shared:
+        files[f"{UPSTREAM_FOLDER}/kustomization.yaml"] = [kustomization(
+            shared, "The upstream roots every cluster syncs, one file per upstream repository.")]
+        own.append(f"../../{UPSTREAM_FOLDER}")
+    # The root syncs this folder with kustomize, which also brings in the shared upstream
+    # roots: the root stays the owner of every Application, as when it read the folder's files.
+    files[f"{cluster_dir}/kustomization.yaml"] = [kustomization(own, "What the root Application syncs.")]
     return files
 
 

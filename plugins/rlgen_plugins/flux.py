@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import Document, Option, PluginInfo, SecretRef, duration_error, hookimpl
-from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, webhook_host
+from rlgen.plugin_api import UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error, hookimpl
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
@@ -36,11 +36,6 @@ def rlgen_plugin():
     )
 
 
-def _source_name(url: str) -> str:
-    """One GitRepository per upstream repository, named like ``openkruise-agents``."""
-    return "-".join(url.rstrip("/").removesuffix(".git").split("/")[-2:]).lower()
-
-
 def _meta(name: str) -> dict:
     return {"name": name, "namespace": FLUX_NAMESPACE}
 
@@ -67,68 +62,68 @@ def _receiver(ctx) -> Document:
                     + why + "\nThe URL path is in status.webhookPath (see the README).")
 
 
-def _upstream_files(stage, interval: str) -> dict[str, list[Document]]:
-    """One file per upstream repository in the stage's folder, shared by every cluster: its
-    GitRepository and a Kustomization per root. The stage's own Kustomization applies them and
-    waits for them, so what comes after the stage waits for the upstream roots too."""
-    files: dict[str, list[Document]] = {}
-    sources: dict[tuple[str, str], str] = {}
-    folder = stage.path.removeprefix("./").rstrip("/")
-    for up in stage.upstream:
-        if (up.url, up.tag) not in sources:
-            source = _source_name(up.url)
-            if source in sources.values():
-                source += "-" + up.tag.replace(".", "-").lower()
-            sources[(up.url, up.tag)] = source
-            files[f"{folder}/{source}.yaml"] = [Document({
-                "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-                "metadata": _meta(source),
-                "spec": {"interval": "1h", "url": up.url, "ref": {"tag": up.tag}},
-            }, "Upstream kustomize roots come from here, pinned to a tag: an upstream push never\n"
-               "changes the cluster, and this repository's own roots still build offline.")]
-        source = sources[(up.url, up.tag)]
-        extra = {"wait": True}
-        if up.images:
-            extra["images"] = [dict(i) for i in up.images]
-        if up.patches:
-            extra["patches"] = [engine_patch(p) for p in up.patches]
-        doc = _kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
-                             list(up.depends_on), interval, **extra)
-        doc["metadata"]["annotations"] = up.annotations()
-        files[f"{folder}/{source}.yaml"].append(Document(doc, up.comment))
-    return files
-
-
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     o = ctx.options(NAME)
     files: dict[str, list[Document]] = {}
+    names_of: dict[str, list[str]] = {}
+    sources: dict[tuple[str, str], str] = {}
     for stage in stages:
-        if not stage.path:
-            continue
-        files.update(_upstream_files(stage, o["interval"]))
-        if stage.name == "runs":
-            extra = {"wait": False}
-            comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
-                       "would block every later sync. Prune deletes the RayJob of a removed run.")
-        else:
-            extra = {"wait": True, "timeout": o["platform_timeout"]}
-            what = {"platform": " (the dataset Job included)",
-                    "infrastructure": " (the upstream roots' Kustomizations included)"}.get(stage.name, "")
-            comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
-                       "before the stages that depend on it start.")
-        if stage.upstream:
-            # kstatus reads a Kustomization with no status yet as current, so right after its
-            # first apply the stage would be ready before the upstream roots are.
-            extra["healthCheckExprs"] = [{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-                                          "current": "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"}]
-        if stage.decryption:
-            # kustomize-controller decrypts SOPS files with the age key of this Secret, in
-            # the Kustomization's own namespace.
-            extra["decryption"] = {"provider": "sops", "secretRef": {"name": stage.decryption}}
-            comment += f"\nDecrypted with the age key of Secret {FLUX_NAMESPACE}/{stage.decryption}."
-        files[f"clusters/{ctx.spec.cluster}/{stage.name}.yaml"] = [Document(_kustomization(
-            stage.name, stage.path, dict(BOOTSTRAP_SOURCE), list(stage.depends_on), o["interval"], **extra), comment)]
+        docs, names = [], []
+        depends = [n for dep in stage.depends_on for n in names_of[dep]]
+        for up in stage.upstream:
+            if (up.url, up.tag) not in sources:
+                source = repo_name(up.url)
+                if source in sources.values():
+                    source += "-" + up.tag.replace(".", "-").lower()
+                sources[(up.url, up.tag)] = source
+                files[f"{UPSTREAM_FOLDER}/{source}.yaml"] = [Document({
+                    "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                    "metadata": _meta(source),
+                    "spec": {"interval": "1h", "url": up.url, "ref": {"tag": up.tag}},
+                }, "Upstream kustomize roots come from here, pinned to a tag: an upstream push never\n"
+                   "changes the cluster, and this repository's own roots still build offline.")]
+            source = sources[(up.url, up.tag)]
+            extra = {"wait": True}
+            if up.images:
+                extra["images"] = [dict(i) for i in up.images]
+            if up.patches:
+                extra["patches"] = [engine_patch(p) for p in up.patches]
+            doc = _kustomization(up.name, f"./{up.path}", {"kind": "GitRepository", "name": source},
+                                 depends + list(up.depends_on), o["interval"], **extra)
+            doc["metadata"]["annotations"] = up.annotations()
+            files[f"{UPSTREAM_FOLDER}/{source}.yaml"].append(Document(doc, up.comment))
+            names.append(up.name)
+        if stage.path:
+            if stage.name == "runs":
+                extra = {"wait": False}
+                comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
+                           "would block every later sync. Prune deletes the RayJob of a removed run.")
+            else:
+                extra = {"wait": True, "timeout": o["platform_timeout"]}
+                what = " (the dataset Job included)" if stage.name == "platform" else ""
+                comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
+                           "before the stages that depend on it start.")
+            if stage.decryption:
+                # kustomize-controller decrypts SOPS files with the age key of this Secret, in
+                # the Kustomization's own namespace.
+                extra["decryption"] = {"provider": "sops", "secretRef": {"name": stage.decryption}}
+                comment += f"\nDecrypted with the age key of Secret {FLUX_NAMESPACE}/{stage.decryption}."
+            docs.append(Document(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
+                                        depends + names, o["interval"], **extra), comment))
+            names.append(stage.name)
+        names_of[stage.name] = names
+        if docs:
+            files[f"clusters/{ctx.spec.cluster}/{stage.name}.yaml"] = docs
+    if sources:
+        shared = sorted(p.rpartition("/")[2] for p in files if p.startswith(UPSTREAM_FOLDER + "/"))
+        files[f"{UPSTREAM_FOLDER}/kustomization.yaml"] = [kustomization(
+            shared, "The upstream roots every cluster syncs, one file per upstream repository.")]
+        # kustomize-controller builds a cluster's folder as a kustomization of its YAML files and
+        # of each subfolder holding a kustomization.yaml: this one brings in the shared folder,
+        # so the cluster's own Kustomization (flux-system) stays the owner of these objects.
+        files[f"clusters/{ctx.spec.cluster}/upstream/kustomization.yaml"] = [kustomization(
+            [f"../../../{UPSTREAM_FOLDER}"], "The upstream roots, shared by every cluster.")]
     files[f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml"] = [_receiver(ctx)]
     return files
 

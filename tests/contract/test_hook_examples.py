@@ -145,7 +145,7 @@ def _packages(b, tmp_path):
 
 
 def _upstream(b, tmp_path):
-    assert "openkruise/agents" in text(b, "infrastructure/openkruise-agents.yaml")
+    assert "openkruise/agents" in text(b, "infrastructure/upstream/openkruise-agents.yaml")
 
 
 def _sync_files(b, tmp_path):

@@ -104,7 +104,7 @@ def test_markdown_puts_counts_first_and_collapses_details(repo):
     assert f"- **`exp`** added: RayJob `{pinned(repo, 'exp')}`\n  - `{LR}`: `3e-06`\n" in md
     assert md.index("**Runs**") < md.index("**Objects**") < md.index("<details>")
     assert md.count("<details>") == md.count("</details>") == 2
-    assert f"| + | RayJob `rl-training/{pinned(repo, 'exp')}` | `runs` |" in md
+    assert f"| + | RayJob `rl-training/{pinned(repo, 'exp')}` | `overlays/production/runs` |" in md
 
 
 def test_markdown_fits_a_github_comment():

@@ -11,7 +11,7 @@ def test_removing_the_last_run_shows_no_training_base_objects(repo):
     out = ok(rlgen_in(repo, "diff", "--base", "HEAD~1", "-o", "table"))
     # base/training is listed by no root once runs/ is empty, but no entry point applies it.
     assert "base/training" not in out and "RayJob trainer" not in out
-    assert "- runs: RayJob rl-training/baseline-" in out
+    assert "- overlays/production/runs: RayJob rl-training/baseline-" in out
 
 
 def test_json_is_the_default_off_a_terminal_and_keeps_non_ascii(repo):

@@ -19,6 +19,7 @@ from support.controlplane import ControlPlane, free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
 from support.git_server import GitServer
 from support.kuberay import OPERATOR, OPERATOR_NAMESPACE, spawn_operator
+from support.kueue import start_kueue
 from support.repos import INSTALL, ok, run_rlgen
 from support.toolchain import PROJECT, module_dir, pinned, tool
 
@@ -196,6 +197,15 @@ def second_control_plane(tmp_path_factory):
         yield cp
 
 
+@pytest.fixture(scope="module")
+def kueue_control_plane(tmp_path_factory):
+    """A cluster of its own with Kueue beside KubeRay, for a module whose scenarios count the
+    whole GPU pool: no other repository's runs hold a node of it. Stopped when the module ends."""
+    with running_cluster(tmp_path_factory.mktemp("kueue-controlplane")) as cp:
+        start_kueue(cp)
+        yield cp
+
+
 @pytest.fixture(scope="session")
 def sync_repository():
     return sync_as_the_readme_says
@@ -224,6 +234,12 @@ def dump_on_failure(control_plane, request):
 def dump_second_on_failure(second_control_plane, request):
     yield
     _dump_if_failed(second_control_plane, request)
+
+
+@pytest.fixture
+def dump_kueue_on_failure(kueue_control_plane, request):
+    yield
+    _dump_if_failed(kueue_control_plane, request)
 
 
 #: The order the modules share the one control plane in: each starts from the cluster the one

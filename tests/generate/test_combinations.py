@@ -24,7 +24,7 @@ def test_combination(generate, schemas, tmp_path, combo):
     assert [p for o in objects for p in schemas(o)] == []
     external = load((repo / "rlgen.yaml").read_text())["external"]["secrets"]
     assert check([Rendered("repo", o) for o in objects], external) == []
-    assert sum(o["kind"] == "RayJob" for o in build(repo / "runs")) == 1
+    assert sum(o["kind"] == "RayJob" for o in build(repo / "overlays/production/runs")) == 1
     configs, overrides = mounted_configs(repo, "baseline", tmp_path)
     cfg = compose_run(configs, overrides)
     reference = verl_defaults()

@@ -61,7 +61,7 @@ def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
 
 
 def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):
-    objects = build(generate() / "runs")
+    objects = build(generate() / "overlays/production/runs")
     rayjob = next(o for o in objects if o["kind"] == "RayJob")
     configmap = next(o for o in objects if o["kind"] == "ConfigMap")
     assert rayjob["metadata"]["name"].startswith("baseline-")
@@ -75,7 +75,7 @@ def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):
 def test_shared_names_agree_across_objects(generate):
     repo = generate()
     platform = build(repo / "overlays" / "production" / "platform")
-    runs = build(repo / "runs")
+    runs = build(repo / "overlays/production/runs")
     pvcs = {o["metadata"]["name"] for o in platform if o["kind"] == "PersistentVolumeClaim"}
     rayjob = next(o for o in runs if o["kind"] == "RayJob")
     pod = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
@@ -129,7 +129,7 @@ def test_readme_and_workflow_come_from_the_template(generate):
 
 def test_every_kustomization_root_is_listed(generate):
     roots = {p.relative_to(generate()).as_posix() for p in kustomize_roots(generate())}
-    assert {"base/platform", "base/training", "overlays/production/platform", "runs", "runs/baseline"} <= roots
+    assert {"base/platform", "base/training", "overlays/production/platform", "overlays/production/runs", "runs/baseline"} <= roots
     # No cluster syncs staging: no overlay of it to review and validate for nothing.
     assert not any(root.startswith("overlays/staging") for root in roots)
 

@@ -187,9 +187,9 @@ def test_sglang_rollout_and_image(generate):
     assert rollout["name"] == "sglang"
     assert rollout["tensor_model_parallel_size"] == 2
     assert "engine_kwargs" not in rollout, "verl's own default attention backend needs no override"
-    (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
+    (rayjob,) = of_kind(build(repo / "overlays/production/runs"), "RayJob")
     image = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    assert image == f"{REGISTRY}/verl-training:0.9.1-sglang"
+    assert re.fullmatch(rf"{re.escape(REGISTRY)}/verl-training:0\.9\.1-sglang-[0-9a-f]{{12}}", image)
     assert "FROM verlai/verl:sgl0512.latest\n" in (repo / "images" / "training" / "Dockerfile").read_text()
 
 
@@ -235,9 +235,9 @@ def test_argo_applications(generate):
     assert manager["path"] == "config/sandbox-manager"
     assert "envoyproxy/envoy=envoyproxy/envoy:v1.33.0" in manager["kustomize"]["images"]
     assert all(re.fullmatch(r"[^=\s]+=[^=\s]+:[^:=\s]+", i) for i in manager["kustomize"]["images"])
-    assert apps["runs"]["spec"]["source"]["path"] == "runs"
+    assert apps["runs"]["spec"]["source"]["path"] == "overlays/production/runs"
     assert apps["root"]["spec"]["source"]["path"] == "clusters/production"
-    (rayjob,) = of_kind(build(repo / "runs"), "RayJob")
+    (rayjob,) = of_kind(build(repo / "overlays/production/runs"), "RayJob")
     # Replace=true would be a kubectl replace that drops KubeRay's finalizer; names re-run instead.
     assert "argocd.argoproj.io/sync-options" not in annotations(rayjob)
     readme = (repo / "README.md").read_text()

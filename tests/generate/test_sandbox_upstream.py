@@ -97,15 +97,9 @@ def test_vendored_files_match_their_recorded_checksums():
 def test_manager_waits_for_the_operator_that_creates_its_namespace(generate):
     flux = {d["metadata"]["name"]: d for d in plain_manifests(generate()) if d["kind"] == "Kustomization"}
     assert flux["sandbox-manager"]["spec"]["dependsOn"] == [{"name": "sandbox-operator"}]
-    # Argo CD: the upstream roots in waves of their own inside infrastructure, which the
-    # platform's wave waits for.
-    argo = generate("--plugin", "argo")
-    waves = {d["metadata"]["name"]: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
-             for d in plain_manifests(argo) if d["kind"] == "Application"}
-    assert waves["sandbox-operator"] < waves["sandbox-manager"]
-    assert waves["infrastructure"] < waves["platform"] < waves["runs"]
-    applied = {d["metadata"]["name"] for d in build(argo / "infrastructure") if d["kind"] == "Application"}
-    assert applied == {"sandbox-operator", "sandbox-manager"}
+    argo = {d["metadata"]["name"]: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+            for d in plain_manifests(generate("--plugin", "argo")) if d["kind"] == "Application"}
+    assert argo["sandbox-operator"] < argo["sandbox-manager"] < argo["platform"] < argo["runs"]
 
 
 def test_controller_is_upstreams_published_image(generate):
@@ -126,7 +120,7 @@ def test_trainer_uses_rlgens_sandbox_tool_and_a_key_from_a_secret(generate):
     assert [t["class_name"] for t in tools] == ["rlgen_verl_tools.sandbox.SandboxCodeTool"]
     assert tools[0]["config"]["timeout"] > 0 and tools[0]["config"]["remote_tool"] == "run_code_once"
     assert "E2B-API-KEY" not in (repo / "base" / "training" / "mcp_server.json").read_text()
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     (init,) = pod["initContainers"]
     assert init["env"][0]["valueFrom"]["secretKeyRef"] == {"name": "sandbox-api-key", "key": "apiKey"}
@@ -143,7 +137,7 @@ def test_the_credentials_script_adds_the_header(generate, tmp_path):
     import sys
 
     repo = generate()
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     command = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["initContainers"][0]["command"]
     source, target = tmp_path / "in.json", tmp_path / "out.json"
     source.write_bytes((repo / "base" / "training" / "mcp_server.json").read_bytes())
@@ -157,7 +151,7 @@ def test_the_credentials_script_adds_the_header(generate, tmp_path):
 
 def test_head_pod_is_hardened_and_sandboxes_are_bounded(generate):
     repo = generate()
-    (job,) = [o for o in build(repo / "runs") if o["kind"] == "RayJob"]
+    (job,) = [o for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"]
     pod = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     assert pod["automountServiceAccountToken"] is False
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}

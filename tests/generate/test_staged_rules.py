@@ -116,7 +116,8 @@ def test_a_patch_twin_marks_an_object_without_annotations_and_the_files_come_bac
         "root/cm.yaml": configmap("plain"),
         "components/demo/platform/kustomization.yaml": component,
         "components/demo/platform/p.yaml": b"- op: add\n  path: /data/c\n  value: d\n",
-        "runs/kustomization.yaml": KUSTOMIZATION.replace(b"resources:\n", b"resources: []\n"),
+        "overlays/production/runs/kustomization.yaml": KUSTOMIZATION.replace(b"resources:\n", b"resources: []\n"),
+        "rlgen.yaml": b"plugins: {}\noptions: {}\n",
     }
     write(tmp_path, files)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)

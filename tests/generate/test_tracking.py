@@ -12,7 +12,7 @@ MLFLOW = ("--plugin", "mlflow", "--set", "mlflow.tracking_uri=http://mlflow.mlop
 
 
 def rendered_run(repo):
-    objects = build(repo / "runs")
+    objects = build(repo / "overlays/production/runs")
     (job,) = [o for o in objects if o["kind"] == "RayJob"]
     (cm,) = [o for o in objects if o["kind"] == "ConfigMap" and "trainer.yaml" in o.get("data", {})]
     return job, effective_config(cm["data"])
@@ -49,7 +49,7 @@ def test_mlflow_reaches_the_ray_head_from_a_configmap_and_a_secret(generate):
     assert uri["metadata"]["namespace"] == job["metadata"]["namespace"]
     assert uri["data"] == {"MLFLOW_TRACKING_URI": "http://mlflow.mlops.svc.cluster.local:5000"}
     # The credentials are referenced, never written.
-    assert not [o for o in platform + build(repo / "runs") if o["kind"] == "Secret"]
+    assert not [o for o in platform + build(repo / "overlays/production/runs") if o["kind"] == "Secret"]
     assert "mlflow-credentials" in (repo / "rlgen.yaml").read_text()
     assert "kubectl create secret generic mlflow-credentials" in (repo / "README.md").read_text()
     assert '"mlflow-skinny==' in (repo / "images" / "training" / "Dockerfile").read_text()

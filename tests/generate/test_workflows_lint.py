@@ -31,7 +31,8 @@ def actionlint(*paths: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("args", COMBOS, ids=["default", "argo+rrsa", "marketplace+git-install"])
 def test_generated_workflows_pass_actionlint(generate, args):
     workflows = sorted((generate(*args) / ".github" / "workflows").glob("*.yaml"))
-    assert [w.name for w in workflows] == ["cluster-status.yaml", "diff.yaml", "rlgen-update.yaml", "validate.yaml"]
+    assert [w.name for w in workflows] == ["cluster-status.yaml", "diff.yaml", "images.yaml", "rlgen-update.yaml",
+                                         "validate.yaml"]
     result = actionlint(*workflows)
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -68,3 +69,25 @@ def test_actionlint_reports_a_node20_action_and_a_shell_defect(tmp_path):
     assert result.returncode == 1
     assert 'runtime "node20" is deprecated' in result.stdout
     assert "shellcheck reported issue" in result.stdout
+
+
+def test_images_workflow_runs_the_script_with_pinned_actions_and_the_secrets(generate):
+    import re
+
+    from ruamel.yaml import YAML
+
+    workflow = YAML(typ="safe").load((generate() / ".github" / "workflows" / "images.yaml").read_text())
+    assert workflow[True if True in workflow else "on"]["push"]["paths"][0] == "images/**"
+    steps = workflow["jobs"]["build"]["steps"]
+    # Every action by its commit: a moved tag cannot change what runs with the registry's password.
+    assert all(re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", step["uses"]) for step in steps if "uses" in step)
+    build = next(step for step in steps if step.get("run") == "bash images/build.sh")
+    assert build["env"] == {"REGISTRY_USERNAME": "${{ secrets.REGISTRY_USERNAME }}",
+                            "REGISTRY_PASSWORD": "${{ secrets.REGISTRY_PASSWORD }}"}
+
+
+def test_the_images_script_passes_shellcheck(generate):
+    tool = shutil.which("shellcheck", path=str(BIN)) or shutil.which("shellcheck")
+    assert tool, "shellcheck is missing: pip install -e '.[test]'"
+    result = subprocess.run([tool, str(generate() / "images" / "build.sh")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 from support.hostile import leftovers, record
-from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git
+from support.repos import GIT_URL, INDEX, INSTALL, REGISTRY, commit_all, git
 
 #: Secrets planted in the inputs: none may come out anywhere.
 TOKEN = "ghp_Hostile0Corpus1Token2Value3abcdefgh"
@@ -192,7 +192,7 @@ def _huge(path: Path) -> None:
 
 
 def _index_folder(repo: Path) -> None:
-    index = repo / "runs" / "kustomization.yaml"
+    index = repo / INDEX
     index.unlink()
     index.mkdir()
     (index / "kustomization.yaml").write_text("resources: []\n")
@@ -289,9 +289,9 @@ CASES = [
 
     # -- the runs index and run names
     Case("index-empty-then-set", ("run", "set", "baseline", "trainer.total_epochs=3"),
-         write("runs/kustomization.yaml", ""), says="no run 'baseline'"),
+         write(INDEX, ""), says="no run 'baseline'"),
     Case("folder-missing-from-index-rm", ("run", "rm", "baseline"),
-         edit("runs/kustomization.yaml", "  - baseline\n", ""), says="no run 'baseline'"),
+         edit(INDEX, "  - ../../../runs/baseline\n", ""), says="no run 'baseline'"),
     Case("run-new-name-300", ("run", "new", "r" * 300), says="longer than"),
     Case("run-new-detached", ("run", "new", "second"), _detach, says="detached"),
     Case("run-new-stale-index-lock", ("run", "new", "second"), _stale_lock, says="index.lock"),
@@ -365,11 +365,11 @@ CASES = [
     Case("kustomization-not-utf8-render", ("render",), lambda repo: (repo / "runs/baseline/kustomization.yaml")
          .write_bytes((repo / "runs/baseline/kustomization.yaml").read_bytes() + b"# \xff\n"),
          says="runs/baseline/kustomization.yaml: line"),
-    Case("index-folder-render", ("render",), _index_folder, says="runs/kustomization.yaml: a folder"),
-    Case("index-folder-run-new", ("run", "new", "second"), _index_folder, says="runs/kustomization.yaml"),
-    Case("index-empty-render", ("render",), write("runs/kustomization.yaml", ""), says="runs"),
-    Case("index-empty-run-new", ("run", "new", "second"), write("runs/kustomization.yaml", ""),
-         says="runs/kustomization.yaml: empty"),
+    Case("index-folder-render", ("render",), _index_folder, says=f"{INDEX}: a folder"),
+    Case("index-folder-run-new", ("run", "new", "second"), _index_folder, says=INDEX),
+    Case("index-empty-render", ("render",), write(INDEX, ""), says="runs"),
+    Case("index-empty-run-new", ("run", "new", "second"), write(INDEX, ""),
+         says=f"{INDEX}: empty"),
 
     # -- kustomize sources edited by hand
     Case("platform-bad-yaml", ("validate",), write("base/platform/kustomization.yaml", "resources: [unclosed\n"),

@@ -21,7 +21,7 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
     first = validate(repo, env)
     assert first[0] == 0
     assert sorted(b.rpartition("/repo/")[2] for b in builds(log)) == \
-        ["overlays/production/platform", "runs"]
+        ["clusters/production/upstream", "overlays/production/platform", "overlays/production/runs"]
 
     assert validate(repo, env) == first
     assert builds(log) == []
@@ -31,7 +31,7 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
     rayjob = repo / "base" / "training" / "rayjob.yaml"
     rayjob.write_text(rayjob.read_text().replace("spec:\n", "spec:\n  bogusField: 1\n", 1))
     code, report = validate(repo, env)
-    assert [b.rpartition("/repo/")[2] for b in builds(log)] == ["runs"]
+    assert [b.rpartition("/repo/")[2] for b in builds(log)] == ["overlays/production/runs"]
     assert code == 1 and any("bogusField" in p["message"] for p in report["problems"]), report
 
     rayjob.write_text(rayjob.read_text().replace("  bogusField: 1\n", ""))
@@ -40,4 +40,4 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
 
     shutil.rmtree(repo / ".rlgen-cache")
     assert validate(repo, env) == first
-    assert len(builds(log)) == 2  # the overlay and runs/
+    assert len(builds(log)) == 3  # the upstream roots, the overlay and runs/

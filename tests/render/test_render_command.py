@@ -8,7 +8,7 @@ from support.repos import ok, rlgen_in
 def test_render_out_writes_the_roots_and_the_sync_entry_points(repo):
     ok(rlgen_in(repo, "render", ".", "--out", "rendered"))
     written = {p.name for p in (repo / "rendered").iterdir()}
-    assert {"runs.yaml", "overlays__production__platform.yaml"} <= written
+    assert {"overlays__production__runs.yaml", "overlays__production__platform.yaml"} <= written
     platform = repo / "rendered" / "clusters__production__platform.yaml"
     kinds = {d["kind"] for d in YAML(typ="safe").load_all(platform.read_text()) if d}
     assert "Kustomization" in kinds  # what Flux applies first, as committed
@@ -16,18 +16,18 @@ def test_render_out_writes_the_roots_and_the_sync_entry_points(repo):
 
 def test_render_to_stdout_names_each_entry_point(repo):
     out = ok(rlgen_in(repo, "render", "."))
-    assert "# Source: clusters/production/platform\n" in out and "# Source: runs\n" in out
+    assert "# Source: clusters/production/platform\n" in out and "# Source: overlays/production/runs\n" in out
 
 
 def test_render_json_and_table_carry_the_objects_of_every_source(repo):
     import json
 
-    yaml_out = ok(rlgen_in(repo, "render", "runs"))
+    yaml_out = ok(rlgen_in(repo, "render", "overlays/production/runs"))
     expected = [d for d in YAML(typ="safe").load_all(yaml_out) if d]
-    doc = json.loads(ok(rlgen_in(repo, "render", "runs", "-o", "json")))
+    doc = json.loads(ok(rlgen_in(repo, "render", "overlays/production/runs", "-o", "json")))
     assert [s["source"] for s in doc["sources"]] == ["runs"] and doc["sources"][0]["file"] is None
     assert doc["sources"][0]["objects"] == expected
-    table = ok(rlgen_in(repo, "render", "runs", "-o", "table")).splitlines()
+    table = ok(rlgen_in(repo, "render", "overlays/production/runs", "-o", "table")).splitlines()
     assert table[0].split() == ["SOURCE", "KIND", "NAMESPACE", "NAME", "FILE"]
     rayjob = next(o for o in expected if o["kind"] == "RayJob")
     assert any(line.split()[1:4] == ["RayJob", rayjob["metadata"]["namespace"], rayjob["metadata"]["name"]]
@@ -40,5 +40,6 @@ def test_render_out_with_json_names_each_file_written(repo):
 
     doc = json.loads(ok(rlgen_in(repo, "render", ".", "--out", "rendered", "-o", "json")))
     files = {s["source"]: s["file"] for s in doc["sources"]}
-    assert files["runs"] == "rendered/runs.yaml" and (repo / files["runs"]).is_file()
+    runs = files["overlays/production/runs"]
+    assert runs == "rendered/overlays__production__runs.yaml" and (repo / runs).is_file()
     assert {(repo / f).name for f in files.values()} == {p.name for p in (repo / "rendered").iterdir()}

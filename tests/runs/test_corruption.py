@@ -10,11 +10,10 @@ import shutil
 
 import pytest
 from rlgen.cli import main
-from support.repos import commit_all, git
+from support.repos import INDEX, commit_all, git
 
 RUN = "runs/baseline/run.yaml"
 RUN_K = "runs/baseline/kustomization.yaml"
-INDEX = "runs/kustomization.yaml"
 TRAINER = "base/training/trainer.yaml"
 ANSWERS = "rlgen.yaml"
 
@@ -64,10 +63,11 @@ CORRUPTIONS = [
     ("run-kustomization-transformers-number", RUN_K, replace("transformers:\n", "transformers: 5\nold:\n")),
     ("run-kustomization-patch-not-json", RUN_K, replace('patch: \'[{"op"', 'patch: \'[{op"')),
     ("run-kustomization-no-base", RUN_K, replace("  - ../../base/training\n", "  - ../../base/platform\n")),
-    ("index-resources-number", INDEX, replace("resources:\n  - baseline", "resources: 5")),
-    ("index-unknown-run", INDEX, replace("  - baseline", "  - baseline\n  - nope")),
-    ("index-run-twice", INDEX, replace("  - baseline", "  - baseline\n  - baseline")),
-    ("index-a-list", INDEX, whole("- baseline\n")),
+    ("index-resources-number", INDEX, replace("resources:\n  - ../../../runs/baseline", "resources: 5")),
+    ("index-unknown-run", INDEX, replace("  - ../../../runs/baseline", "  - ../../../runs/baseline\n  - ../../../runs/nope")),
+    ("index-run-twice", INDEX, replace("  - ../../../runs/baseline", "  - ../../../runs/baseline\n  - ../../../runs/baseline")),
+    ("index-not-a-run-folder", INDEX, replace("  - ../../../runs/baseline", "  - baseline")),
+    ("index-a-list", INDEX, whole("- ../../../runs/baseline\n")),
     ("trainer-not-yaml", TRAINER, append("data: {\n")),
     ("trainer-duplicate-key", TRAINER, append("trainer: {}\n")),
     ("trainer-string-batch", TRAINER, replace("train_batch_size: ", "train_batch_size: x")),

@@ -7,10 +7,12 @@ import pytest
 from rlgen.naming import dns1035_label_error
 from ruamel.yaml import YAML
 from support.repos import (
+    INDEX,
     REPO,
     build,
     commit_all,
     git,
+    listed,
     ok,
     one_error_line,
     pinned,
@@ -55,10 +57,10 @@ def test_run_new_commits_the_run_on_its_own_branch(repo):
     assert git(repo, "rev-parse", "HEAD~1").strip() == main
     assert git(repo, "status", "--porcelain") == ""
     assert sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == [
-        "runs/kustomization.yaml", "runs/lr-sweep/kustomization.yaml", "runs/lr-sweep/run.yaml"]
+        INDEX, "runs/lr-sweep/kustomization.yaml", "runs/lr-sweep/run.yaml"]
     message = git(repo, "log", "-1", "--format=%B")
     assert f"{LR}=3e-06" in message and "trainer.total_epochs=2" in message
-    assert load(repo / "runs" / "kustomization.yaml")["resources"] == ["baseline", "lr-sweep"]
+    assert listed(repo) == ["baseline", "lr-sweep"]
     # What the pod gets: its own ConfigMap, with this run's changes, experiment and checkpoints.
     run = YAML(typ="safe").load(configmap["data"]["run.yaml"])
     assert run["actor_rollout_ref"]["actor"]["optim"]["lr"] == 3e-06
@@ -195,9 +197,9 @@ def test_run_rm_removes_the_folder_and_the_index_entry(repo):
     rayjob = pinned(repo, "exp")
     assert rayjob in ok(rlgen_in(repo, "run", "rm", "exp", "--no-branch", "-o", "table"))
     assert not (repo / "runs" / "exp").exists()
-    assert load(repo / "runs" / "kustomization.yaml")["resources"] == ["baseline"]
+    assert listed(repo) == ["baseline"]
     assert git(repo, "status", "--porcelain") == "" and "Run exp: remove" in git(repo, "log", "-1", "--format=%B")
-    assert rayjob not in {o["metadata"]["name"] for o in build(repo / "runs")}
+    assert rayjob not in {o["metadata"]["name"] for o in build(repo / "overlays/production/runs")}
 
 
 def test_a_long_run_name_keeps_its_folder_and_gets_a_short_rayjob_name(repo):
@@ -213,7 +215,7 @@ def test_every_run_renders_and_passes_the_schema_checks(repo, schemas):
     ok(rlgen_in(repo, "run", "new", "lr-high", "--no-branch", "--set", f"{LR}=1e-5"))
     ok(rlgen_in(repo, "run", "new", "long-" + "x" * 50, "--no-branch", "--set", "data.train_batch_size=128"))
     ok(rlgen_in(repo, "run", "new", "sweep", "--from", "lr-high", "--set", "actor_rollout_ref.rollout.n=8"))
-    names = load(repo / "runs" / "kustomization.yaml")["resources"]
+    names = listed(repo)
     assert len(names) == 4
     rayjobs = set()
     for run in names:
@@ -223,7 +225,7 @@ def test_every_run_renders_and_passes_the_schema_checks(repo, schemas):
         rayjob = next(o for o in objects if o["kind"] == "RayJob")["metadata"]["name"]
         assert rayjob == pinned(repo, run) and dns1035_label_error(rayjob, 47) is None
         rayjobs.add(rayjob)
-    everything = build(repo / "runs")
+    everything = build(repo / "overlays/production/runs")
     assert {o["metadata"]["name"] for o in everything if o["kind"] == "RayJob"} == rayjobs
     assert [p for o in everything for p in schemas(o)] == []
 

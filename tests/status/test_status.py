@@ -9,7 +9,7 @@ import sys
 from support import cluster_objects as co
 from support.cluster import against, closed_port, rows
 from support.fake_apiserver import FakeAPIServer
-from support.repos import git, ok, one_error_line, pinned, rlgen_in
+from support.repos import INDEX, git, ok, one_error_line, pinned, rlgen_in
 
 NS = "rl-training"
 
@@ -88,11 +88,11 @@ def test_an_applied_run_without_rayjob_was_deleted(repo):
 
 def test_a_removed_run_is_pruned(repo):
     ok(rlgen_in(repo, "run", "new", "lr-sweep", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
-    index = repo / "runs" / "kustomization.yaml"
-    index.write_text(index.read_text().replace("- lr-sweep\n", ""))
+    index = repo / INDEX
+    index.write_text(index.read_text().replace("- ../../../runs/lr-sweep\n", ""))
     name = pinned(repo, "lr-sweep")
     result, _ = against(repo, cluster(repo, co.rayjob(name, NS, "Running", "RUNNING")), "status", "lr-sweep")
-    assert rows(result)["lr-sweep"]["note"] == "removed from runs/kustomization.yaml: the sync engine prunes it"
+    assert rows(result)["lr-sweep"]["note"] == "removed from the runs index: the sync engine prunes it"
 
 
 def test_an_argo_application_that_failed_to_sync(generate, tmp_path):

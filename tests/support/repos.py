@@ -13,6 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 #: and where images and CI install rlgen from (the tests run an editable install, which
 #: ``rlgen new`` refuses to use as that source).
 REGISTRY = "registry.rl.test/team"
+#: The runs index ``rlgen run`` edits in a repository of the main environment's default.
+INDEX = "overlays/production/runs/kustomization.yaml"
 GIT_URL = "ssh://git@git.rl.test/platform/rl-repo.git"
 INSTALL = "rlgen==0.1.0"
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
@@ -59,29 +61,30 @@ def repo_files(repo: Path) -> dict[str, bytes]:
             for p in sorted(repo.rglob("*")) if p.is_file() and not skip & set(p.relative_to(repo).parts)}
 
 
-def entry_points(repo: Path) -> list[dict]:
-    """The YAML objects of ``clusters/``: each cluster's entry points, outside kustomization roots."""
-    docs = []
-    for path in sorted((repo / "clusters").rglob("*.yaml")):
-        docs += [d for d in YAML(typ="safe").load_all(path.read_text()) if d]
-    return docs
-
-
 def plain_manifests(repo: Path) -> list[dict]:
-    """The sync engine's objects: the entry points, and the upstream roots' objects that
-    ``infrastructure/`` applies (the sync plugin's files beside its kustomization)."""
-    docs = entry_points(repo)
-    for path in sorted((repo / "infrastructure").glob("*.yaml")):
-        if path.name != "kustomization.yaml":
-            docs += [d for d in YAML(typ="safe").load_all(path.read_text())
-                     if d and str(d.get("apiVersion", "")).startswith(("kustomize.toolkit", "source.toolkit", "argoproj.io"))]
+    """The sync engine's entry points: each cluster folder as the engine reads it (its
+    kustomization, else its YAML files and the subfolders holding a kustomization, as
+    kustomize-controller builds a folder without one)."""
+    docs = []
+    for cluster in sorted(p for p in (repo / "clusters").iterdir() if p.is_dir()):
+        if (cluster / "kustomization.yaml").exists():
+            docs += build(cluster)
+            continue
+        for path in sorted(cluster.glob("*.yaml")):
+            docs += [d for d in YAML(typ="safe").load_all(path.read_text()) if d]
+        for sub in sorted(p for p in cluster.iterdir() if (p / "kustomization.yaml").exists()):
+            docs += build(sub)
     return docs
 
 
 def all_objects(repo: Path) -> list[dict]:
-    objects = entry_points(repo)
+    """Every object once: the entry points' own files, and every root outside ``clusters/``
+    (a cluster folder's kustomization only adds the shared ``infrastructure/upstream``)."""
+    objects = [d for path in sorted((repo / "clusters").rglob("*.yaml")) if path.name != "kustomization.yaml"
+               for d in YAML(typ="safe").load_all(path.read_text()) if d]
     for root in kustomize_roots(repo):
-        objects += build(root)
+        if root.relative_to(repo).parts[0] != "clusters":
+            objects += build(root)
     return objects
 
 
@@ -112,3 +115,14 @@ def schema_dir() -> Path:
 def rlgen_in(repo: Path, *args: str, **kwargs):
     """``rlgen ARGS`` run inside ``repo``."""
     return run_rlgen(*args, cwd=repo, **kwargs)
+
+
+def index_entries(runs) -> str:
+    """The lines of a runs index listing ``runs``."""
+    return "".join(f"  - ../../../runs/{r}\n" for r in runs)
+
+
+def listed(repo: Path) -> list[str]:
+    """The runs the main environment's index lists, by name."""
+    entries = YAML(typ="safe").load((repo / INDEX).read_text())["resources"] or []
+    return [e.removeprefix("../../../runs/") for e in entries]

@@ -36,3 +36,27 @@ def names_in(path: Path) -> set[str]:
 
 def recorded_render(repo: Path) -> str:
     return YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["render"]
+
+
+def as_old_layout(repo: Path) -> None:
+    """The working tree of a Flux repository laid out as rlgen generated it before each
+    environment had its runs index and every cluster shared ``infrastructure/upstream/``: the
+    main environment's index in ``runs/kustomization.yaml`` (run names as entries), the runs
+    stage applying ``./runs``, and each cluster's upstream roots in its own infrastructure.yaml."""
+    yaml = YAML(typ="safe")
+    index = repo / "overlays/production/runs/kustomization.yaml"
+    text = index.read_text().replace("../../../runs/", "")
+    (repo / "runs/kustomization.yaml").write_text(text)
+    shutil.rmtree(index.parent)
+    for cluster in (repo / "clusters").iterdir():
+        runs = cluster / "runs.yaml"
+        runs.write_text(runs.read_text().replace("path: ./overlays/production/runs", "path: ./runs"))
+        upstream = [p for p in sorted((repo / "infrastructure/upstream").glob("*.yaml")) if p.name != "kustomization.yaml"]
+        infra = cluster / "infrastructure.yaml"
+        parts = ([infra.read_text()] if infra.exists() else []) + [p.read_text() for p in upstream]
+        infra.write_text("---\n".join(parts))
+        assert all(yaml.load_all(infra.read_text()))
+        shutil.rmtree(cluster / "upstream")
+    shutil.rmtree(repo / "infrastructure/upstream")
+    if not any((repo / "infrastructure").iterdir()):
+        (repo / "infrastructure").rmdir()

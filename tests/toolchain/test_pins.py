@@ -35,6 +35,8 @@ def test_the_generated_ci_installs_the_versions_the_tests_run(generate):
     versions = dict(re.findall(r"(KUSTOMIZE|KUBECONFORM)_VERSION: \"?([0-9.]+)", workflows))
     assert "v" + versions["KUSTOMIZE"] == pinned()["sigs.k8s.io/kustomize/kustomize/v5"]
     assert "v" + versions["KUBECONFORM"] == pinned()["github.com/yannh/kubeconform"]
+    # The crane the images workflow installs is the one the tests run images/build.sh with.
+    assert re.search(r"CRANE_VERSION: (v[0-9.]+)", workflows)[1] == pinned()["github.com/google/go-containerregistry"]
     # What rlgen names when it falls back to kubectl's kustomize.
     from rlgen.tools import kustomize
 

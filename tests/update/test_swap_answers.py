@@ -75,7 +75,7 @@ def _with_other_bucket(installed) -> dict:
     options = tuple(dataclasses.replace(o, help="a bucket of logs only") if o.name == "bucket" else o
                     for o in real.info.options)
     plugins = {name: installed[name] for name in ("opensource-sandbox", "ak-storage", "gsm8k", "vllm", "flux",
-                                                    "no-tracking", "manual-secrets")}
+                                                    "no-tracking", "manual-secrets", "no-queue")}
     plugins["rrsa-storage"] = Installed(real.module, dataclasses.replace(real.info, options=options), real.version,
                                         real.distribution)
     return plugins

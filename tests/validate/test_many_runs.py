@@ -11,7 +11,7 @@ from rlgen.generate.kustomizations import run_kustomization
 from rlgen.render import parts
 from rlgen.repo import naming_scheme
 from rlgen.repo.workspace import open_workspace
-from support.repos import run_rlgen
+from support.repos import INDEX, index_entries, run_rlgen
 from support.toolchain import tool
 
 RUNS = 2 * parts.PART_SIZE + 10
@@ -30,9 +30,9 @@ def _many_runs(generate, tmp_path):
         (repo / "runs" / name / "run.yaml").write_text(config + f"actor_rollout_ref:\n  actor:\n    optim:\n      lr: {i}.0e-7\n")
         (repo / "runs" / name / "kustomization.yaml").write_text(
             run_kustomization(spec, name, run_folders.inputs_name(repo, spec, name), naming_scheme.INPUTS))
-    index = repo / "runs" / "kustomization.yaml"
+    index = repo / INDEX
     head, _, _ = index.read_text().partition("resources:")
-    index.write_text(head + "resources:\n" + "".join(f"  - {n}\n" for n in sorted(names)))
+    index.write_text(head + "resources:\n" + index_entries(sorted(names)))
     return repo
 
 
@@ -44,7 +44,7 @@ def _validate(repo):
 
 def test_every_object_of_every_part_is_checked(generate, tmp_path):
     repo = _many_runs(generate, tmp_path)
-    whole = subprocess.run([tool("kustomize"), "build", str(repo / "runs")], capture_output=True, text=True)
+    whole = subprocess.run([tool("kustomize"), "build", str(repo / "overlays/production/runs")], capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
     in_runs = sum(1 for doc in whole.stdout.split("\n---\n") if doc.strip())
 
@@ -59,7 +59,7 @@ def _checked_outside_runs(generate, tmp_path) -> int:
     repo = shutil.copytree(generate(), tmp_path / "one", symlinks=True, ignore=shutil.ignore_patterns(".rlgen-cache"))
     code, report = _validate(repo)
     assert code == 0
-    one_run = subprocess.run([tool("kustomize"), "build", str(repo / "runs")], capture_output=True, text=True)
+    one_run = subprocess.run([tool("kustomize"), "build", str(repo / "overlays/production/runs")], capture_output=True, text=True)
     return report["checked"] - sum(1 for doc in one_run.stdout.split("\n---\n") if doc.strip())
 
 

@@ -42,7 +42,7 @@ def test_manager_without_depending_on_the_operator_is_a_problem(repo):
     def drop(doc):
         if doc["metadata"]["name"] == "sandbox-manager":
             doc["spec"].pop("dependsOn")
-    edit_docs(repo / "infrastructure" / "openkruise-agents.yaml", drop)
+    edit_docs(repo / "infrastructure" / "upstream" / "openkruise-agents.yaml", drop)
     expected = "namespace sandbox-system, which stage sandbox-operator creates"
     found = problems(repo)
     assert any(p["obj"] == "Kustomization/flux-system/sandbox-manager" and expected in p["message"] for p in found)
@@ -54,7 +54,7 @@ def test_argo_manager_in_the_operators_wave_is_a_problem(generate, tmp_path):
     def same_wave(doc):
         if doc["metadata"]["name"] == "sandbox-manager":
             doc["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] = "0"
-    edit_docs(repo / "infrastructure" / "openkruise-agents.yaml", same_wave)
+    edit_docs(repo / "infrastructure" / "upstream" / "openkruise-agents.yaml", same_wave)
     found = problems(repo)
     assert any(p["obj"] == "Application/argocd/sandbox-manager" and "sandbox-operator" in p["message"] for p in found)
 
@@ -65,7 +65,7 @@ def test_example_domain_image_and_git_url_are_problems(repo):
             doc["spec"]["images"][0]["newName"] = "registry.example.net/agents/controller"
         if doc["kind"] == "GitRepository":
             doc["spec"]["url"] = "https://git.example.org/agents"
-    edit_docs(repo / "infrastructure" / "openkruise-agents.yaml", controller)
+    edit_docs(repo / "infrastructure" / "upstream" / "openkruise-agents.yaml", controller)
     messages = [p["message"] for p in problems(repo)]
     assert any("image 'registry.example.net/agents/controller' is on a reserved example domain" in m for m in messages)
     assert any("Git URL 'https://git.example.org/agents' is on a reserved example domain" in m for m in messages)
@@ -139,7 +139,7 @@ def test_argo_application_without_retry_is_a_problem(generate, tmp_path):
     def no_retry(doc):
         if doc["metadata"]["name"] == "sandbox-manager":
             doc["spec"]["syncPolicy"].pop("retry")
-    edit_docs(repo / "infrastructure" / "openkruise-agents.yaml", no_retry)
+    edit_docs(repo / "infrastructure" / "upstream" / "openkruise-agents.yaml", no_retry)
     found = problems(repo)
     assert any(p["obj"] == "Application/argocd/sandbox-manager" and "syncPolicy.retry.limit must be -1" in p["message"]
                for p in found)
@@ -199,6 +199,6 @@ def test_upstream_ingress_kept_is_a_problem(generate, tmp_path, sync):
         if doc["metadata"]["name"] == "sandbox-manager" and doc["kind"] in ("Kustomization", "Application"):
             patches = doc["spec"]["patches"] if sync == "flux" else doc["spec"]["source"]["kustomize"]["patches"]
             patches[:] = [p for p in patches if p["target"]["kind"] != "Ingress"]
-    edit_docs(repo / "infrastructure" / "openkruise-agents.yaml", keep_ingress)
+    edit_docs(repo / "infrastructure" / "upstream" / "openkruise-agents.yaml", keep_ingress)
     label = "Kustomization/flux-system/sandbox-manager" if sync == "flux" else "Application/argocd/sandbox-manager"
     assert any(p["obj"] == label and "placeholder hosts" in p["message"] for p in problems(repo))

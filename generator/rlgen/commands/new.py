@@ -28,6 +28,8 @@ def command(directory: Path, plugins, sets, cluster, no_input, template, templat
                      ask_option if interactive else None, warn=lambda line: click.echo(line, err=True))
     if resolve_output(output) == "json":
         click.echo(to_json({"directory": str(created.target), "files": created.files, "plugins": created.plugins,
-                            "run": created.run, "rayjob": created.rayjob}))
+                            "run": created.run, "rayjob": created.rayjob, "images": list(created.images)}))
         return
     click.echo(f"Created {directory} ({created.files} files; first run '{created.run}' -> RayJob {created.rayjob}).")
+    click.echo(f"Images to build before the first sync: {', '.join(created.images)} "
+               "(the images workflow pushes them; by hand: bash images/build.sh).")

@@ -28,16 +28,17 @@ def command():
               help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
 @click.option("--queue", metavar="QUEUE", help="Volcano queue of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority-class", metavar="NAME", help="PriorityClass of this run (rlgen.gang_scheduling=volcano).")
+@click.option("--priority", metavar="CLASS", help="Kueue WorkloadPriorityClass of this run (queue plugin kueue).")
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None):
+        queue: str | None, priority_class: str | None, priority: str | None, dry_run: bool, output: str | None):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
     from rlgen.runs import edits
 
-    edits.new(name, source, sets, no_branch, from_head, queue, priority_class, dry_run, output)
+    edits.new(name, source, sets, no_branch, from_head, queue, priority_class, dry_run, output, priority)
 
 
 @command.command("sweep")

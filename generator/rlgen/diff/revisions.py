@@ -137,18 +137,20 @@ def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
     """The run files and training base that differ, loaded from the head side as ``rlgen run``
     loads them (one line naming the file and place for a defect). Files that are the same on
     both sides are not read: a defect there is no change to review (``rlgen validate`` finds it)."""
+    from rlgen.repo import run_files
+
     def hand_edited(rel: str) -> bool:
-        return rel.startswith(("runs/", TRAINING_BASE + "/"))
+        return rel.startswith(TRAINING_BASE + "/") or run_files.is_hand_edited_run_file(rel)
 
     edited = {rel for rel in differ if hand_edited(rel)}
     if not edited:
         return
-    from rlgen.repo import run_files
 
     if isinstance(head, WorkingTree):
         run_files.check_changed(ws.root, ws.spec, edited, plain=True)
         return
-    folder = head.on_disk([rel for rel in head.files if hand_edited(rel)])
+    # rlgen.yaml names the environment whose runs index is the one rlgen run edits.
+    folder = head.on_disk([rel for rel in head.files if hand_edited(rel) or rel == answers.FILENAME])
     try:
         run_files.check_changed(folder, ws.spec, edited, plain=True)
     except RlgenError as exc:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgen.doctor import bucket, operators, resources
+from rlgen.doctor import bucket, operators, queue, resources
 from rlgen.kube import client, needs as needs_mod
 from rlgen.kube.report import guarded
 from rlgen.repo import sync_engines
@@ -12,7 +12,7 @@ from rlgen.repo.workspace import find_root
 CHECKS = (("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
           ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
           ("GPU nodes", resources.gpu_nodes), ("devices", resources.rdma), ("volume claims", resources.claims),
-          ("Secrets", resources.secrets), ("secret stores", resources.secret_stores))
+          ("Secrets", resources.secrets), ("secret stores", resources.secret_stores), ("Kueue", queue.check))
 
 
 def run_checks(where: Path, kubeconfig, context) -> tuple[client.Cluster, list]:

@@ -25,6 +25,7 @@ INSTALL = {
     "source.toolkit.fluxcd.io": "install Flux: flux bootstrap (see the README's Sync section)",
     "argoproj.io": "install Argo CD (see the README's Sync section)",
     "alibabacloud.com": "install the ALB Ingress controller add-on",
+    "kueue.x-k8s.io": "install Kueue (v0.17 or later) with the ray.io/rayjob integration",
 }
 
 

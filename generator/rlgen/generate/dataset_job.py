@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from rlgen.generate.image_builds import split_reference
 from rlgen.naming import hashed_name
 from rlgen.plugin_host.install import effective, needs_git, pip_arguments, plugin_requirements
 from rlgen.repo.secret_plan import hf_token
@@ -35,7 +36,8 @@ def data_dockerfile(spec: Spec) -> str:
                " && apt-get install --yes --no-install-recommends git \\\n"
                " && rm -rf /var/lib/apt/lists/*\n")
     return f"""\
-# Dataset pipeline image, pushed as {spec.data_image}.
+# Dataset pipeline image, pushed to {split_reference(spec.data_image)[0]} under a tag that
+# hashes this folder's files (images/build.sh): a change here gives the Jobs a new image.
 # The Jobs run `rlgen data prepare`/`model` and `rlgen data upload` from this image: nothing
 # is installed when a Job starts, so a re-run cannot pick up different packages.
 # rlgen comes from rlgen.install (rlgen.yaml), the source validate.yaml installs it from too,

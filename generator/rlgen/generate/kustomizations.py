@@ -1,6 +1,6 @@
 """Every ``kustomization.yaml`` of the generated repository is written here: the plugins'
 Components, the platform and training bases, the overlays, ``infrastructure/``, each run and
-the runs index (``rlgen run`` writes run kustomizations with the same functions).
+each environment's runs index (``rlgen run`` writes run kustomizations with the same functions).
 
 The project's own ``base/`` and ``overlays/`` are the starting point, loaded with their comments.
 """
@@ -16,7 +16,7 @@ from rlgen.contributions import Layer, Patch, Resource
 from rlgen.errors import RlgenError
 from rlgen.generate import rayjob
 from rlgen.generate.filetree import FileTree
-from rlgen.repo.layout import INFRASTRUCTURE, RENAME_TRANSFORMER, SWEEP_LABEL, TRAINING_BASE
+from rlgen.repo.layout import PRIORITY_LABEL, RENAME_TRANSFORMER, RUN_ENTRY, SWEEP_LABEL, TRAINING_BASE
 from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
@@ -127,12 +127,15 @@ def write_training(tree: FileTree, spec: Spec, components: Components, trainer_f
     tree.add(f"{TRAINING_BASE}/kustomizeconfig.yaml", sources.text(f"{TRAINING_BASE}/kustomizeconfig.yaml"))
 
 
-def write_infrastructure(tree: FileTree, components: Components, sync_files: list[str]) -> None:
-    """``infrastructure/``: the sync plugin's files for the upstream roots, and what plugins add there."""
-    tree.add(f"{INFRASTRUCTURE}/kustomization.yaml",
-             yamlio.dump(_with_components(_kustomization(resources=sync_files),
-                                          components.paths(Layer.INFRASTRUCTURE), "../"),
-                         "What every cluster syncs before the platform: the upstream roots and add-on settings."))
+def write_infrastructure(tree: FileTree, components: Components) -> bool:
+    """``infrastructure/`` holds only what plugins add there; False when there is nothing."""
+    paths = components.paths(Layer.INFRASTRUCTURE)
+    if not paths:
+        return False
+    tree.add("infrastructure/kustomization.yaml",
+             yamlio.dump(_with_components(_kustomization(resources=[]), paths, "../"),
+                         "Cluster add-on settings applied before the platform."))
+    return True
 
 
 def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int = 1, size: Size | None = None,
@@ -178,32 +181,32 @@ def run_kustomization(spec: Spec, run: str, rayjob_name: str | None, naming: int
 
 def _labels_comment(labels: dict[str, str]) -> str:
     # A run of no sweep keeps the words it always had: they are hashed into its RayJob's name.
-    volcano = "This run's Volcano queue and priority, read when its RayJob starts."
+    own = "This run's Volcano queue and priority, read when its RayJob starts."
+    if PRIORITY_LABEL in labels:
+        own = f"{PRIORITY_LABEL}: this run's WorkloadPriorityClass; Kueue admits a queued run of higher priority first."
     if SWEEP_LABEL not in labels:
-        return volcano
+        return own
     sweep = (f"{SWEEP_LABEL}: the sweep this run belongs to (rlgen run sweep); rlgen run list groups by it,\n"
              "rlgen run rm --sweep removes its runs, "
              f"kubectl get rayjobs -l {SWEEP_LABEL}={labels[SWEEP_LABEL]} finds them.")
-    return sweep + ("\n" + volcano if len(labels) > 1 else "")
+    return sweep + ("\n" + own if len(labels) > 1 else "")
 
 
-def runs_index(runs: list[str], current: str | None = None) -> str:
-    """``runs/kustomization.yaml`` listing ``runs``; given the ``current`` text, only its list
-    changes, so comments a user added to the index survive."""
+def runs_index(runs: list[str], current: str | None = None, env: str = "", main_env: str = "") -> str:
+    """An environment's runs index listing ``runs`` (as :data:`RUN_ENTRY`); given the ``current``
+    text, only its list changes, so comments a user added to the index survive. ``env``: an
+    environment other than the main cluster's ``main_env``, whose index starts empty."""
+    entries = sorted(RUN_ENTRY.format(run=r) for r in runs)
     if current is None:
-        return yamlio.dump(_kustomization(resources=sorted(runs)),
-                           "The active training runs: removing one here (or its folder) prunes its RayJob.")
+        comment = ("The active training runs: removing one here (or its folder) prunes its RayJob."
+                   if not env else
+                   f"The training runs of environment '{env}': list run folders here ({RUN_ENTRY.format(run='<run>')}).\n"
+                   f"overlays/{main_env}/runs/ lists the runs of '{main_env}', which rlgen run edits; a run may be in both.")
+        return yamlio.dump(_kustomization(resources=entries), comment)
     doc = yamlio.load(current)
     if not isinstance(doc, dict):
         # kustomize refuses it too ("kustomization.yaml is empty"): nothing to keep the comments of.
         raise ValueError("empty or not a mapping, so not a kustomization: write it as a kustomization "
                          "(resources: the run folders) first")
-    doc["resources"] = sorted(runs)
+    doc["resources"] = entries
     return yamlio.dump(doc)
-
-
-def env_runs_index(env: str, main_env: str) -> str:
-    """``overlays/<env>/runs/kustomization.yaml``: the runs the clusters of ``env`` get, none at first."""
-    return yamlio.dump(_kustomization(resources=[]),
-                       f"The training runs of environment '{env}': list run folders here (../../../runs/<run>).\n"
-                       f"runs/kustomization.yaml holds the runs of '{main_env}'; a run may be in both.")

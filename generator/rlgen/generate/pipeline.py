@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Callable
 from rlgen import sources
 from rlgen.contributions import SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef, Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
-from rlgen.generate import dataset_job, model_job, readme, training_image, volume_names
+from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import (
     Components,
-    env_runs_index,
     run_kustomization,
     runs_index,
     write_infrastructure,
@@ -28,7 +27,7 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
-from rlgen.repo.layout import ENV_RUNS, INFRASTRUCTURE, RUNS_INDEX, TRAINING_BASE
+from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
 from rlgen.repo import naming_scheme
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
@@ -58,6 +57,8 @@ class Build:
     run_naming: int = naming_scheme.CURRENT
     #: The team's cookiecutter template (``--template``), and its files that rlgen's own won over.
     template: Fetched | None = None
+    #: The images the repository builds (training, data), once ``images`` has hashed their contexts.
+    images: tuple[image_builds.ImageBuild, ...] = ()
     clashes: list[str] = field(default_factory=list)
 
     def secrets(self) -> list[SecretRef]:
@@ -70,6 +71,22 @@ def check_selection(b: Build) -> None:
     install.plugin_requirements(b.spec.plugin_packages, b.spec.plugin_distributions)
     if found := b.hooks.check(b.ctx):
         raise RlgenError("; ".join(f"{' + '.join(p.plugins)}: {p.message}" for p in found))
+
+
+def images(b: Build) -> None:
+    """``images/training`` and ``images/data``, and the tags hashed from them: the Spec the
+    later stages read names each image with its tag, so every reference to it follows its files."""
+    image = b.hooks.training_image(b.ctx)
+    b.tree.add("images/training/Dockerfile",
+               training_image.dockerfile(b.spec, image, b.hooks.training_packages(b.ctx)))
+    for path, text in training_image.tool_files().items():
+        b.tree.add(path, text)
+    b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
+    data_repository, data_prefix = image_builds.split_reference(b.spec.data_image)
+    b.images = (image_builds.build(b.tree.files, "images/training", b.spec.training_image, image.tag),
+                image_builds.build(b.tree.files, "images/data", data_repository, data_prefix))
+    b.spec = replace(b.spec, training_tag=b.images[0].tag, data_image=b.images[1].ref)
+    b.ctx = b.selection.context(b.spec)
 
 
 def plugin_components(b: Build) -> None:
@@ -96,15 +113,10 @@ def training_base(b: Build) -> None:
     for cfg in b.hooks.config_files(b.ctx):
         files[cfg.key] = cfg.content
     files[rayjob_source.WAIT_SCRIPT] = sources.text(f"{TRAINING_BASE}/{rayjob_source.WAIT_SCRIPT}")
-    image = b.hooks.training_image(b.ctx)
-    write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec, image))
+    write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec))
     for key, text in files.items():
         b.tree.add(f"{TRAINING_BASE}/{key}", text)
     b.tree.add(f"{TRAINING_BASE}/rayjob.yaml", yamlio.dump(rayjob(b.spec)))
-    b.tree.add("images/training/Dockerfile",
-               training_image.dockerfile(b.spec, image, b.hooks.training_packages(b.ctx)))
-    for path, text in training_image.tool_files().items():
-        b.tree.add(path, text)
 
 
 def platform_base(b: Build) -> None:
@@ -118,7 +130,6 @@ def platform_base(b: Build) -> None:
         "dataset-job.yaml": yamlio.dump(job, comment),
         "model-job.yaml": yamlio.dump(model, model_comment),
     }, environments(b))
-    b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
 
 
 def environments(b: Build) -> list[str]:
@@ -139,18 +150,17 @@ def secret_delivery(b: Build) -> None:
 def sync_entry_points(b: Build) -> None:
     """The stages in sync order, and the sync plugin's files that apply them, once per cluster
     (``rlgen.cluster`` and those of ``rlgen cluster add``), each with its environment's overlay.
-    A file outside ``clusters/<cluster>/`` is shared by every cluster: written once, and listed
-    in its folder's kustomization when it lies in a stage's folder (the upstream roots'
-    objects in ``infrastructure/``)."""
+    A file outside ``clusters/<cluster>/`` is shared by every cluster, written once (the
+    upstream roots' objects in ``UPSTREAM_FOLDER``)."""
+    has_infra = write_infrastructure(b.tree, b.components)
     upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
-    has_infra = bool(upstream or b.components.paths(Layer.INFRASTRUCTURE))
     # Before everything that reads a Secret: the sandbox's upstream root already does.
     first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
         if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
     shared: dict[str, tuple[str, str]] = {}
     for cluster, env in b.selection.all_clusters():
         stages = first + [
-            Stage("infrastructure", f"./{INFRASTRUCTURE}" if has_infra else "", upstream=upstream,
+            Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
             Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",)),
@@ -168,9 +178,6 @@ def sync_entry_points(b: Build) -> None:
         b.stages = b.stages or stages
     for path, (_, text) in sorted(shared.items()):
         b.tree.add(path, text)
-    if has_infra:
-        listed = sorted(p.removeprefix(f"{INFRASTRUCTURE}/") for p in shared if p.startswith(f"{INFRASTRUCTURE}/"))
-        write_infrastructure(b.tree, b.components, listed)
 
 
 def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
@@ -182,13 +189,12 @@ def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
 
 
 def _runs_root(b: Build, env: str) -> str:
-    """``runs`` for the main cluster's environment; another environment's own index, written once."""
-    if env == b.spec.environment:
-        return "runs"
-    folder = ENV_RUNS.format(env=env)
-    if f"{folder}/kustomization.yaml" not in b.tree.files:
-        b.tree.add(f"{folder}/kustomization.yaml", env_runs_index(env, b.spec.environment))
-    return folder
+    """``env``'s runs index, written once: the main cluster's by :func:`first_run`, another
+    environment's empty."""
+    path = runs_index_path(env)
+    if env != b.spec.environment and path not in b.tree.files:
+        b.tree.add(path, runs_index([], env=env, main_env=b.spec.environment))
+    return runs_root(env)
 
 
 def plugin_files(b: Build) -> None:
@@ -207,7 +213,9 @@ def reader_role(b: Build) -> None:
     names = [s.name for s in b.secrets()] + ([b.delivery.decryption] if b.delivery.decryption else [])
     stores = any(b"kind: ClusterSecretStore" in content for path, content in b.tree.files.items()
                  if path.startswith(f"{SECRETS_FOLDER}/"))
-    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores))
+    # status reads where Kueue has each run, doctor the queue objects.
+    queue = any(b"apiVersion: kueue.x-k8s.io/" in content for content in b.tree.files.values())
+    b.tree.add(rbac.PATH, rbac.reader_role(names, sync_objects, stores, queue))
 
 
 def schemas(b: Build) -> None:
@@ -236,7 +244,7 @@ def first_run(b: Build) -> None:
                                          b.spec.run_config_key, run_yaml.encode(), b.tree.files)
     b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
     b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming_scheme.CURRENT))
-    b.tree.add(RUNS_INDEX, runs_index([b.run]))
+    b.tree.add(runs_index_path(b.spec.environment), runs_index([b.run]))
 
 
 def answers_file(b: Build) -> None:
@@ -247,11 +255,10 @@ def answers_file(b: Build) -> None:
 def skeleton(b: Build) -> None:
     """README, workflows and .gitignore."""
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
-    image = training_image.images_entry(b.spec, b.hooks.training_image(b.ctx))
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
                                                "platform": parts["platform"]}, b.spec),
-                  f"{image['newName']}:{image['newTag']}")
+                  b.images)
 
 
 def team_template(b: Build) -> None:
@@ -263,7 +270,7 @@ def team_template(b: Build) -> None:
 
 
 #: The platform before the training base: its roots' builds (:data:`READY`) start the sooner.
-STAGES = (check_selection, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
+STAGES = (check_selection, images, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
           plugin_files,
           reader_role, schemas, first_run, answers_file, skeleton, team_template)
 
@@ -271,7 +278,7 @@ STAGES = (check_selection, plugin_components, platform_base, training_base, secr
 #: environment's platform, then the runs. A later stage may still add a file beside one.
 READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
     platform_base: lambda b: [f"overlays/{env}/platform" for env in environments(b)],
-    first_run: lambda b: [RUNS_INDEX.rpartition("/")[0]],
+    first_run: lambda b: [runs_root(b.spec.environment)],
 }
 
 

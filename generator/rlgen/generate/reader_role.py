@@ -22,7 +22,8 @@ Secret's values with its keys; rlgen keeps the key names only and never prints a
 Without a rule, the matching check shows "cannot check" and the others still run."""
 
 
-def reader_role(secret_names: list[str], sync_objects: list[dict], secret_stores: bool = False) -> str:
+def reader_role(secret_names: list[str], sync_objects: list[dict], secret_stores: bool = False,
+                queue: bool = False) -> str:
     rules = [
         _rule("", ["nodes", "namespaces", "pods", "events", "services", "persistentvolumeclaims"], ["get", "list"]),
         _rule("apps", ["deployments", "statefulsets"], ["get", "list"]),
@@ -36,6 +37,9 @@ def reader_role(secret_names: list[str], sync_objects: list[dict], secret_stores
         rules.append(_rule(engine.group, [engine.plural], ["get", "list"]))
     if secret_stores:
         rules.append(_rule("external-secrets.io", ["clustersecretstores"], ["get"]))
+    if queue:
+        rules.append(_rule("kueue.x-k8s.io", ["workloads", "localqueues", "clusterqueues", "resourceflavors"],
+                           ["get", "list"]))
     if secret_names:
         rules.append({**_rule("", ["secrets"], ["get"]), "resourceNames": sorted(set(secret_names))})
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

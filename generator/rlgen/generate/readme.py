@@ -8,8 +8,10 @@ from rlgen import __version__
 from rlgen.contributions import Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
+from rlgen.generate.image_builds import ImageBuild
 from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
 from rlgen.plugin_host.selection import Selection
+from rlgen.repo.layout import runs_root
 from rlgen.spec import Spec
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
@@ -19,11 +21,11 @@ FOLDERS = {
     "base": (True, "what every environment shares: the platform and the run template"),
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
-    "images": (False, "the Dockerfiles of the training and data images"),
-    "infrastructure": (True, "what every cluster syncs before the platform: the upstream roots and add-on settings"),
-    "overlays": (True, "the platform of each environment a cluster syncs (and the runs of one that is not the main cluster's)"),
+    "images": (False, "the Dockerfiles of the training and data images, and build.sh, which builds and pushes them"),
+    "infrastructure": (True, "what every cluster syncs first: the upstream roots (upstream/, which each cluster folder includes) and add-on settings"),
+    "overlays": (True, "each environment a cluster syncs: its platform, and the index of its runs"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
-    "runs": (True, "one folder per training run, and the index of active runs"),
+    "runs": (True, "one folder per training run (an environment's index lists the ones it runs)"),
     "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
     "secrets": (True, "the Secrets the other stages read, synced before them"),
 }
@@ -35,10 +37,11 @@ def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec
              "platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
     rows = []
     for stage in stages:
-        if stage.path:
-            what = (fixed.get(stage.name, []) + [f"upstream `{up.name}` ({up.path}@{up.tag})" for up in stage.upstream]
-                    + [f"`{p}`" for p in components.get(stage.name, [])])
-            rows.append({"where": f"`{stage.path.removeprefix('./')}/`", "what": ", ".join(what)})
+        where = [f"`{stage.path.removeprefix('./')}/`"] if stage.path else []
+        where += [f"upstream `{up.name}` ({up.path}@{up.tag})" for up in stage.upstream]
+        what = fixed.get(stage.name, []) + [f"`{p}`" for p in components.get(stage.name, [])]
+        if where:
+            rows.append({"where": ", ".join(where), "what": ", ".join(what) or "upstream roots, pinned to their tag"})
     return rows
 
 
@@ -68,14 +71,15 @@ def folder_tree(paths: Iterable[str]) -> str:
 
 
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
-          sections: list[str], run_naming: int, rows: list[dict] = (), training_image: str = "") -> None:
+          sections: list[str], run_naming: int, rows: list[dict] = (),
+          images: tuple[ImageBuild, ...] = ()) -> None:
     plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
         "registry": spec.registry,
-        "training_image": training_image or spec.training_image,
-        "data_image": spec.data_image,
+        # The images the repository builds (images/build.sh), each with its context and reference.
+        "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
         # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
@@ -98,7 +102,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "secrets_section": secrets_section,
         "sections": sections,
         "first_sync": first_sync_steps(secrets_section, sections),
-        "clusters": [{"name": c, "environment": e, "runs": "runs/" if e == spec.environment else f"overlays/{e}/runs/"}
+        "clusters": [{"name": c, "environment": e, "runs": f"{runs_root(e)}/"}
                      for c, e in selection.all_clusters()],
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),

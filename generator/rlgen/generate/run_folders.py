@@ -14,15 +14,12 @@ from rlgen.errors import RlgenError
 from rlgen.generate.kustomizations import run_kustomization, runs_index
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo import naming_scheme
-from rlgen.repo.layout import RUNS_INDEX
-from rlgen.repo.run_files import folder, read_data, run_labels, run_size
+from rlgen.repo.run_files import folder, index_path, read_data, run_labels, run_size
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, repo_files, yamlio
 
 if TYPE_CHECKING:  # ruamel is imported by the commands that write a run.yaml, when they do
     from ruamel.yaml.comments import CommentedMap
-
-INDEX = Path(RUNS_INDEX)
 
 def rayjob_name(run: str, rendered: str) -> str:
     """The name for a run rendered without its rename transformer."""
@@ -85,11 +82,12 @@ def stale_names(repo: Path, spec: Spec, pinned: dict[str, str | None]) -> dict[s
 
 
 def write_index(repo: Path, runs: list[str]) -> None:
+    path = index_path(repo)
     try:
-        text = runs_index(runs, repo_files.read_text(repo / INDEX, repo))
+        text = runs_index(runs, repo_files.read_text(path, repo))
     except ValueError as exc:
-        raise RlgenError(f"{INDEX}: {exc}") from None
-    (repo / INDEX).write_text(text)
+        raise RlgenError(f"{path.relative_to(repo)}: {exc}") from None
+    path.write_text(text)
 
 
 def set_keys(run_doc: CommentedMap, values: dict[str, Any]) -> None:

@@ -29,9 +29,9 @@ def tool_files() -> dict[str, str]:
             for item in sorted(folder.iterdir(), key=lambda i: i.name) if item.name.endswith(".py")}
 
 
-def images_entry(spec: Spec, image: TrainingImage) -> dict:
+def images_entry(spec: Spec) -> dict:
     """The kustomize ``images:`` item replacing the RayJob's placeholder image ``training``."""
-    return {"name": "training", "newName": spec.training_image, "newTag": image.tag}
+    return {"name": "training", "newName": spec.training_image, "newTag": spec.training_tag}
 
 
 def dockerfile(spec: Spec, image: TrainingImage, packages: list[str]) -> str:
@@ -43,7 +43,8 @@ def dockerfile(spec: Spec, image: TrainingImage, packages: list[str]) -> str:
     needs = ("\n# What verl " + release.version + " requires (its wheel's Requires-Dist) beyond the dependency image:\n# "
              + ", ".join(release.image_requirements) + ".") if release.image_requirements else ""
     return f"""\
-# Training image: verl {spec.verl_version}, pushed as {spec.training_image}:{image.tag}.
+# Training image: verl {spec.verl_version}, pushed to {spec.training_image} under a tag that
+# hashes this folder's files (images/build.sh): a change here gives the RayJob a new image.
 # verl publishes its dependency images under floating tags only: after the first pull, pin
 # the digest here (FROM {image.base}@sha256:...) so a rebuild cannot change the image silently.
 FROM {image.base}

@@ -12,10 +12,10 @@ from pathlib import Path
 from rlgen.repo import answers
 from rlgen.repo.objects import get, pod_specs
 from rlgen.repo.secret_plan import plan
-from rlgen.repo.sync_engines import is_sync_object
 
 #: Resources a pod may request that need a device plugin, besides GPUs.
 RDMA_PREFIXES = ("rdma/", "aliyun/erdma", "nvidia.com/hostdev")
+KUEUE_GROUP = "kueue.x-k8s.io"
 #: KubeRay's label that turns on gang scheduling through its batch scheduler.
 GANG_LABEL = "ray.io/gang-scheduling-enabled"
 #: The label KubeRay's Volcano integration reads a PodGroup's queue from (batchscheduler/volcano
@@ -81,6 +81,8 @@ class Needs:
     #: ClusterSecretStores the secrets stage's ExternalSecrets read from.
     secret_stores: set[str] = field(default_factory=set)
     network_policies: list[dict] = field(default_factory=list)
+    #: Kueue's objects the repository renders (ResourceFlavors, ClusterQueues, LocalQueues).
+    queue_objects: list[dict] = field(default_factory=list)
     #: The plugin of each slot, as rlgen.yaml records it (a fix names the plugin's option).
     plugins: dict[str, str] = field(default_factory=dict)
 
@@ -117,7 +119,7 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
     needs.kinds.setdefault(api, set()).add(kind)
     ns = get(obj, "metadata", "namespace", default="")
     label = f"{kind}/{get(obj, 'metadata', 'name')}"
-    if source.startswith("clusters/") or is_sync_object(obj):
+    if source.startswith("clusters/"):
         needs.sync_objects.append(obj)
         if kind == "Kustomization" and (key := get(obj, "spec", "decryption", "secretRef", "name")):
             # kustomize-controller imports the keys named *.agekey; the README names it age.agekey.
@@ -126,6 +128,8 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
         needs.secret_stores.add(get(obj, "metadata", "name"))
     if kind == "NetworkPolicy":
         needs.network_policies.append(obj)
+    if api.startswith(KUEUE_GROUP + "/"):
+        needs.queue_objects.append(obj)
     if kind == "PersistentVolume" and (driver := get(obj, "spec", "csi", "driver")):
         needs.csi_drivers.add(driver)
         if ref := get(obj, "spec", "csi", "nodePublishSecretRef"):

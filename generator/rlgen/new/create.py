@@ -29,6 +29,8 @@ class Created:
     plugins: dict[str, str]
     run: str
     rayjob: str
+    #: The images the cluster pulls, which the repository's images workflow builds.
+    images: tuple[str, ...] = ()
 
 
 def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | None, template: str | None,
@@ -64,7 +66,8 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
         git.run(folder, "add", "-A", "--", ".")
         plugins_line = ", ".join(f"{slot}={name}" for slot, name in selection.plugins.items())
         git.commit(folder, f"Generate with rlgen {__version__}\n\nPlugins: {plugins_line}\n")
-    return Created(target, len(build.tree.files), selection.plugins, build.run, build.rayjob)
+    return Created(target, len(build.tree.files), selection.plugins, build.run, build.rayjob,
+                   tuple(i.ref for i in build.images))
 
 
 def _answers(directory: Path, target: Path, sets: list[str], cluster: str | None) -> dict:

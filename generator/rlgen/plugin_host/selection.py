@@ -117,7 +117,8 @@ CORE = PluginInfo(
         Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
                check=_image_error),
-        Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0)",
+        Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0); "
+               "its tag is followed by a hash of images/data",
                "", check=_image_error),
         Option("environment", "Platform overlay the cluster syncs", "production",
                choices=ENVIRONMENTS),

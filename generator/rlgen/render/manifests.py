@@ -102,6 +102,12 @@ def plain_files(files: set[Path]) -> list[Path]:
             and split(_checked(repo_files.shown(path), repo_files.read_text(path)))]
 
 
+def entry_point(path: Path, repo: Path) -> list:
+    """The objects of a sync entry point file, read as strictly as a render reads it."""
+    rel = repo_files.shown(path, repo)
+    return yamlio.read_plain_all(_checked(rel, repo_files.read_text(path, repo)))
+
+
 def _checked(rel: str, text: str) -> str:
     """``text`` of the sync entry point ``rel``, once the strict reader took it: the sync engine
     applies it as it is, and a defect found later would have no file to name."""

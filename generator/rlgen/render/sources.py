@@ -15,7 +15,7 @@ from rlgen.tools import yamlio
 def rendered(target: Path) -> list[tuple[Path, str]]:
     """``[(source, YAML)]``: the root ``target``, or every root below a folder; for a repository
     (the folder of its rlgen.yaml) what the cluster gets, each object once: its top roots (the
-    overlays and ``runs/``, which hold ``base/`` and every run) and then the sync engine's entry
+    overlays, whose runs indexes hold every run, and ``base/``) and then the sync engine's entry
     points, applied as they are."""
     if not (target / "rlgen.yaml").is_file():
         return render_all(target)

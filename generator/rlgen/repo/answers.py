@@ -109,6 +109,20 @@ def branch_hint(root: Path) -> str | None:
     return branch if isinstance(branch, str) else None
 
 
+def main_environment(root: Path) -> str:
+    """``rlgen.environment``: the environment of the main cluster, whose runs ``rlgen run`` edits."""
+    env = environment_of(read(root))
+    if not isinstance(env, str):
+        raise RlgenError(f"{root / FILENAME}: options.rlgen.environment: expected a name, not {env!r}")
+    return env
+
+
+def environment_of(recorded: dict[str, Any]) -> str:
+    from rlgen.spec import Spec
+
+    return recorded["options"].get("rlgen", {}).get("environment", Spec.environment)
+
+
 def parse(doc: Any, path: Path | str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise RlgenError(f"{path}: expected a mapping with plugins and options")

@@ -4,13 +4,30 @@ from __future__ import annotations
 
 #: The run template every runs/<run>/ builds on.
 TRAINING_BASE = "base/training"
-RUNS_INDEX = "runs/kustomization.yaml"
-#: What every cluster syncs before the platform: add-on settings, and the objects of the sync
-#: engine that apply the upstream roots (one folder, shared by every cluster).
-INFRASTRUCTURE = "infrastructure"
-#: The runs index of an environment other than the main cluster's (``runs/`` is that one's).
-ENV_RUNS = "overlays/{env}/runs"
+#: One folder per run, shared by every environment.
+RUNS = "runs"
+#: Each environment's index of the runs its clusters get (the main cluster's environment's is
+#: the one ``rlgen run`` edits), listing run folders as :data:`RUN_ENTRY`.
+RUNS_INDEX = "overlays/{env}/runs/kustomization.yaml"
+RUN_ENTRY = "../../../runs/{run}"
 #: The name of the transformer in a run's kustomization that pins its RayJob's name.
 RENAME_TRANSFORMER = "rayjob-name"
 #: The label every object of a sweep's runs carries (``rlgen run sweep``): the sweep's name.
 SWEEP_LABEL = "rlgen.io/sweep"
+#: The label Kueue reads a job's WorkloadPriorityClass from (kueue constants.WorkloadPriorityClassLabel).
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+def runs_index(env: str) -> str:
+    return RUNS_INDEX.format(env=env)
+
+
+def runs_root(env: str) -> str:
+    """The kustomization root of ``env``'s runs (its index's folder)."""
+    return runs_index(env).rpartition("/")[0]
+
+
+def is_runs_root(path: str) -> bool:
+    """``path`` is an environment's runs root (``overlays/<env>/runs``)."""
+    parts = path.split("/")
+    return len(parts) == 3 and runs_root(parts[1]) == path

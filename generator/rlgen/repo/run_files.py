@@ -1,5 +1,6 @@
 """A run as rlgen reads it, and the files of a repository that rlgen reads back after a user
-may have edited them by hand: ``runs/kustomization.yaml``, ``runs/<run>/kustomization.yaml``,
+may have edited them by hand: the runs index (``overlays/<env>/runs/kustomization.yaml``),
+``runs/<run>/kustomization.yaml``,
 ``runs/<run>/run.yaml`` and ``base/training/trainer.yaml``. What writes a run and names its
 RayJob is :mod:`rlgen.generate.run_folders`.
 
@@ -21,7 +22,8 @@ from ruamel.yaml.comments import CommentedMap
 
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
-from rlgen.repo.layout import RENAME_TRANSFORMER, RUNS_INDEX, SWEEP_LABEL, TRAINING_BASE
+from rlgen.repo import answers
+from rlgen.repo.layout import RENAME_TRANSFORMER, RUN_ENTRY, RUNS, is_runs_root, SWEEP_LABEL, TRAINING_BASE, runs_index
 from rlgen.spec import Spec
 from rlgen.tools import repo_files, yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
@@ -70,20 +72,32 @@ def _read_plain(path: Path) -> Any:
         return None
 
 
+def index_path(repo: Path) -> Path:
+    """The runs index ``rlgen run`` edits: the main cluster's environment's."""
+    return repo / runs_index(answers.main_environment(repo))
+
+
 def read_index(repo: Path, plain: bool = False) -> list[str]:
-    """The runs ``runs/kustomization.yaml`` lists: each a run folder name that exists."""
-    path = repo / RUNS_INDEX
+    """The runs the main environment's index lists: each a run folder that exists."""
+    path = index_path(repo)
     require_inside(repo, path)
+    if not path.exists() and (repo / RUNS / "kustomization.yaml").is_file():
+        raise RlgenError(f"{RUNS}/kustomization.yaml: an earlier rlgen kept the runs index there; it is now "
+                         f"{path.relative_to(repo)}: rlgen update moves it")
     doc = read_mapping(path, plain)
     resources = _list_of_str(path, doc, "resources")
+    prefix, _, suffix = RUN_ENTRY.partition("{run}")
+    runs = []
     for i, entry in enumerate(resources):
-        if problem := dns1035_label_error(entry):
-            raise Defect(path, f"resources[{i}]", f"not a run folder name: {problem}")
-        if not (repo / "runs" / entry).is_dir():
-            raise Defect(path, f"resources[{i}]", f"no folder runs/{entry}")
-    if len(set(resources)) != len(resources):
+        name = entry.removeprefix(prefix).removesuffix(suffix) if entry.startswith(prefix) else ""
+        if not name or (problem := dns1035_label_error(name)):
+            raise Defect(path, f"resources[{i}]", f"not a run folder: expected {RUN_ENTRY.format(run='<run>')}")
+        if not (repo / "runs" / name).is_dir():
+            raise Defect(path, f"resources[{i}]", f"no folder runs/{name}")
+        runs.append(name)
+    if len(set(runs)) != len(runs):
         raise Defect(path, "resources", "a run is listed twice")
-    return resources
+    return runs
 
 
 def read_run_config(path: Path, spec: Spec, plain: bool = False) -> Any:
@@ -217,15 +231,21 @@ def check_repository(repo: Path, spec: Spec, plain: bool = False) -> dict[str, R
 
 def check_changed(repo: Path, spec: Spec, changed: set[str], plain: bool = False) -> None:
     """Load, as :func:`check_repository` does, the hand-editable files among ``changed`` (paths
-    relative to ``repo``), and the runs index whenever a file below ``runs/`` changed (it says
-    which run folders are runs)."""
+    relative to ``repo``), and the runs index whenever it or a file below ``runs/`` changed (it
+    says which run folders are runs)."""
     if f"{TRAINING_BASE}/{Spec.trainer_config_key}" in changed:
         read_trainer_config(repo, spec, plain)
-    if not any(rel.startswith("runs/") for rel in changed):
+    if not any(is_hand_edited_run_file(rel) for rel in changed):
         return
     for run in read_index(repo, plain):
         if {f"runs/{run}/{spec.run_config_key}", f"runs/{run}/kustomization.yaml"} & changed:
             read_run(repo, spec, run, plain)
+
+
+def is_hand_edited_run_file(rel: str) -> bool:
+    """``rel`` (relative to the repository) is a run's file or a runs index."""
+    folder, _, name = rel.rpartition("/")
+    return rel.startswith(f"{RUNS}/") or (is_runs_root(folder) and name == "kustomization.yaml")
 
 
 def _list_of_str(path: Path, doc: dict, key: str) -> list[str]:

@@ -30,15 +30,6 @@ ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "A
               (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")))
 
 
-#: The API groups of the objects a sync engine reconciles itself: its stages and their sources,
-#: in ``clusters/`` and in the stage folders that apply upstream roots.
-SYNC_GROUPS = ("kustomize.toolkit.fluxcd.io/", "source.toolkit.fluxcd.io/", "argoproj.io/")
-
-
-def is_sync_object(obj: dict) -> bool:
-    return str(obj.get("apiVersion", "")).startswith(SYNC_GROUPS)
-
-
 def engine_of(sync_objects: list[dict]) -> Engine | None:
     for engine in (FLUX, ARGO):
         if any(o.get("kind") == engine.kind and o.get("apiVersion", "").startswith(engine.group + "/")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Iterable
 
 from rlgen.contributions import Finding, Rendered
-from rlgen.repo.layout import RUNS_INDEX
+from rlgen.repo.layout import RUNS, is_runs_root
 
 __all__ = ["Finding", "Rendered", "by_run_file", "findings_by_run_file", "run_file"]
 
 
 def run_file(source: str, label: str, runs: Iterable[str], config_key: str) -> str:
-    """Where a user edits an object of the ``runs/`` root: ``runs/<run>/run.yaml`` (every object
-    of a run carries the run's name as its prefix; the longest run name wins); ``source`` as it
-    is for any other object."""
+    """Where a user edits an object of an environment's runs root: ``runs/<run>/run.yaml`` (every
+    object of a run carries the run's name as its prefix; the longest run name wins); ``source``
+    as it is for any other object."""
     return _RunFiles(runs, config_key)(source, label)
 
 
@@ -35,14 +35,13 @@ class _RunFiles:
 
     def __init__(self, runs: Iterable[str], config_key: str) -> None:
         self.runs, self.config_key = set(runs), config_key
-        self.root = RUNS_INDEX.rsplit("/", 1)[0]
 
     def __call__(self, source: str, label: str) -> str:
-        if source != self.root:
+        if not is_runs_root(source):
             return source
         name = label.rsplit("/", 1)[-1]
         end = len(name)
         while (end := name.rfind("-", 0, end)) > 0:
             if name[:end] in self.runs:
-                return f"{self.root}/{name[:end]}/{self.config_key}"
+                return f"{RUNS}/{name[:end]}/{self.config_key}"
         return source

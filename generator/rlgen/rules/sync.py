@@ -7,7 +7,6 @@ their order, and where what they apply is pulled from.
 """
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -24,9 +23,6 @@ class SyncStage:
     after: set[str] = field(default_factory=set)
     uses: set[str] = field(default_factory=set)
     creates: set[str] = field(default_factory=set)
-    #: Stages whose objects this one applies and waits for (Flux ``wait``; an Argo CD parent is
-    #: healthy once its Applications are): a stage after this one comes after them too.
-    contains: set[str] = field(default_factory=set)
 
 
 def _stages(objects: list[Rendered]) -> list[SyncStage]:
@@ -41,11 +37,9 @@ def _stages(objects: list[Rendered]) -> list[SyncStage]:
             path = str(get(obj, "spec", "path", default="")).removeprefix("./").strip("/")
             stage = SyncStage(item, get(obj, "metadata", "name"),
                               {d.get("name") for d in get(obj, "spec", "dependsOn", default=[]) or []})
-            waits = get(obj, "spec", "wait", default=False) is True
         elif kind == "Application" and api.startswith("argoproj.io"):
             path = str(get(obj, "spec", "source", "path", default="")).strip("/")
             stage = SyncStage(item, get(obj, "metadata", "name"))
-            waits = True
         else:
             continue
         annotations = get(obj, "metadata", "annotations", default={}) or {}
@@ -58,32 +52,19 @@ def _stages(objects: list[Rendered]) -> list[SyncStage]:
                 stage.creates.add(get(applied, "metadata", "name"))
             elif ns := get(applied, "metadata", "namespace"):
                 stage.uses.add(ns)
-            if waits and _is_stage(applied):
-                stage.contains.add(get(applied, "metadata", "name"))
         stages.append(stage)
     _argo_waves(stages)
     return stages
 
 
-def _is_stage(obj: dict) -> bool:
-    api, kind = str(obj.get("apiVersion", "")), obj.get("kind")
-    return ((kind == "Kustomization" and api.startswith("kustomize.toolkit.fluxcd.io"))
-            or (kind == "Application" and api.startswith("argoproj.io")))
-
-
 def _argo_waves(stages: list[SyncStage]) -> None:
-    """An Argo CD Application syncs after every sibling of a lower wave: the Applications one
-    parent applies (a folder of ``clusters/``, or a kustomization root)."""
+    """An Argo CD Application syncs after every sibling of a lower wave."""
     def wave(s: SyncStage) -> int:
         return int(get(s.item.obj, "metadata", "annotations", "argocd.argoproj.io/sync-wave", default="0") or 0)
 
-    def parent(s: SyncStage) -> str:
-        source = s.item.source
-        return posixpath.dirname(source) if source.endswith((".yaml", ".yml")) else source
-
     apps = [s for s in stages if s.item.obj.get("kind") == "Application"]
     for s in apps:
-        s.after |= {o.name for o in apps if parent(o) == parent(s) and wave(o) < wave(s)}
+        s.after |= {o.name for o in apps if wave(o) < wave(s)}
 
 
 def _before(stage: SyncStage, by_name: dict[str, SyncStage]) -> set[str]:
@@ -93,7 +74,7 @@ def _before(stage: SyncStage, by_name: dict[str, SyncStage]) -> set[str]:
         if name in seen or name not in by_name:
             continue
         seen.add(name)
-        todo += by_name[name].after | by_name[name].contains
+        todo += by_name[name].after
     return seen
 
 

@@ -19,6 +19,7 @@ from rlgen.output import resolve_output, to_json
 from rlgen.repo.workspace import Workspace, open_workspace
 from rlgen.generate import run_folders
 from rlgen.repo import run_files
+from rlgen.runs import priority as run_priority
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, git_recovery, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
@@ -29,15 +30,16 @@ ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plug
 
 
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None) -> None:
+        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None,
+        priority: str | None = None) -> None:
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
     ws, runs = open_runs(committing=True)
-    labels = gang.run_labels(ws.spec, queue, priority_class)
+    labels = gang.run_labels(ws.spec, queue, priority_class) | run_priority.run_labels(ws.root, priority)
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, from_head, "pick another run name or pass --no-branch")
     folder = run_files.folder(ws.root, name)
-    with GitChange(ws.root, [folder, ws.root / run_folders.INDEX], dry_run) as change:
+    with GitChange(ws.root, [folder, run_files.index_path(ws.root)], dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         doc, rayjob, _ = create_run(ws, name, source, parse_assignments(sets), labels)
         run_folders.write_index(ws.root, [*runs, name])
@@ -129,7 +131,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
     require_run(ws, name, runs)
     branch = f"run/rm-{name}"
     start = claim_branch(ws, branch, no_branch, from_head, "delete it or pass --no-branch")
-    with GitChange(ws.root, [run_files.folder(ws.root, name), ws.root / run_folders.INDEX], dry_run) as change:
+    with GitChange(ws.root, [run_files.folder(ws.root, name), run_files.index_path(ws.root)], dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         require_run(ws, name, runs)
         pruned = remove_runs(ws, runs, [name])[name]

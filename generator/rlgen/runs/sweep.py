@@ -24,7 +24,7 @@ def new(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | 
     ws, runs = edits.open_runs(committing=True)
     branch = f"run/sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, from_head, "pick another sweep name or pass --no-branch")
-    paths = [run_files.folder(ws.root, run) for run in names] + [ws.root / run_folders.INDEX]
+    paths = [run_files.folder(ws.root, run) for run in names] + [run_files.index_path(ws.root)]
     with GitChange(ws.root, paths, dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         _require_new_sweep(ws, runs, name)
@@ -58,7 +58,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
     branch = f"run/rm-sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, from_head, "delete it or pass --no-branch")
     # The whole runs/ folder: which runs are the sweep's is known only on the new branch.
-    with GitChange(ws.root, [ws.root / "runs"], dry_run) as change:
+    with GitChange(ws.root, [ws.root / "runs", run_files.index_path(ws.root)], dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         pruned = edits.remove_runs(ws, runs, members(ws, runs, name, start))
         change.commit(f"Sweep {name}: remove its {len(pruned)} runs\n\nThe sync engine prunes their RayJobs:\n"

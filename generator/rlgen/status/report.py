@@ -20,7 +20,7 @@ from rlgen.repo.workspace import find_root, load_spec
 from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
 from rlgen.status.wait import BLOCKED, READY, assess
 from rlgen.tools import repo_files
-from rlgen.tools.yamlio import read_plain_all
+from rlgen.tools.kustomize import KUSTOMIZATION_FILES
 
 
 def show(run: str | None, kubeconfig, context, fmt: str, watch: bool = False, wait: float | None = None,
@@ -74,10 +74,14 @@ def _repo():
     root = find_root(Path.cwd())
     spec = load_spec(root)
     folders: dict[str, list] = {}
-    for path in manifests.plain_files(manifests.committable(root)):
+    # A cluster folder's own files: its stages (a kustomization there, as Argo CD's root reads
+    # the folder, only adds the shared upstream roots; a subfolder is flux-system or those).
+    for path in sorted(manifests.committable(root)):
         parts = path.relative_to(root).parts
-        if parts[0] == "clusters":
-            folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(d for d in read_plain_all(repo_files.read_text(path, root)) if isinstance(d, dict))
+        if parts[0] == "clusters" and len(parts) <= 3 and path.suffix in (".yaml", ".yml") \
+                and path.name not in KUSTOMIZATION_FILES:
+            folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(
+                d for d in manifests.entry_point(path, root) if isinstance(d, dict))
     sync_objects = [d for docs in folders.values() for d in docs]
     return Repo(root, spec.namespace, spec.git_branch, sync_objects, folders)
 
@@ -92,7 +96,7 @@ def _select(root: Path, run: str | None) -> list[str]:
 
 
 def _rows(cluster, repo, runs):
-    stage = owning_stage(cluster, repo.sync_objects)
+    stage = owning_stage(cluster, repo)
     rows = []
     for run in runs:
         try:
@@ -109,8 +113,10 @@ def _show(rows, fmt: str, cluster, compact: bool) -> None:
     else:
         if compact:
             click.clear()
-        emit(rows, COLUMNS, fmt, header(cluster))
+        # The queue column only for a repository whose runs a queue holds.
+        columns = COLUMNS if any(r.queue for r in rows) else tuple(c for c in COLUMNS if c != "queue")
+        emit(rows, columns, fmt, header(cluster))
     sys.stdout.flush()
 
 
-COLUMNS = ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "dashboard", "sync", "note")
+COLUMNS = ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "queue", "dashboard", "sync", "note")

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from rlgen.kube.client import CannotCheck
 from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
-from rlgen.repo import run_files
+from rlgen.repo import answers, run_files
+from rlgen.repo.layout import runs_root
+from rlgen.status.queue import queue_state
 from rlgen.tools import git
 
 #: KubeRay labels every Pod of a RayCluster with its name (utils/constant.go RayClusterLabelKey).
@@ -26,6 +28,7 @@ class RunStatus:
     started: str = ""
     duration: str = ""
     pending: str = ""
+    queue: str = ""
     dashboard: str = ""
     sync: str = ""
     note: str = ""
@@ -53,7 +56,7 @@ def all_runs(repo: Path) -> list[str]:
 
 def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
     name = run_files.pinned_name(repo.root, run) or ""
-    row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies runs/")
+    row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies the runs index")
     live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                         "rayjobs", name) if name else None
     listed = run in run_files.read_index(repo.root)
@@ -70,16 +73,20 @@ def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
         row.pending = _pending(cluster, repo.namespace, status.get("rayClusterName"))
     except CannotCheck as exc:
         row.pending = f"cannot check: {exc.message}"
+    try:
+        row.queue = queue_state(cluster, repo.namespace, live)
+    except CannotCheck as exc:
+        row.queue = f"cannot check: {exc.message}"
     notes = [status.get("reason", ""), status.get("message", "")]
     if not listed:
-        notes.append("removed from runs/kustomization.yaml: the sync engine prunes it")
+        notes.append("removed from the runs index: the sync engine prunes it")
     row.note = ": ".join(n for n in notes if n)
     return row
 
 
-def owning_stage(cluster, sync_objects: list):
-    """(engine, live object, state) of the stage that applies ``runs/``, or None."""
-    found = stage_owning(sync_objects, "runs")
+def owning_stage(cluster, repo: Repo):
+    """(engine, live object, state) of the stage that applies the main environment's runs, or None."""
+    found = stage_owning(repo.sync_objects, runs_root(answers.main_environment(repo.root)))
     if found is None:
         return None
     engine, obj = found
@@ -122,12 +129,12 @@ def failed_dependency(cluster, engine, live: dict, seen: frozenset = frozenset()
 
 def _why_missing(repo: Repo, run: str, listed: bool, stage) -> str:
     if not listed:
-        return "removed from runs/kustomization.yaml: pruned"
+        return "removed from the runs index: pruned"
     commit = last_commit(repo, run)
     if branch := not_merged(repo, commit):
         return f"not merged yet: commit {commit[:7]} is not on {branch}"
     if stage is None:
-        return "no sync stage applies runs/"
+        return "no sync stage applies the runs index"
     state = stage[2]
     if state.healthy is False:
         return f"sync failing: {state.summary}"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rlgen.repo import run_files
 from rlgen.repo.sync_engines import FLUX, Engine, stage_state
+from rlgen.status.queue import QUEUE_LABEL
 from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
 from rlgen.tools import git
 
@@ -188,6 +189,9 @@ def _run(cluster, repo: Repo, run: str) -> Verdict:
         why = ": ".join(t for t in (status.get("reason"), status.get("message")) if t)
         return Verdict(BLOCKED, f"run {run}: RayJob {name} {deployment}" + (f": {why}" if why else ""))
     if deployment in FINISHED:
+        return Verdict(READY)
+    if (job.get("spec") or {}).get("suspend") and QUEUE_LABEL in ((job.get("metadata") or {}).get("labels") or {}):
+        # Queued by Kueue until the quota has room, maybe for days: taken in, as far as waiting goes.
         return Verdict(READY)
     ray_cluster = status.get("rayClusterName")
     if not ray_cluster:

@@ -79,6 +79,9 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
         click.echo(f"Template {outcome.template_moved}")
     for run, old, new in outcome.repinned:
         click.echo(f"Run {run}: RayJob {old} -> {new}")
+    if outcome.images:
+        click.echo(f"Images to build before the merge syncs: {', '.join(outcome.images)} "
+                   "(the images workflow builds them when the branch is pushed; by hand: bash images/build.sh).")
     if dry_run:
         where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
         click.echo(f"Dry run: nothing written. Would commit on {where}:")
@@ -101,4 +104,4 @@ def _as_json(outcome, dry_run: bool) -> dict:
             "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
             "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
             "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
-            "clashes": outcome.clashes}
+            "images": outcome.images, "clashes": outcome.clashes}

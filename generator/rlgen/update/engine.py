@@ -17,7 +17,7 @@ from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
 from rlgen.tools import git
 from rlgen.tools import git_plumbing, git_recovery
-from rlgen.update import migrations, state, verl_move
+from rlgen.update import index_move, migrations, state, verl_move
 from rlgen.update.answers_change import Change
 from rlgen.update.render import base_render, commit_render, keep_runs, team_template, write_render
 from rlgen.update.repin import repin_runs
@@ -42,6 +42,8 @@ class Outcome:
     clashes: list[str] = field(default_factory=list)
     #: ``source: old -> new`` when the team's template moved to another commit.
     template_moved: str = ""
+    #: The images whose folder the update changed: new tags the registry needs before the merge syncs.
+    images: list[str] = field(default_factory=list)
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
@@ -63,7 +65,7 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
         return Outcome(clashes=build.clashes)
     new_render = commit_render(root, render, base, selection.plugins)
-    ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending, move)
+    ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending, move, recorded)
     merged = git_plumbing.merge(root, ours, theirs)
     pin = build.template.pin.record() if build.template else None
     outcome = Outcome(render=new_render, migrated=pending, verl=move, clashes=build.clashes,
@@ -71,6 +73,8 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     final_answers = answers.text(selection, [s.name for s in build.secrets()], recorded["run_naming"],
                                  new_render, template=pin).encode()
     _apply(root, merged, final_answers, build.spec, change, no_branch, outcome, dry_run)
+    touched = [path for paths in outcome.files.values() for path in paths]
+    outcome.images = [i.ref for i in build.images if any(p.startswith(i.context + "/") for p in touched)]
     return outcome
 
 
@@ -82,16 +86,19 @@ def _moved(before: dict[str, str] | None, after: dict[str, str] | None) -> str:
 
 
 def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pending,
-           move: verl_move.Move | None) -> tuple[str, str]:
+           move: verl_move.Move | None, recorded: dict) -> tuple[str, str]:
     """(ours, theirs) as commits whose one merge base is the previous render, migrated when a
     plugin's version or the verl release changed; the user's branch itself is never rewritten."""
     base_yaml = _file_at(root, base, answers.FILENAME)
     ours_changes: dict[str, bytes | None] = {answers.FILENAME: base_yaml}
     merge_base, theirs = base, new_render
-    if pending or move:
+    base_files = git_plumbing.tree_files(root, base)
+    if pending or move or index_move.needed(base_files):
         def migrated(treeish: str) -> dict[str, bytes | None]:
-            files = git_plumbing.tree_files(root, treeish)
-            changes = migrations.apply(selection, ctx, pending, files)
+            files = base_files if treeish == base else git_plumbing.tree_files(root, treeish)
+            changes = index_move.apply(files, answers.environment_of(recorded))
+            files = {p: d for p, d in {**files, **changes}.items() if d is not None}
+            changes.update(migrations.apply(selection, ctx, pending, files))
             if move:
                 current = {p: d for p, d in {**files, **changes}.items() if d is not None}
                 changes.update(verl_move.apply(move, current, report=False))

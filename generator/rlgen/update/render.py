@@ -11,6 +11,7 @@ from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.generate import template_source
 from rlgen.repo import answers
+from rlgen.repo import run_files
 from rlgen.tools import git
 from rlgen.tools import git_plumbing
 
@@ -33,15 +34,24 @@ def base_render(root: Path, recorded: dict[str, Any]) -> str:
 
 
 #: Runs belong to the team once created: a render never changes them (after the merge, only
-#: their RayJob names follow a changed training base, see :mod:`rlgen.update.repin`).
+#: their RayJob names follow a changed training base, see :mod:`rlgen.update.repin`), nor the
+#: runs indexes that list them.
 RUNS = "runs/"
 
 
+def _team_owned(path: str) -> bool:
+    return run_files.is_hand_edited_run_file(path) and path != f"{RUNS}kustomization.yaml"
+
+
 def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:
-    """``files`` with ``runs/`` as the previous render had it, so a run the team removed or
-    edited never conflicts with the first run a render writes."""
-    kept = {p: d for p, d in files.items() if not p.startswith(RUNS)}
-    before = [p for p in git_plumbing.tree_blobs(root, base) if p.startswith(RUNS)]
+    """``files`` with the run folders as the previous render had them and its runs indexes
+    (an environment new in this render gets the render's), so a run the team removed or
+    edited never conflicts with the first run a render writes. The index of the layout before
+    each environment had one (``runs/kustomization.yaml``) is moved by :mod:`rlgen.update.index_move`."""
+    # An index the render no longer writes goes: its environment has no cluster left.
+    before = [p for p in git_plumbing.tree_blobs(root, base) if _team_owned(p) and (p.startswith(RUNS) or p in files)]
+    replaced = set(before)
+    kept = {p: d for p, d in files.items() if not (p.startswith(RUNS) or p in replaced)}
     return {**kept, **dict(zip(before, git_plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
 
 

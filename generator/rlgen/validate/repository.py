@@ -8,6 +8,7 @@ from pathlib import Path
 from rlgen.output import status
 from rlgen.render.background import Rendering
 from rlgen.repo.workspace import find_root
+from rlgen.repo.layout import RUNS, is_runs_root
 
 # The rules, schemas and run files are imported inside the functions, after the kustomize
 # builds started: the imports then overlap the builds, which are most of validate's time.
@@ -124,7 +125,7 @@ def _part(item: tuple[int | None, list]) -> int:
 def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
     """(source, label) of the objects ``target`` contributes to the whole render: those of the
     roots and files below it, and those of a root above it that ``target`` renders alike
-    (``runs/<run>`` inside ``runs``). Out of context a folder misses what others provide."""
+    (``runs/<run>`` inside ``overlays/<env>/runs``). Out of context a folder misses what others provide."""
     from rlgen.render.roots import render_all
     from rlgen.tools.yamlio import read_plain_all
     from rlgen.rules import Rendered
@@ -134,7 +135,9 @@ def in_scope(repo: Path, target: Path, objects) -> set[tuple[str, str]]:
     if target.is_file() or inside:
         return inside
     labels = {Rendered("", d).label for _, text in render_all(target) for d in read_plain_all(text)}
-    return {(o.source, o.label) for o in objects if rel.startswith(o.source + "/") and o.label in labels}
+    # A run folder renders inside each environment's runs index that lists it.
+    return {(o.source, o.label) for o in objects if o.label in labels
+            and (rel.startswith(o.source + "/") or (is_runs_root(o.source) and rel.startswith(RUNS + "/")))}
 
 
 def training_types(repo: Path) -> set[tuple[str, str]]:

@@ -1,0 +1,27 @@
+"""Repositories rendered before every environment had a runs index of its own kept the main
+environment's in ``runs/kustomization.yaml``. ``rlgen update`` moves it to
+``overlays/<env>/runs/kustomization.yaml`` on every side of its merge (the previous render and
+the user's branch), its runs written as that index's entries and the rest of it (comments, any
+field a user added) kept, so the merge carries the team's runs over and the render brings none."""
+from __future__ import annotations
+
+from rlgen.generate.kustomizations import runs_index
+from rlgen.repo.layout import RUNS, runs_index as index_path
+
+OLD_INDEX = f"{RUNS}/kustomization.yaml"
+
+
+def needed(files: dict[str, bytes]) -> bool:
+    return OLD_INDEX in files
+
+
+def apply(files: dict[str, bytes], env: str) -> dict[str, bytes | None]:
+    """The changes that move the old index of ``files`` into ``env``'s (none when there is none)."""
+    from rlgen.tools import yamlio
+
+    if OLD_INDEX not in files:
+        return {}
+    text = files[OLD_INDEX].decode()
+    doc = yamlio.load(text)
+    runs = [str(r) for r in (doc.get("resources") or [])] if isinstance(doc, dict) else []
+    return {OLD_INDEX: None, index_path(env): runs_index(runs, text).encode()}

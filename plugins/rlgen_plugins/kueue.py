@@ -1,0 +1,144 @@
+"""Queue plugin: Kueue admits a run as a whole when the team's GPU quota has room for it, and
+queues it (no pod at all) until then.
+
+Every RayJob carries ``kueue.x-k8s.io/queue-name``; Kueue's RayJob integration suspends a
+labelled RayJob when it is created (its mutating webhook) and lets it start once its Workload is
+admitted. The repository never writes ``spec.suspend``: Kueue owns that field, and a value in Git
+would be applied again by the sync engine over Kueue's. The queue objects:
+
+- a ResourceFlavor of the Lingjun GPU nodes (their label and taint), holding the GPU quota;
+- a ResourceFlavor of any node for cpu and memory, which Kueue also counts: it admits only a
+  workload whose every resource its ClusterQueue covers;
+- the team's ClusterQueue (named after the training namespace) and a LocalQueue in that
+  namespace, which the RayJobs name.
+
+Kueue is installed on the cluster by its administrator, with the ``ray.io/rayjob`` integration
+on; ``rlgen doctor`` checks it.
+"""
+from __future__ import annotations
+
+from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Problem, Resource, dns1123_label_error, hookimpl, int_range
+
+NAME = "kueue"
+API = "kueue.x-k8s.io/v1beta2"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+#: The LocalQueue every run names, in the training namespace.
+LOCAL_QUEUE = "runs"
+GPU = "nvidia.com/gpu"
+#: How ACK labels and taints its Lingjun GPU nodes (the run's pods already tolerate the taint).
+LINGJUN_KEY = "node-role.alibabacloud.com/lingjun"
+#: A quota no pool reaches: cpu and memory must be covered, the team's limit is its GPUs.
+UNBOUNDED = {"cpu": "1M", "memory": "1000Ti"}
+
+
+def _cohort_error(value: str) -> str | None:
+    return None if value == "" else dns1123_label_error(value)
+
+
+@hookimpl
+def rlgen_plugin():
+    return PluginInfo(
+        name=NAME,
+        slot="queue",
+        summary="Kueue: runs wait in a queue, as a whole, until the team's GPU quota has room",
+        options=(
+            Option("gpu_quota", "GPUs of the Lingjun pool the team's runs may hold at once", None, int,
+                   required=True, check=int_range(1)),
+            Option("cohort", "Kueue cohort shared with other teams' ClusterQueues, to lend idle GPUs and "
+                   "borrow theirs (empty: no borrowing)", "", check=_cohort_error),
+            Option("borrowing_limit", "GPUs the team may borrow from its cohort at most (needs cohort)", 0, int,
+                   check=int_range(0)),
+        ),
+    )
+
+
+def cluster_queue(ctx) -> str:
+    return ctx.spec.namespace
+
+
+def flavors(ctx) -> tuple[str, str]:
+    """The GPU nodes' flavor and the any-node one: cluster-scoped, so named for the team."""
+    return f"{ctx.spec.namespace}-lingjun-gpu", f"{ctx.spec.namespace}-any-node"
+
+
+@hookimpl
+def rlgen_check(ctx):
+    spec, options = ctx.spec, ctx.options(NAME)
+    problems = []
+    if spec.gang_scheduling != "off":
+        problems.append(Problem(
+            f"rlgen.gang_scheduling={spec.gang_scheduling} and the kueue queue: Kueue already admits a run whole "
+            "(quota for all its pods) or holds it without pods; set rlgen.gang_scheduling=off", (NAME, "rlgen")))
+    if spec.network != "tcp":
+        problems.append(Problem(
+            f"rlgen.network={spec.network} and the kueue queue: the ClusterQueue does not cover the network "
+            "device resource, so Kueue would never admit a run; use rlgen.network=tcp", (NAME, "rlgen")))
+    if options["borrowing_limit"] and not options["cohort"]:
+        problems.append(Problem("kueue.borrowing_limit needs kueue.cohort: GPUs are borrowed from a cohort",
+                                (NAME,)))
+    return problems
+
+
+@hookimpl
+def rlgen_resources(ctx):
+    options = ctx.options(NAME)
+    gpu_flavor, any_flavor = flavors(ctx)
+    gpu = {"name": GPU, "nominalQuota": options["gpu_quota"]}
+    if options["cohort"]:
+        gpu["borrowingLimit"] = options["borrowing_limit"]
+    queue_spec = {
+        # Only the training namespace's LocalQueue feeds this ClusterQueue.
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ctx.spec.namespace}},
+        "resourceGroups": [
+            {"coveredResources": [GPU], "flavors": [{"name": gpu_flavor, "resources": [gpu]}]},
+            {"coveredResources": list(UNBOUNDED),
+             "flavors": [{"name": any_flavor,
+                          "resources": [{"name": k, "nominalQuota": v} for k, v in UNBOUNDED.items()]}]},
+        ],
+    }
+    if options["cohort"]:
+        queue_spec = {"cohortName": options["cohort"], **queue_spec}
+    objects = [
+        ("resource-flavor-gpu.yaml", {
+            "apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": gpu_flavor},
+            "spec": {"nodeLabels": {LINGJUN_KEY: "true"},
+                     "nodeTaints": [{"key": LINGJUN_KEY, "value": "true", "effect": "NoSchedule"}]}},
+         "The Lingjun GPU nodes. Kueue adds their label to the nodeSelector of the pods it admits\n"
+         "on this flavor (the GPU workers); the pods already tolerate the taint."),
+        ("resource-flavor-any.yaml", {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": any_flavor}},
+         "Any node: cpu and memory, counted but not the team's limit. No node label, so the\n"
+         "head and the submitter keep the nodes they schedule to without Kueue."),
+        ("cluster-queue.yaml", {"apiVersion": API, "kind": "ClusterQueue",
+                                "metadata": {"name": cluster_queue(ctx)}, "spec": queue_spec},
+         f"The team's quota: {options['gpu_quota']} GPUs of the Lingjun pool"
+         + (f", lending idle ones to cohort {options['cohort']} and borrowing at most "
+            f"{options['borrowing_limit']}" if options["cohort"] else ", no borrowing") + ".\n"
+         "Kueue admits only a workload whose every resource a ClusterQueue covers: cpu and memory\n"
+         "have a quota no pool reaches."),
+        ("local-queue.yaml", {"apiVersion": API, "kind": "LocalQueue",
+                              "metadata": {"name": LOCAL_QUEUE, "namespace": ctx.spec.namespace},
+                              "spec": {"clusterQueue": cluster_queue(ctx)}},
+         "The queue every run's RayJob names (label kueue.x-k8s.io/queue-name)."),
+    ]
+    return [Resource(Layer.PLATFORM, path, obj, comment) for path, obj, comment in objects]
+
+
+@hookimpl
+def rlgen_patches(ctx):
+    label = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": ctx.spec.rayjob_name, "labels": {
+        QUEUE_LABEL: LOCAL_QUEUE}}}
+    return [Patch(Layer.TRAINING, {"group": "ray.io", "kind": "RayJob"}, label, "rayjob-queue",
+                  "Kueue suspends the RayJob when it is created and starts it once the quota has room.\n"
+                  "spec.suspend is Kueue's: never set it here, the sync engine would undo Kueue's.")]
+
+
+@hookimpl
+def rlgen_readme(ctx):
+    options = ctx.options(NAME)
+    return [
+        "## The queue\n"
+        f"Runs wait in Kueue's queue: ClusterQueue `{cluster_queue(ctx)}` holds {options['gpu_quota']} GPUs of the "
+        f"Lingjun pool, LocalQueue `{LOCAL_QUEUE}` in `{ctx.spec.namespace}` feeds it. A merged run that does not "
+        "fit waits, suspended and without pods, until a running one ends; `rlgen status` shows its place in the "
+        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run."
+    ]

@@ -1,0 +1,173 @@
+"""A team's GPU pool shared through Kueue: runs that do not fit wait in the queue, whole and
+without pods, and start when a running one ends.
+
+The control plane of this module is its own (a pool of four 8-GPU Lingjun nodes, no other
+repository's runs on it) with Kueue running beside KubeRay; the repository is generated with
+the kueue queue plugin and a quota of the whole pool, 32 GPUs. A run of two 8-GPU nodes asks
+for 16 of them: two fit, a third waits."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from support.controlplane import wait_until
+from support.flux import NAMESPACE, REGISTRY, reconcile
+from support.kuberay import ray_cluster, ray_pods
+from support.kueue import workloads
+from support.repos import INSTALL, ok, run_rlgen
+
+LINGJUN = "node-role.alibabacloud.com/lingjun"
+TWO_NODES = ("--set", "trainer.nnodes=2")
+QUEUE_TIMEOUT = 120
+
+
+pytestmark = pytest.mark.usefixtures("dump_kueue_on_failure")
+
+
+def git(repo, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def repo(kueue_control_plane, git_server, sync_repository, tmp_path_factory):
+    url = git_server.create("team/rl-queued.git")
+    repo = tmp_path_factory.mktemp("kueue") / "rl-queued"
+    ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32",
+                 "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={url}",
+                 "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.upstream_mirror={git_server.base}"))
+    # The generated run would hold a node of the pool the scenarios count on.
+    ok(run_rlgen("run", "rm", "baseline", "--no-branch", cwd=repo))
+    git(repo, "remote", "add", "origin", url)
+    git(repo, "push", "--quiet", "-u", "origin", "HEAD:main")
+    sync_repository(kueue_control_plane, repo, url, "clusters/production")
+    return repo
+
+
+def push(cp, repo) -> None:
+    git(repo, "push", "--quiet", "origin", "HEAD:main")
+    reconcile(cp)
+
+
+def rayjobs(repo) -> dict[str, str]:
+    return {r["run"]: r["rayjob"] for r in json.loads(ok(run_rlgen("run", "list", "-o", "json", cwd=repo)))}
+
+
+def admission(cp) -> dict[str, str]:
+    """Each RayJob Kueue holds: "admitted" or "queued"."""
+    found = {}
+    for w in workloads(cp, NAMESPACE):
+        owner = next(o["name"] for o in w["metadata"]["ownerReferences"] if o["kind"] == "RayJob")
+        admitted = any(c["type"] == "Admitted" and c["status"] == "True" for c in w.get("status", {}).get("conditions", []))
+        found[owner] = "admitted" if admitted else "queued"
+    return found
+
+
+def running_workers(cp, rayjob: str) -> list[str]:
+    """The nodes of the RayJob's GPU workers, once all of them are scheduled."""
+    pods = ray_pods(cp, NAMESPACE, rayjob, "worker")
+    nodes = [p["spec"].get("nodeName") for p in pods]
+    return nodes if len(nodes) == 2 and all(nodes) else []
+
+
+def status_rows(cp, repo) -> dict[str, dict]:
+    result = run_rlgen("status", "-o", "json", cwd=repo, env={**os.environ, **cp.env()})
+    return {r["run"]: r for r in json.loads(result.stdout)["rows"]}
+
+
+def settle(cp, names: list[str], admitted: int) -> dict[str, str]:
+    return wait_until(f"{admitted} of {len(names)} RayJobs admitted by Kueue, the rest queued",
+                      lambda: (a := admission(cp)) and set(names) <= set(a)
+                      and sorted(a[n] for n in names) == sorted(["admitted"] * admitted
+                                                                 + ["queued"] * (len(names) - admitted)) and a,
+                      timeout=QUEUE_TIMEOUT)
+
+
+def test_three_runs_of_two_nodes_on_four_two_start_and_one_waits_without_pods(kueue_control_plane, repo):
+    cp = kueue_control_plane
+    for run in ("lr-a", "lr-b", "lr-c"):
+        ok(run_rlgen("run", "new", run, *TWO_NODES, "--no-branch", cwd=repo))
+    push(cp, repo)
+    names = rayjobs(repo)
+    state = settle(cp, list(names.values()), admitted=2)
+    queued = next(run for run, job in names.items() if state[job] == "queued")
+    for run, job in names.items():
+        if run == queued:
+            continue
+        nodes = wait_until(f"the workers of {job} scheduled", lambda job=job: running_workers(cp, job))
+        assert all(n.startswith("lingjun-gpu-") for n in nodes), nodes
+        # Kueue put the GPU flavor's node label on the workers it admitted.
+        worker = ray_pods(cp, NAMESPACE, job, "worker")[0]
+        assert worker["spec"]["nodeSelector"][LINGJUN] == "true"
+    job = cp.objects("rayjobs", "-n", NAMESPACE)
+    held = next(j for j in job if j["metadata"]["name"] == names[queued])
+    assert held["spec"]["suspend"] is True
+    assert ray_cluster(cp, NAMESPACE, names[queued]) is None
+    assert not [p for p in cp.objects("pods", "-n", NAMESPACE) if p["metadata"]["name"].startswith(f"{queued}-")]
+
+    rows = status_rows(cp, repo)
+    assert rows[queued]["queue"].startswith("queued: 1 of 1 in LocalQueue runs;"), rows[queued]
+    assert "nvidia.com/gpu" in rows[queued]["queue"], rows[queued]
+    assert all(rows[r]["queue"] == f"admitted by ClusterQueue {NAMESPACE}" for r in names if r != queued), rows
+    # A queued run is taken in as far as waiting goes: it may wait for days.
+    waited = run_rlgen("status", "--wait", "--timeout", "60s", "-o", "json", cwd=repo, env={**os.environ, **cp.env()})
+    assert waited.returncode == 0, waited.stdout + waited.stderr
+
+    # One run ends: removed, pruned by the sync; the queued one is admitted and its pods placed.
+    ended = next(r for r in names if r != queued)
+    ok(run_rlgen("run", "rm", ended, "--no-branch", cwd=repo))
+    push(cp, repo)
+    wait_until(f"{names[queued]} admitted", lambda: admission(cp).get(names[queued]) == "admitted",
+               timeout=QUEUE_TIMEOUT)
+    wait_until(f"the workers of {names[queued]} scheduled", lambda: running_workers(cp, names[queued]),
+               timeout=QUEUE_TIMEOUT)
+    for run in names:
+        if run != ended:
+            ok(run_rlgen("run", "rm", run, "--no-branch", cwd=repo))
+    push(cp, repo)
+    wait_until("every run's RayJob pruned", lambda: not cp.objects("rayjobs", "-n", NAMESPACE), timeout=QUEUE_TIMEOUT)
+
+
+def test_a_sweep_of_four_two_node_runs_runs_two_at_a_time(kueue_control_plane, repo):
+    cp = kueue_control_plane
+    ok(run_rlgen("run", "sweep", "lr", "--grid", "actor_rollout_ref.actor.optim.lr=1e-6,2e-6,3e-6,4e-6",
+                 *TWO_NODES, "--no-branch", cwd=repo))
+    push(cp, repo)
+    names = rayjobs(repo)
+    assert len(names) == 4
+    state = settle(cp, list(names.values()), admitted=2)
+    waiting = sorted(run for run, job in names.items() if state[job] == "queued")
+    for run in waiting:
+        assert ray_cluster(cp, NAMESPACE, names[run]) is None
+    rows = status_rows(cp, repo)
+    places = sorted(rows[r]["queue"].split(";")[0] for r in waiting)
+    assert places == ["queued: 1 of 2 in LocalQueue runs", "queued: 2 of 2 in LocalQueue runs"], rows
+
+
+def test_doctor_finds_kueue_and_the_queue_objects(kueue_control_plane, repo):
+    result = run_rlgen("doctor", "-o", "json", cwd=repo, env={**os.environ, **kueue_control_plane.env()})
+    rows = {r["check"]: r for r in json.loads(result.stdout)["rows"]}
+    assert rows["Kueue RayJob webhook"]["state"] == "ok", rows
+    assert rows[f"ClusterQueue {NAMESPACE}"] == {**rows[f"ClusterQueue {NAMESPACE}"], "state": "ok", "detail": "active"}
+    assert rows[f"LocalQueue {NAMESPACE}/runs"]["detail"] == "active"
+    assert rows["API kueue.x-k8s.io/v1beta2"]["state"] == "ok"
+
+
+def test_a_lost_worker_node_gets_a_new_worker_and_the_run_stays_admitted(kueue_control_plane, repo):
+    """A node of a running run goes away mid-run: the pod garbage collector deletes its worker,
+    KubeRay makes a new one in the same RayCluster, and Kueue keeps the run admitted (its
+    quota is GPUs, not nodes): the run goes on, nothing queued starts in its place."""
+    cp = kueue_control_plane
+    names = rayjobs(repo)
+    before = admission(cp)
+    job = next(j for j in names.values() if before.get(j) == "admitted")
+    lost = wait_until(f"the workers of {job} scheduled", lambda: running_workers(cp, job))[0]
+    cluster = ray_cluster(cp, NAMESPACE, job)
+    cp.kubectl("delete", "node", lost)
+    cp.add_lingjun_node("lingjun-gpu-replacement")
+    nodes = wait_until(f"a new worker of {job} placed off {lost}",
+                       lambda: (n := running_workers(cp, job)) and lost not in n and n, timeout=240)
+    assert "lingjun-gpu-replacement" in nodes
+    assert ray_cluster(cp, NAMESPACE, job) == cluster
+    assert admission(cp) == before

@@ -1,0 +1,86 @@
+"""Each image's tag ends in a hash of its folder's files: the same answers give the same tags;
+a plugin's training packages give a new training tag, which the RayJob's image and name follow,
+and leave the data image alone; rlgen.install changes the data image's tag and renames the Jobs
+that run it, and leaves the RayJob alone."""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import types
+
+from support.repos import CORE_ANSWERS
+
+from rlgen.generate import image_builds
+from rlgen.generate.pipeline import generate
+from rlgen.hookspecs import hookimpl
+from rlgen.plugin_host.discovery import Installed, discover
+from rlgen.plugin_host.selection import select
+
+
+def _generate(installed=None, **rlgen):
+    return generate(select(installed or discover(), [], {"rlgen": {**CORE_ANSWERS["rlgen"], **rlgen}}, None))
+
+
+def _with_training_packages(packages: list[str]) -> dict:
+    """The installed plugins, vllm also asking the training image for ``packages``."""
+    installed = discover()
+    original = installed["vllm"]
+    module = types.ModuleType("vllm_with_packages")
+    for name in dir(original.module):
+        if name.startswith("rlgen_"):
+            setattr(module, name, getattr(original.module, name))
+    module.rlgen_training_packages = hookimpl(lambda ctx: list(packages))
+    return {**installed, "vllm": Installed(module, original.info, original.version)}
+
+
+def _text(b, path: str) -> str:
+    return b.tree.files[path].decode()
+
+
+def test_same_answers_same_tags():
+    assert [i.ref for i in _generate().images] == [i.ref for i in _generate().images]
+
+
+def test_training_packages_give_a_new_training_tag_and_rayjob_name():
+    before, after = _generate(), _generate(_with_training_packages(["mathruler==0.1.0"]))
+    (old_training, old_data), (training, data) = before.images, after.images
+    assert training.tag.startswith("0.9.1-vllm-") and training.tag != old_training.tag
+    assert data == old_data
+    assert f"newTag: {training.tag}\n" in _text(after, "base/training/kustomization.yaml")
+    assert f'"images/training {training.ref}"' in _text(after, image_builds.SCRIPT)
+    assert after.rayjob != before.rayjob
+
+
+def test_rlgen_install_gives_a_new_data_tag_and_job_names():
+    before, after = _generate(), _generate(install="rlgen==0.1.1")
+    assert before.images[0] == after.images[0] and before.rayjob == after.rayjob
+    assert after.images[1].tag != before.images[1].tag
+    old_job, new_job = (_text(b, "base/platform/dataset-job.yaml") for b in (before, after))
+    assert f"image: {after.images[1].ref}\n" in new_job
+    name = "\n  name: "
+    assert old_job.split(name)[1].split("\n")[0] != new_job.split(name)[1].split("\n")[0]
+
+
+def test_a_data_image_answer_keeps_its_tag_as_the_start():
+    b = _generate(data_image=f"{CORE_ANSWERS['rlgen']['registry']}/pipeline:2.0@sha256:{'a' * 64}")
+    data = b.images[1]
+    assert data.repository == f"{CORE_ANSWERS['rlgen']['registry']}/pipeline" and data.tag.startswith("2.0-")
+
+
+def test_the_hash_is_sha256sum_of_the_tracked_files_then_of_that_list(tmp_path):
+    files = {"images/x/Dockerfile": b"FROM scratch\n", "images/x/pkg/a.py": b"a\n", "images/x/B.txt": b"b\n",
+             "images/y/Dockerfile": b"other\n"}
+    for path, content in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(content)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    # Left by a local run, untracked: not part of the image's identity.
+    (tmp_path / "images/x/pkg/__pycache__").mkdir()
+    (tmp_path / "images/x/pkg/__pycache__/a.pyc").write_bytes(b"\0")
+    shell = subprocess.run("git ls-files -z | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum",
+                           shell=True, cwd=tmp_path / "images/x", capture_output=True, text=True, check=True)
+    assert image_builds.context_hash(files, "images/x") == shell.stdout.split()[0]
+    listing = "".join(f"{hashlib.sha256(files['images/x/' + p]).hexdigest()}  {p}\n"
+                      for p in ("B.txt", "Dockerfile", "pkg/a.py"))
+    assert image_builds.context_hash(files, "images/x") == hashlib.sha256(listing.encode()).hexdigest()
