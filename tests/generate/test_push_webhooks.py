@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.repos import GIT_URL, REQUIRED, build, entry_points, rlgen_in, run_rlgen
+from support.repos import GIT_URL, REQUIRED, build, plain_manifests, rlgen_in, run_rlgen
 from support.toolchain import tool
 
 RECIPIENT = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
@@ -20,7 +20,7 @@ PART_OF_ARGOCD = {"app.kubernetes.io/part-of": "argocd"}
 
 
 def receiver(repo) -> dict:
-    (found,) = [d for d in entry_points(repo) if d["kind"] == "Receiver"]
+    (found,) = [d for d in plain_manifests(repo) if d["kind"] == "Receiver"]
     return found
 
 
@@ -77,7 +77,7 @@ def test_argo_points_argocd_secret_at_a_labelled_secret_of_the_secrets_slot(gene
     assert (f"kubectl -n argocd patch secret argocd-secret --type merge "
             f"-p '{{\"stringData\": {{\"{key}\": \"$git-webhook-token:token\"}}}}'") in readme
     assert "/api/webhook" in readme
-    assert not any(d["kind"] == "Receiver" for d in entry_points(repo))
+    assert not any(d["kind"] == "Receiver" for d in plain_manifests(repo))
 
 
 def test_external_secrets_labels_the_webhook_secret_for_argo(generate):
