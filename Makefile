@@ -37,9 +37,12 @@ validation-tools:
 demo-tools:
 	python3 toolchain/build.py kustomize kubeconform sops age
 
-# The demo's registry and Git URL are answers every repository needs; replace them with your own.
+# The demo's registry, Git URL, OSS bucket and its region are answers every repository needs
+# (rlgen defaults none of them); replace them with your own.
 DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
 DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
+DEMO_BUCKET ?= rl-demo-data
+DEMO_REGION ?= cn-hangzhou
 # This checkout is an editable install, no source an image build can reach: say where the
 # demo's data image and CI install rlgen from.
 DEMO_INSTALL ?= rlgen==0.1.0
@@ -54,7 +57,7 @@ $(VENV)/.core: pyproject.toml
 demo: $(VENV)/.core demo-tools
 	rm -rf demo
 	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
-		--set 'rlgen.install=$(DEMO_INSTALL)'
+		--set 'rlgen.install=$(DEMO_INSTALL)' --set ak-storage.bucket=$(DEMO_BUCKET) --set ak-storage.region=$(DEMO_REGION)
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo -o table
 	@echo

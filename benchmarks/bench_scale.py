@@ -31,7 +31,8 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 ENV = dict(os.environ)
 #: The answers every repository needs (placeholders: nothing is pushed or pulled).
 REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git",
-            "--set", "rlgen.install=rlgen==0.1.0")
+            "--set", "rlgen.install=rlgen==0.1.0", "--set", "ak-storage.bucket=rl-bench-data",
+            "--set", "ak-storage.region=cn-hangzhou")
 
 
 def rlgen(*args: str, cwd: Path | None = None) -> None:

@@ -125,9 +125,11 @@ def python() -> str:
     return RLGEN_PYTHON
 
 
-#: The answers every ``rlgen new`` needs (the team's registry and this repository's URL).
+#: The answers every ``rlgen new`` needs (the team's registry, this repository's URL, the bucket
+#: and its region).
 NEW_ANSWERS = ("--set", "rlgen.registry=registry.cn-hangzhou.aliyuncs.com/rl-bench",
                "--set", "rlgen.git_url=https://github.com/rl-bench/rl-repo.git",
+               "--set", "ak-storage.bucket=rl-bench-data", "--set", "ak-storage.region=cn-hangzhou",
                # An editable checkout is no source an image build can reach: say where from.
                "--set", "rlgen.install=rlgen==0.1.0")
 

@@ -5,7 +5,7 @@ import os
 import shutil
 
 import pytest
-from support.repos import REQUIRED, run_rlgen
+from support.repos import required_for, run_rlgen
 
 # Commits the tests make themselves (a hand edit, a second branch) need an author; a tester's
 # machine may have no git identity at all, and no test may fail for want of one. rlgen asks
@@ -23,7 +23,7 @@ def generate(tmp_path_factory):
     def _generate(*args: str):
         if args not in cache:
             target = tmp_path_factory.mktemp("repo") / "repo"
-            result = run_rlgen("new", str(target), *REQUIRED, *args, "--no-input")
+            result = run_rlgen("new", str(target), *required_for(*args), *args, "--no-input")
             assert result.returncode == 0, result.stderr
             cache[args] = target
         return cache[args]

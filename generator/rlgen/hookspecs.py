@@ -73,7 +73,11 @@ def rlgen_plugin() -> PluginInfo:
     Called on every installed plugin, selected or not (``rlgen plugins`` lists them all).
     An option's ``check`` returns an error message or ``None``; ``rlgen.plugin_api`` has ready
     ones (``image_reference_error``, ``duration_error``, ``int_range(1, 8)``, ...). Hooks read
-    the converted values with ``ctx.options(name)``.
+    the converted values with ``ctx.options(name)``. An answer naming something of the user's
+    (a bucket, a region, a role) has no default: ``required=True``. ``required_when=("auth",
+    "rrsa")`` requires an option only while an earlier one has that value, and asks it right
+    after; ``cross_check(value, earlier)`` checks it against the plugin's answers before it
+    (``endpoint_region_error``, ``same_account_error``).
 
     Example::
 

@@ -13,8 +13,9 @@ from rlgen.naming import dns1123_label_error
 
 __all__ = ["control_error", "credential_error", "dns1123_label_error", "duration_error", "endpoint_error",
            "git_branch_error", "git_url_error", "hub_id_error", "image_reference_error", "int_range",
-           "number_range", "oss_bucket_error", "pip_requirement_error", "region_error", "registry_error",
-           "repo_path_error", "revision_error", "uri_error"]
+           "number_range", "oss_bucket_error", "pip_requirement_error", "ram_arn_error", "region_error",
+           "registry_error", "repo_path_error", "revision_error", "same_account_error", "uri_error",
+           "REGION_IDS", "endpoint_region", "endpoint_region_error", "plain_http_error"]
 
 # Patterns are compiled when first used (re's own cache keeps them): a command checks a few
 # kinds of answer, and compiling every pattern here cost more than their checks.
@@ -219,12 +220,92 @@ def endpoint_error(value: str) -> str | None:
     return None
 
 
+#: Alibaba Cloud's region ids, those of OSS's "Regions and endpoints" table (public cloud, finance
+#: and government regions still open). The SDK rlgen depends on carries no list (docs/upstream.md):
+#: a region missing here is one line to add.
+REGION_IDS = frozenset({
+    "cn-hangzhou", "cn-shanghai", "cn-nanjing", "cn-fuzhou", "cn-wuhan-lr", "cn-qingdao", "cn-beijing",
+    "cn-zhangjiakou", "cn-huhehaote", "cn-wulanchabu", "cn-shenzhen", "cn-heyuan", "cn-guangzhou", "cn-chengdu",
+    "cn-hongkong", "ap-northeast-1", "ap-northeast-2", "ap-southeast-1", "ap-southeast-3", "ap-southeast-5",
+    "ap-southeast-6", "ap-southeast-7", "us-west-1", "us-east-1", "na-south-1", "eu-central-1", "eu-west-1",
+    "me-east-1", "me-central-1",
+    "cn-hangzhou-finance", "cn-shanghai-finance-1", "cn-shenzhen-finance-1", "cn-beijing-finance-1",
+    "cn-north-2-gov-1",
+})
+
+
 def region_error(value: str) -> str | None:
-    """An Alibaba Cloud region id like ``cn-hangzhou`` or ``ap-southeast-1``."""
+    """An Alibaba Cloud region id like ``cn-hangzhou`` or ``ap-southeast-1``, one that exists."""
     text = str(value)
     if not re.fullmatch(_REGION, text) or len(text) > 63:
         return f"{_show(value)} is not a region id like cn-hangzhou or ap-southeast-1"
+    if text not in REGION_IDS:
+        import difflib  # only to name the region meant
+
+        close = difflib.get_close_matches(text, sorted(REGION_IDS), n=1)
+        return f"{_show(value)} is no Alibaba Cloud region" + (f" (did you mean '{close[0]}'?)" if close else "")
     return None
+
+
+def endpoint_region(endpoint: str) -> str | None:
+    """The region an Alibaba Cloud OSS endpoint names (``oss-cn-beijing-internal.aliyuncs.com``,
+    the dual-stack ``cn-beijing.oss.aliyuncs.com``, an accelerator's
+    ``cn-beijing-internal.oss-data-acc.aliyuncs.com``), or None for another host (a proxy, a
+    global acceleration endpoint)."""
+    text = str(endpoint).lower()
+    host = (text.split("://", 1)[1] if "://" in text else text).split("/")[0].split(":")[0]
+    if not host.endswith(".aliyuncs.com"):
+        return None
+    label = host.split(".")[0].removeprefix("oss-")
+    found = [r for r in REGION_IDS if label == r or label.startswith(r + "-")]
+    return max(found, key=len) if found else None
+
+
+def endpoint_region_error(endpoint: str, earlier: dict[str, Any]) -> str | None:
+    """An ``Option.cross_check``: the endpoint of another region than the ``region`` answered before it."""
+    region = earlier.get("region")
+    named = endpoint_region(endpoint) if endpoint else None
+    if named and region and named != region:
+        return (f"{_show(endpoint)} is an endpoint of {named}, but the bucket's region is {region}: "
+                "OSS refuses a request signed for another region")
+    return None
+
+
+#: acs:ram::<account>:<kind>/<name>, the ARNs of RAM roles and OIDC providers.
+_RAM_ARN = r"acs:ram::([0-9]{1,32}):([a-z-]+)/([A-Za-z0-9._-]{1,128})"
+
+
+def ram_arn_error(value: str, kind: str) -> str | None:
+    """A RAM ARN of ``kind`` (``role``, ``oidc-provider``): ``acs:ram::<account>:<kind>/<name>``."""
+    found = re.fullmatch(_RAM_ARN, str(value))
+    if not found or found.group(2) != kind:
+        return f"{_show(value)} is not a RAM {kind} ARN like acs:ram::<account-id>:{kind}/<name>"
+    return None
+
+
+def same_account_error(value: str, earlier_value: str, earlier_name: str) -> str | None:
+    """Two RAM ARNs in different accounts: ``value`` against ``earlier_value``, the answer
+    ``earlier_name``. A role trusts only an OIDC provider of its own account."""
+    ours, theirs = re.fullmatch(_RAM_ARN, str(value)), re.fullmatch(_RAM_ARN, str(earlier_value or ""))
+    if ours and theirs and ours.group(1) != theirs.group(1):
+        return (f"{_show(value)} is in account {ours.group(1)}, but {earlier_name} is in account {theirs.group(1)}: "
+                "a RAM role can only trust an OIDC provider of its own account")
+    return None
+
+
+def plain_http_error(url: str) -> str | None:
+    """A plain ``http://`` URL to a host outside the machine and the cluster: what is fetched
+    over it can be read and changed on the way. Loopback and in-cluster Service names pass."""
+    from urllib.parse import urlsplit
+
+    text = str(url)
+    if not text.lower().startswith("http://"):
+        return None
+    host = (urlsplit(text).hostname or "").lower()
+    if host in ("localhost", "::1") or host.startswith("127.") or host.endswith((".svc", ".svc.cluster.local")):
+        return None
+    return (f"{_show(url)} is plain http: anyone on the way can read and change what the cluster syncs; "
+            "use https:// or ssh:// (http only for a loopback or in-cluster host)")
 
 
 def repo_path_error(value: str) -> str | None:

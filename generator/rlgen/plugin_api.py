@@ -17,6 +17,7 @@ from rlgen.option_checks import (
     credential_error,
     duration_error,
     endpoint_error,
+    endpoint_region_error,
     git_branch_error,
     git_url_error,
     hub_id_error,
@@ -25,10 +26,13 @@ from rlgen.option_checks import (
     number_range,
     oss_bucket_error,
     pip_requirement_error,
+    ram_arn_error,
     region_error,
+    REGION_IDS,
     registry_error,
     repo_path_error,
     revision_error,
+    same_account_error,
     uri_error,
 )
 from rlgen.spec import Spec, Volume
@@ -61,6 +65,8 @@ __all__ = [
     "control_error", "credential_error", "duration_error", "endpoint_error", "git_branch_error", "git_url_error",
     "hub_id_error", "image_reference_error", "int_range", "number_range", "oss_bucket_error",
     "pip_requirement_error", "region_error", "registry_error", "repo_path_error", "revision_error", "uri_error",
+    # Checks for Option(cross_check=...), against the answers before it; the region ids region_error knows.
+    "endpoint_region_error", "ram_arn_error", "same_account_error", "REGION_IDS",
     # Kubernetes name rules and hosts.
     "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host",
 ]

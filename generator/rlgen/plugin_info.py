@@ -26,10 +26,15 @@ SLOTS = tuple(DEFAULT_PLUGINS)
 class Option:
     """One ``--set PLUGIN.NAME=VALUE`` option of a plugin.
 
-    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal;
-    ``ask=True`` asks for it too, offering the default, and records the value in ``rlgen.yaml``
-    even when it is the default (a bucket a repository mounts is stated, never implied).
-    ``check`` receives the converted value and returns an error message or ``None``.
+    ``default=None`` with ``required=True`` makes ``rlgen new`` ask for it on a terminal
+    (and list it among the missing answers off one): an answer naming something of the user's
+    (a bucket, a region, a role) has no default. ``required_when=("auth", "rrsa")`` requires it
+    only when the option ``auth``, listed before it, has the value ``rrsa``: then it is asked
+    right after that answer. ``ask=True`` asks for it too, offering the default, and records
+    the value in ``rlgen.yaml`` even when it is the default.
+    ``check`` receives the converted value and returns an error message or ``None``;
+    ``cross_check`` receives it and the plugin's values of the options listed before it (an
+    endpoint against the region answered before it), and does the same.
     """
 
     name: str
@@ -40,6 +45,8 @@ class Option:
     choices: tuple[str, ...] = ()
     check: Callable[[Any], str | None] | None = None
     ask: bool = False
+    required_when: tuple[str, Any] | None = None
+    cross_check: Callable[[Any, dict[str, Any]], str | None] | None = None
 
 
 @dataclass(frozen=True)

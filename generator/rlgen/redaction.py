@@ -14,16 +14,17 @@ MASK = "***"
 # A URL's user info (a name with its password, or a bare token) before the host; an SSH user name alone is no secret.
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s@?#'\"]*)@")
 #: Names of the query parameters Git hosts, clouds and object stores carry a secret in: tokens
-#: (GitLab's private_token and job_token, OAuth's access, refresh and id tokens), presigned
+#: (GitLab's private_token, job_token and deploy_token, OAuth's access, refresh and id tokens and
+#: client assertions, Alibaba Cloud OpenAPI's SecurityToken and AccessKeySecret), presigned
 #: URLs' signatures and credentials (AWS SigV2/SigV4, Alibaba Cloud OSS v1/v4, Google Cloud
 #: Storage, Tencent COS q-signature, Azure SAS sig), STS session tokens, access key ids, API
-#: keys and passwords. Matched case-insensitively, ``-`` and ``_`` alike.
+#: keys, passwords and passphrases. Matched case-insensitively, ``-`` and ``_`` alike.
 SECRET_PARAMETER_NAMES = (
     r"(?:x[-_](?:amz|oss|goog)[-_])?(?:signature|credential|security[-_]?token)"
-    r"|(?:private|access|oauth|job|refresh|id|auth|session|security|api)[-_]?token|token"
+    r"|(?:private|access|oauth|job|deploy|refresh|id|auth|session|security|api)[-_]?token|token"
     r"|q[-_]signature|sig|signed[-_]?signature"
     r"|(?:client[-_]?)?secret|secret[-_]?(?:access[-_]?)?key|(?:oss|aws)?access[-_]?key(?:[-_]?id|[-_]?secret)?"
-    r"|api[-_]?key|key|password|passwd|pwd|auth|authorization"
+    r"|api[-_]?key|key|password|passwd|passphrase|pwd|auth|authorization|client[-_]?assertion"
 )
 #: A secret query parameter, its name and ``=`` in group 1 and its value in group 2.
 SECRET_PARAMETER = re.compile(rf"(?i)((?:^|(?<=[?&;]))(?:{SECRET_PARAMETER_NAMES})=)([^&#\s'\"<>]+)")

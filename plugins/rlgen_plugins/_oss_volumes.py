@@ -2,16 +2,25 @@
 authenticates (an AccessKey Secret or an RRSA role)."""
 from __future__ import annotations
 
-from rlgen.plugin_api import Layer, Option, Patch, Resource, endpoint_error, oss_bucket_error, region_error
+from rlgen.plugin_api import (
+    Layer,
+    Option,
+    Patch,
+    Resource,
+    endpoint_error,
+    endpoint_region_error,
+    oss_bucket_error,
+    region_error,
+)
 
 CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 
 OPTIONS = (
-    Option("bucket", "OSS bucket holding datasets, models and checkpoints", "rl-training-data",
-           check=oss_bucket_error, ask=True),
-    Option("region", "OSS region of the bucket, e.g. ap-southeast-1", "ap-southeast-1", check=region_error, ask=True),
+    # No defaults: OSS bucket names are global, so any default names somebody else's bucket.
+    Option("bucket", "OSS bucket holding datasets, models and checkpoints", required=True, check=oss_bucket_error),
+    Option("region", "OSS region of the bucket, e.g. cn-hangzhou", required=True, check=region_error),
     Option("endpoint", "OSS endpoint (empty: the region's internal endpoint)", "",
-           check=lambda v: endpoint_error(v) if v else None, ask=True),
+           check=lambda v: endpoint_error(v) if v else None, ask=True, cross_check=endpoint_region_error),
 )
 
 #: The ossfs options for every volume. No dbglevel/curldbg: debug logs of every request

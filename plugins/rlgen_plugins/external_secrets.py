@@ -7,17 +7,17 @@ Secrets up to v1.3.2 (v2.0.0 removed it); the objects are ``external-secrets.io/
 """
 from __future__ import annotations
 
-import re
-
 from rlgen.plugin_api import (
     SECRETS_FOLDER,
     Document,
     Option,
     PluginInfo,
-    Problem,
     SecretDelivery,
     dns1123_label_error,
     hookimpl,
+    ram_arn_error,
+    region_error,
+    same_account_error,
 )
 from rlgen_plugins._secrets_common import namespaces
 
@@ -27,13 +27,16 @@ API = "external-secrets.io/v1"
 TOKEN_PATH = "/var/run/secrets/tokens/oidc-token"
 
 
-def _region_error(value: str) -> str | None:
-    return None if re.fullmatch(r"[a-z]{2}(-[a-z0-9]+)+", value) \
-        else f"'{value}' is not an Alibaba Cloud region ID like cn-hangzhou or ap-southeast-1"
+def _role_arn_error(value: str) -> str | None:
+    return ram_arn_error(value, "role") if value else None
 
 
-def _arn_error(value: str) -> str | None:
-    return None if not value or value.startswith("acs:ram::") else f"'{value}' is not a RAM ARN (acs:ram::...)"
+def _provider_arn_error(value: str) -> str | None:
+    return ram_arn_error(value, "oidc-provider") if value else None
+
+
+def _provider_account_error(value: str, earlier: dict) -> str | None:
+    return same_account_error(value, earlier.get("role_arn"), f"{NAME}.role_arn") if value else None
 
 
 @hookimpl
@@ -42,13 +45,14 @@ def rlgen_plugin():
         name=NAME, slot="secrets",
         summary="External Secrets Operator (v1.3) syncs the Secrets from Alibaba Cloud KMS Secrets Manager",
         options=(
-            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=_region_error),
+            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=region_error),
             Option("auth", "How the operator reaches KMS: rrsa (a RAM role for its ServiceAccount) or accesskey "
                    "(an AccessKey Secret made by hand)", "rrsa", choices=("rrsa", "accesskey")),
             Option("role_arn", "auth=rrsa: the RAM role the operator assumes (acs:ram::<account>:role/<name>)", "",
-                   check=_arn_error),
+                   check=_role_arn_error, required_when=("auth", "rrsa")),
             Option("oidc_provider_arn", "auth=rrsa: the cluster's RRSA OIDC provider "
-                   "(acs:ram::<account>:oidc-provider/ack-rrsa-<cluster-id>)", "", check=_arn_error),
+                   "(acs:ram::<account>:oidc-provider/ack-rrsa-<cluster-id>)", "", check=_provider_arn_error,
+                   required_when=("auth", "rrsa"), cross_check=_provider_account_error),
             Option("oidc_token_file", "auth=rrsa: the projected token in the operator's pod", TOKEN_PATH),
             Option("accesskey_secret", "auth=accesskey: Secret with keys accessKeyID and accessKeySecret",
                    "alibaba-kms-credentials", check=dns1123_label_error),
@@ -59,15 +63,6 @@ def rlgen_plugin():
             Option("refresh_interval", "How often each Secret is read again from KMS", "1h"),
         ),
     )
-
-
-@hookimpl
-def rlgen_check(ctx):
-    o = ctx.options(NAME)
-    if o["auth"] == "rrsa" and not (o["role_arn"] and o["oidc_provider_arn"]):
-        return [Problem("auth=rrsa needs external-secrets.role_arn and external-secrets.oidc_provider_arn",
-                        (NAME,))]
-    return []
 
 
 def kms_name(ctx, secret) -> str:

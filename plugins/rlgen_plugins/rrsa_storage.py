@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, hookimpl
+from rlgen.plugin_api import REGION_IDS, Layer, Option, Patch, PluginInfo, hookimpl
 
 from rlgen_plugins import _oss_volumes
 
@@ -20,6 +20,9 @@ _RAM_ROLE = re.compile(r"^[A-Za-z0-9.-]{1,64}$")
 
 
 def _role_error(value: str) -> str | None:
+    if value in REGION_IDS:
+        # An answer given to the wrong question (the bucket's region), which RAM would accept.
+        return f"'{value}' is a region id, not a RAM role name: give the role's name (RAM console, Roles)"
     if value == "" or _RAM_ROLE.match(value):
         return None
     return f"'{value}' is not a RAM role name (1-64 letters, digits, '.' or '-')"

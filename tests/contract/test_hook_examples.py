@@ -50,8 +50,8 @@ def generate(hook: str, plugin: str, plugins=(), sets=None):
     from rlgen.generate.pipeline import generate as run_pipeline
 
     installed = with_example(discover(), plugin, hook)
-    sets = dict(sets or {})
-    sets["rlgen"] = {**CORE_ANSWERS["rlgen"], **sets.get("rlgen", {})}
+    sets = {**CORE_ANSWERS, **(sets or {})}
+    sets["rlgen"] = {**CORE_ANSWERS["rlgen"], **(sets or {}).get("rlgen", {})}
     return run_pipeline(select(installed, list(plugins), sets, None))
 
 

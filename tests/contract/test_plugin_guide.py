@@ -35,7 +35,7 @@ def installed():
 
 def answers(**wandb):
     core = {**CORE_ANSWERS["rlgen"], "plugin_packages": '["rlgen-wandb==0.1.0"]'}
-    return {"rlgen": core, "wandb": wandb}
+    return {**CORE_ANSWERS, "rlgen": core, "wandb": wandb}
 
 
 def test_its_pyproject_registers_the_module():

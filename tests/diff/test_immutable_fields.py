@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rlgen.immutable_fields import refused
-from support.repos import commit_all, git, ok, rlgen_in
+from support.repos import BUCKET, commit_all, git, ok, rlgen_in
 
 from rlgen.tools import yamlio
 
@@ -47,7 +47,7 @@ def _edit_volume(repo, old: str, new: str) -> None:
 
 def test_a_hand_edited_bucket_under_the_same_name_is_named_with_its_fix(repo):
     git(repo, "checkout", "-q", "-b", "edit")
-    _edit_volume(repo, "bucket: rl-training-data", "bucket: mlteam-rl-data")
+    _edit_volume(repo, f"bucket: {BUCKET}", "bucket: mlteam-rl-data")
 
     data = json.loads(ok(rlgen_in(repo, "diff", "--base", "main", "-o", "json")))
     found = data["immutable"]

@@ -7,7 +7,7 @@ import pytest
 from support import cluster_objects as co
 from support.cluster import against, closed_port, rows
 from support.fake_apiserver import FakeAPIServer
-from support.repos import one_error_line, rlgen_in
+from support.repos import BUCKET, one_error_line, rlgen_in
 
 NS = "rl-training"
 
@@ -25,7 +25,7 @@ def test_a_healthy_cluster_passes_every_check(generate):
     assert result.returncode == 0, result.stdout + result.stderr
     found = rows(result)
     # The bucket is asked only with OSS credentials in the environment (tests/doctor/test_doctor_bucket.py).
-    assert found["bucket rl-training-data"]["state"] == "skipped"
+    assert found[f"bucket {BUCKET}"]["state"] == "skipped"
     assert {state for check, state in states(result).items() if not check.startswith("bucket ")} == {"ok"}
     assert "supports submitterConfig" in found["KubeRay operator"]["detail"]
     assert found["Secret rl-training/oss-credentials"]["detail"] == "keys present: akId, akSecret"

@@ -10,6 +10,7 @@ import uuid
 import pytest
 from support import cluster_objects as co
 from support.cluster import against, closed_port, rows
+from support.repos import BUCKET
 
 pytest.importorskip("alibabacloud_oss_v2")
 from support.oss_server import OssTestServer  # noqa: E402
@@ -35,7 +36,7 @@ def repo(generate, tmp_path, monkeypatch):
 
 def _record(repo, bucket: str, endpoint: str) -> None:
     path = repo / "rlgen.yaml"
-    text = path.read_text().replace("bucket: rl-training-data", f"bucket: {bucket}", 1)
+    text = path.read_text().replace(f"bucket: {BUCKET}", f"bucket: {bucket}", 1)
     path.write_text(text.replace("endpoint: ''", f"endpoint: {endpoint}", 1))
 
 
@@ -50,7 +51,7 @@ def _credentials(monkeypatch, key_id: str = "doctor-key") -> None:
 
 
 def test_without_credentials_the_bucket_row_says_it_skipped(repo):
-    result, row = _bucket_row(repo, "rl-training-data")
+    result, row = _bucket_row(repo, BUCKET)
     assert result.returncode == 0, result.stdout + result.stderr
     assert row["state"] == "skipped"
     assert "no OSS credentials in the environment" in row["detail"] and "OSS_ACCESS_KEY_ID" in row["fix"]
@@ -92,9 +93,9 @@ def test_a_key_the_bucket_refuses_is_access_denied(repo, server, monkeypatch):
 
 def test_an_endpoint_nobody_answers_is_unreachable(repo, monkeypatch):
     endpoint = f"http://127.0.0.1:{closed_port()}"
-    _record(repo, "rl-training-data", endpoint)
+    _record(repo, BUCKET, endpoint)
     _credentials(monkeypatch)
-    result, row = _bucket_row(repo, "rl-training-data")
+    result, row = _bucket_row(repo, BUCKET)
     assert result.returncode == 1
     assert row["state"] == "cannot check" and row["detail"].startswith(f"unreachable at {endpoint}"), row
     assert "ak-storage.endpoint" in row["fix"]

@@ -20,7 +20,7 @@ from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, read
 from support.git_server import GitServer
 from support.kuberay import OPERATOR, OPERATOR_NAMESPACE, spawn_operator
 from support.kueue import start_kueue
-from support.repos import INSTALL, ok, run_rlgen
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import PROJECT, module_dir, pinned, tool
 
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
@@ -178,7 +178,7 @@ def synced(control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo.git")
     repo = tmp_path_factory.mktemp("e2e") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "remote", "add", "origin", url], check=True)
@@ -246,6 +246,7 @@ def dump_kueue_on_failure(kueue_control_plane, request):
 #: before left (healthy: a test that breaks something restores it). Modules not listed run after
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
+         "test_layout_update",
          "test_pull_request_loop",
          "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver"]
 LAST = ["test_secrets_sops"]

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 from support.flux import NAMESPACE, REGISTRY, kustomizations, ready
-from support.repos import INSTALL, ok, run_rlgen
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import PROJECT
 
 pytestmark = pytest.mark.usefixtures("dump_second_on_failure")
@@ -80,7 +80,8 @@ def ack_synced(second_control_plane, git_server, sync_repository, tmp_path_facto
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
                  "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
                  "--plugin", "marketplace-sandbox", "--set", f"marketplace-sandbox.domain={DOMAIN}",
-                 "--plugin", "rrsa-storage", "--set", f"rrsa-storage.role_name={ROLE}",
+                 "--plugin", "rrsa-storage", *storage_answers("rrsa-storage"),
+                 "--set", f"rrsa-storage.role_name={ROLE}",
                  "--set", f"rrsa-storage.pipeline_role_name={PIPELINE_ROLE}"))
     subprocess.run(["git", "-C", str(repo), "push", "--quiet", url, "HEAD:main"], check=True, capture_output=True)
     install_ack_addons(cp)

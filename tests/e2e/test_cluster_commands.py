@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.repos import run_rlgen
+from support.repos import BUCKET, run_rlgen
 
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
 
@@ -24,7 +24,7 @@ def test_doctor_finds_nothing_to_fix_on_a_cluster_the_repository_synced_to(contr
     problems = [r for r in rows if r["state"] not in ("ok", "skipped")]
     assert result.returncode == 0 and not problems, json.dumps(problems, indent=1)
     # Without OSS credentials in the environment the bucket is not asked, and doctor says so.
-    assert [r["check"] for r in rows if r["state"] == "skipped"] == ["bucket rl-training-data"]
+    assert [r["check"] for r in rows if r["state"] == "skipped"] == [f"bucket {BUCKET}"]
 
 
 def test_doctor_names_a_secret_key_the_cluster_lacks(control_plane, synced):

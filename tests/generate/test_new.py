@@ -10,6 +10,7 @@ import subprocess
 import pytest
 from ruamel.yaml import YAML
 from support.repos import (
+    CORE_ANSWERS,
     GIT_URL,
     REGISTRY,
     REQUIRED,
@@ -190,7 +191,7 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
-    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}}
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}, "ak-storage": CORE_ANSWERS["ak-storage"]}
     with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
         select(installed, ["needs-domain"], core, ask=None)
     asked = []
@@ -232,8 +233,8 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
             break
         output += chunk
         if output.rstrip(b" ").endswith(b":") and output.count(b"\n") + 1 > prompts:
-            # A question: the marketplace domain is the answer under test; the bucket and its
-            # region, asked too, keep their defaults.
+            # A question: the marketplace domain is the answer under test; the endpoint and the
+            # KubeRay namespace, asked too, keep their defaults.
             prompts = output.count(b"\n") + 1
             last = output.rsplit(b"\n", 1)[-1]
             if b"marketplace-sandbox.domain" in last:

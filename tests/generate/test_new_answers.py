@@ -2,31 +2,76 @@
 commits on, and its refusal to commit a repository that rlgen validate would reject."""
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
 from rlgen.tools import yamlio
-from support.repos import GIT_URL, INSTALL, REGISTRY, REQUIRED, git, one_error_line, ok, rlgen_in, run_rlgen
+from support.repos import (
+    BUCKET,
+    GIT_URL,
+    INSTALL,
+    REGION,
+    REGISTRY,
+    REQUIRED,
+    git,
+    one_error_line,
+    ok,
+    rlgen_in,
+    run_rlgen,
+    storage_answers,
+)
+from support.terminal import answering
 
 MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com")
 
 
 def test_every_missing_answer_is_listed_at_once_without_input(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox", "--no-input"))
-    assert "missing required options rlgen.registry" in line
-    for option in ("rlgen.registry", "rlgen.git_url", "marketplace-sandbox.domain"):
-        assert f"--set {option}=VALUE" in line
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--set", f"rlgen.registry={REGISTRY}",
-                                    "--no-input"))
-    assert "missing required option rlgen.git_url" in line and "rlgen.registry" not in line
+    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox",
+                                    "--plugin", "external-secrets", "--no-input"))
+    # The install source first (this rlgen is an editable install, no source an image build
+    # can reach), then the others in the order they are asked; the bucket and its region have
+    # no default (OSS bucket names are global); the ARNs auth=rrsa (the default) needs.
+    names = re.findall(r"--set (\S+)=VALUE", line)
+    assert names == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "marketplace-sandbox.domain",
+                     "ak-storage.bucket", "ak-storage.region", "external-secrets.region",
+                     "external-secrets.role_arn", "external-secrets.oidc_provider_arn"], line
+    assert "editable install" in line and "needed when auth=rrsa" in line
+    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), *REQUIRED[:2], "--no-input"))
+    assert "missing required options rlgen.install" in line and "rlgen.registry" not in line
     assert list(tmp_path.iterdir()) == []
 
 
-def test_bucket_region_and_endpoint_are_recorded_even_at_their_defaults(generate):
+def test_bucket_region_and_endpoint_are_recorded(generate):
     answers = yamlio.load((generate() / "rlgen.yaml").read_text())
-    assert answers["options"]["ak-storage"] == {"bucket": "rl-training-data", "region": "ap-southeast-1",
-                                                "endpoint": ""}
+    assert answers["options"]["ak-storage"] == {"bucket": BUCKET, "region": REGION, "endpoint": ""}
     assert answers["options"]["opensource-sandbox"] == {"kuberay_namespace": "kuberay-system"}
+
+
+def test_interactive_new_asks_the_install_source_first_and_the_rrsa_arns_after_their_condition(tmp_path):
+    """On a terminal nothing is refused at the end: rlgen.install is the first question, the
+    ARNs auth=rrsa needs are asked right after the KMS region, an OIDC provider of another
+    account than the role is asked again, and rlgen.yaml records every answer."""
+    import os
+
+    role, provider = "acs:ram::1111111111:role/eso", "acs:ram::1111111111:oidc-provider/ack-rrsa-c0ffee"
+    replies = {"rlgen.install": [INSTALL], "rlgen.registry": [REGISTRY], "rlgen.git_url": [GIT_URL],
+               "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
+               "external-secrets.region": [REGION], "external-secrets.role_arn": [role],
+               "external-secrets.oidc_provider_arn": [provider.replace("1111111111", "2222222222"), provider]}
+    target = tmp_path / "repo"
+    code, _, screen, asked = answering("new", str(target), "--plugin", "external-secrets", replies=replies,
+                                       env=dict(os.environ))
+    assert code == 0, screen.decode(errors="replace")
+    assert asked[:3] == ["rlgen.install", "rlgen.registry", "rlgen.git_url"], asked
+    eso = [a for a in asked if a.startswith("external-secrets.")]
+    assert eso == ["external-secrets.region", "external-secrets.role_arn", "external-secrets.oidc_provider_arn",
+                   "external-secrets.oidc_provider_arn"], asked
+    assert b"did you mean 'cn-hangzhou'" in screen and b"is in account 2222222222" in screen
+    options = yamlio.load((target / "rlgen.yaml").read_text())["options"]
+    assert options["rlgen"]["install"] == INSTALL
+    assert options["ak-storage"] == {"bucket": BUCKET, "region": REGION, "endpoint": ""}
+    assert options["external-secrets"] == {"region": REGION, "role_arn": role, "oidc_provider_arn": provider}
 
 
 def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answer(tmp_path):
@@ -81,7 +126,8 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", "--no-input")
+    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+               "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
     line = one_error_line(run_rlgen("new", str(target), *answers))
@@ -138,3 +184,23 @@ def test_upstream_roots_come_from_the_mirror_when_one_is_set(generate, sync):
     assert "https://github.com/openkruise/agents" in before
     assert after == before.replace("https://github.com/openkruise/agents",
                                    "https://git.rl-team.cn/mirrors/openkruise/agents")
+
+
+def test_the_readme_quick_start_gives_every_answer_rlgen_new_needs(tmp_path):
+    """Each `rlgen new` of the README's quick start that needs nothing of the reader's machine
+    (no age key, no template, no placeholder) runs off a terminal as written; this checkout is
+    an editable install, so the install source is added, as the README says."""
+    import shlex
+
+    from support.repos import REPO
+
+    block = (REPO / "README.md").read_text().split("```sh", 2)[2].split("```", 1)[0].replace("\\\n", " ")
+    exported = dict(re.findall(r'^export (\w+)="([^"]*)"$', block, re.M))
+    lines = [line.split("#", 1)[0] for line in block.splitlines()
+             if line.startswith("rlgen new ") and not re.search(r"<|\$\(|--template", line)]
+    assert len(lines) >= 3, lines
+    for i, line in enumerate(lines):
+        for name, value in exported.items():
+            line = line.replace(f"${name}", value)
+        args = shlex.split(line)[3:]
+        ok(run_rlgen("new", str(tmp_path / f"repo-{i}"), *args, "--set", f"rlgen.install={INSTALL}", "--no-input"))

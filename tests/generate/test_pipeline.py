@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 
 import pytest
-from support.repos import CORE_ANSWERS, REQUIRED, one_error_line, repo_files, run_rlgen
+from support.repos import CORE_ANSWERS, one_error_line, repo_files, required_for, run_rlgen
 
 from rlgen.contributions import PluginInfo, Resource
 from rlgen.errors import RlgenError
@@ -14,7 +14,7 @@ from rlgen.plugin_host.discovery import Installed, discover
 from rlgen.plugin_host.selection import select
 
 PLUGINS = ["--plugin", "sglang", "--plugin", "rrsa-storage", "--plugin", "argo"]
-SETS = ["--set", "rrsa-storage.role_name=rl-oss-reader", *REQUIRED]
+SETS = ["--set", "rrsa-storage.role_name=rl-oss-reader", *required_for(*PLUGINS)]
 
 
 def test_plugin_flag_order_does_not_change_the_repository(tmp_path):

@@ -30,7 +30,7 @@ def test_manual_mode_lists_a_kubectl_step_for_every_declared_secret(generate):
     for ns, name in secrets:
         assert f"kubectl create secret generic {name} -n {ns}" in readme
     assert not (repo / "secrets").exists() and not (repo / ".sops.yaml").exists()
-    assert "secrets: `manual-secrets`" in readme
+    assert "secrets `manual-secrets`" in readme
 
 
 def test_external_secrets_gives_each_declared_secret_an_external_secret_synced_first(generate):

@@ -29,7 +29,7 @@ def test_default_logs_to_the_console_only(generate):
     assert cfg["trainer"]["logger"] == ["console"]
     assert "trace" not in cfg["actor_rollout_ref"]["rollout"]
     assert not [name for name in head_env(job) if name.startswith("MLFLOW_")]
-    assert "tracking: `no-tracking`" in (repo / "README.md").read_text()
+    assert "tracking `no-tracking`" in (repo / "README.md").read_text()
 
 
 def test_mlflow_reaches_the_ray_head_from_a_configmap_and_a_secret(generate):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git
+from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git, storage_answers
 from support.toolchain import missing
 
 TOKEN = "ghp_" + "Hostile0Corpus1Token2Value3abcdefghi"  # the shape of a GitHub token (36 characters)
@@ -30,7 +30,7 @@ CREDENTIAL_ANSWERS = [
     f"ak-storage.endpoint=https://id:{PASSWORD}@oss-cn-hangzhou.aliyuncs.com",
 ]
 CLEAN = ["rlgen.registry=" + REGISTRY, "rlgen.git_url=" + GIT_URL, "rlgen.install=" + INSTALL,
-         "mlflow.tracking_uri=https://mlflow.rl.test"]
+         "mlflow.tracking_uri=https://mlflow.rl.test", *storage_answers()[1::2]]
 
 
 def _tool(name: str) -> str:

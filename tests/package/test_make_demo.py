@@ -39,3 +39,16 @@ def test_the_next_step_works_from_any_shell(steps):
 def test_the_demo_builds_what_the_generated_readme_uses(steps):
     build = next(line for line in steps.splitlines() if "toolchain/build.py" in line)
     assert set(build.split()[2:]) == {"kustomize", "kubeconform", "sops", "age"}
+
+
+def test_the_demo_gives_every_answer_rlgen_new_needs(steps, tmp_path):
+    """The demo's rlgen new, as make runs it, off a terminal: nothing it needs is left to a
+    default (the registry, the Git URL, the install source, the bucket and its region)."""
+    import shlex
+
+    from support.repos import ok, run_rlgen
+
+    line = next(line for line in steps.replace("\\\n", " ").splitlines() if " new demo " in line)
+    args = shlex.split(line.split("rlgen new demo", 1)[1])
+    ok(run_rlgen("new", str(tmp_path / "demo"), *args))
+    assert "--no-input" in args and any(a.startswith("ak-storage.bucket=") for a in args)

@@ -23,7 +23,8 @@ def test_every_core_option_is_a_spec_field_or_said_otherwise():
 
 
 def test_a_core_value_reaches_the_spec():
-    answers = {"rlgen": {**CORE_ANSWERS["rlgen"], "queue": "team-a", "gang_scheduling": "volcano", "nnodes": "2"}}
+    answers = {**CORE_ANSWERS,
+               "rlgen": {**CORE_ANSWERS["rlgen"], "queue": "team-a", "gang_scheduling": "volcano", "nnodes": "2"}}
     selection = select(discover(), [], answers, None)
     spec = selection.spec(selection.hooks())
     assert (spec.queue, spec.gang_scheduling, spec.nnodes) == ("team-a", "volcano", 2)

@@ -10,17 +10,34 @@ from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
 #: The answers every ``rlgen new`` needs: the team's registry and this repository's remote,
-#: and where images and CI install rlgen from (the tests run an editable install, which
-#: ``rlgen new`` refuses to use as that source).
+#: where images and CI install rlgen from (the tests run an editable install, which
+#: ``rlgen new`` refuses to use as that source), and the storage plugin's bucket and region.
 REGISTRY = "registry.rl.test/team"
 #: The runs index ``rlgen run`` edits in a repository of the main environment's default.
 INDEX = "overlays/production/runs/kustomization.yaml"
 GIT_URL = "ssh://git@git.rl.test/platform/rl-repo.git"
 INSTALL = "rlgen==0.1.0"
+BUCKET = "rl-tests-data"
+REGION = "cn-hangzhou"
+
+
+def storage_answers(plugin: str = "ak-storage") -> tuple[str, ...]:
+    """``--set`` of the bucket and region of the storage plugin ``plugin``."""
+    return ("--set", f"{plugin}.bucket={BUCKET}", "--set", f"{plugin}.region={REGION}")
+
+
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
-            "--set", f"rlgen.install={INSTALL}")
+            "--set", f"rlgen.install={INSTALL}", *storage_answers())
 #: The same answers for ``select()`` called directly.
-CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL}}
+CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL},
+                "ak-storage": {"bucket": BUCKET, "region": REGION}}
+
+
+def required_for(*args: str) -> tuple[str, ...]:
+    """REQUIRED for ``rlgen new ARGS``: the bucket and region go to the storage plugin ARGS pick."""
+    storage = next((name for flag, name in zip(args, args[1:]) if flag == "--plugin" and name.endswith("-storage")),
+                   "ak-storage")
+    return REQUIRED if storage == "ak-storage" else (*REQUIRED[:6], *storage_answers(storage))
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):

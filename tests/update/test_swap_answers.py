@@ -109,6 +109,23 @@ def test_an_answer_of_another_meaning_is_asked_on_a_terminal():
     assert (values["bucket"], values["region"]) == ("mlteam-logs", "cn-beijing")
 
 
+def test_a_swap_to_external_secrets_asks_the_arns_its_default_auth_needs():
+    recorded = _recorded("ak-storage", {"bucket": "mlteam-rl-data", "region": "cn-beijing", "endpoint": ""})
+    replies = {"external-secrets.region": "cn-beijing", "external-secrets.role_arn": "acs:ram::1111:role/eso",
+               "external-secrets.oidc_provider_arn": "acs:ram::1111:oidc-provider/ack-rrsa-c0ffee"}
+    asked: list[str] = []
+
+    def prompt(plugin: str, option: Option) -> str:
+        asked.append(f"{plugin}.{option.name}")
+        return replies[asked[-1]]
+
+    selection = new_selection(discover(), recorded, Change(["external-secrets"], [], prompt=prompt))
+    assert asked == list(replies)
+    assert selection.values["external-secrets"]["role_arn"] == "acs:ram::1111:role/eso"
+    with pytest.raises(RlgenError, match="--set external-secrets.oidc_provider_arn=VALUE"):
+        new_selection(discover(), recorded, Change(["external-secrets"], ["external-secrets.region=cn-beijing"]))
+
+
 def test_a_swap_on_a_terminal_asks_what_does_not_carry_over(generate, tmp_path):
     """On a real pseudo-terminal the marketplace domain is asked; the pool answers carry over."""
     import os

@@ -16,6 +16,7 @@ from rlgen.generate.pipeline import Build, generate
 from rlgen.generate.staged_rules import EarlyBuilds, refuse_failing
 from rlgen.generate.team_template import clash_line
 from rlgen.option_checks import credential_error
+from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import discover
 from rlgen.plugin_host.selection import parse_sets, select
 from rlgen.redaction import redact
@@ -45,7 +46,7 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
         template_source.check(template, template_ref)
     kustomize.command()
     answers = _answers(directory, target, sets, cluster)
-    selection = select(discover(), plugins, answers, prompt)
+    selection = select(discover(), plugins, answers, prompt, require=_required_sources(answers))
     with ExitStack() as stack:
         fetched = template_source.recorded_from(stack.enter_context(template_source.fetched(template, template_ref)),
                                                 target) if template is not None else None
@@ -83,6 +84,14 @@ def _answers(directory: Path, target: Path, sets: list[str], cluster: str | None
                              "credentials from a Kubernetes Secret)")
         answers.setdefault("rlgen", {})["git_url"] = origin
     return answers
+
+
+def _required_sources(answers: dict) -> dict[str, str]:
+    """rlgen.install, when its default (where this rlgen came from) is no source an image
+    build can reach: asked before every other question, as the generation needs it."""
+    if "install" in answers.get("rlgen", {}) or (why := install.default_unusable()) is None:
+        return {}
+    return {"rlgen.install": why}
 
 
 class EarlyStart:

@@ -114,6 +114,16 @@ def effective(value: str) -> str:
     that source is one no image build can reach."""
     if value:
         return value
+    requirement, why = installed_rlgen()
+    if requirement is None:
+        raise RlgenError(f"rlgen.install: this rlgen is {why}, which the data image and CI cannot install: "
+                         f"pass --set rlgen.install=REQUIREMENT ({_EXAMPLE})")
+    return requirement
+
+
+def installed_rlgen() -> tuple[str | None, str]:
+    """(the pip requirement this rlgen was installed from, or None and why no image build can
+    reach that source)."""
     from importlib import metadata
 
     # An installer (pip, uv) leaves INSTALLER; a source checkout's build leftovers (an egg-info
@@ -121,13 +131,17 @@ def effective(value: str) -> str:
     found = list(metadata.distributions(name="rlgen"))
     installed = [d for d in found if d.read_text("INSTALLER")] or found
     if installed:
-        requirement, why = installed_source(installed[0])
-    else:
-        requirement, why = None, "not installed (run from a source checkout)"
-    if requirement is None:
-        raise RlgenError(f"rlgen.install: this rlgen is {why}, which the data image and CI cannot install: "
-                         f"pass --set rlgen.install=REQUIREMENT ({_EXAMPLE})")
-    return requirement
+        return installed_source(installed[0])
+    return None, "not installed (run from a source checkout)"
+
+
+def default_unusable() -> str | None:
+    """Why ``rlgen.install`` cannot be left to its default here, or None: the question
+    ``rlgen new`` asks first, as every later step needs its answer."""
+    requirement, why = installed_rlgen()
+    if requirement is not None:
+        return None
+    return f"this rlgen is {why}, which no image build can reach"
 
 
 def needs_git(value: str) -> bool:

@@ -22,7 +22,9 @@ def rows() -> list[dict]:
             "version": item.version,
             "default": DEFAULT_PLUGINS.get(info.slot) == info.name,
             "summary": info.summary,
-            "options": [{"name": o.name, "default": o.default, "required": o.required, "help": o.help}
+            "options": [{"name": o.name, "default": o.default, "required": o.required,
+                         "required_when": "=".join(map(str, o.required_when)) if o.required_when else None,
+                         "help": o.help}
                         for o in info.options],
         })
     return out
@@ -43,6 +45,7 @@ def show(fmt: str) -> None:
         mark = " [green](default)[/green]" if row["default"] else ""
         console.print(f"  [bold cyan]{row['name']}[/bold cyan] {row['version']}{mark}: {escape(row['summary'])}")
         for o in row["options"]:
-            value = "REQUIRED" if o["required"] and o["default"] is None else repr(o["default"])
+            value = "REQUIRED" if o["required"] and o["default"] is None else \
+                f"REQUIRED when {o['required_when']}" if o["required_when"] else repr(o["default"])
             console.print(f"      --set {row['name']}.{o['name']}={escape(value)}")
             console.print(f"          [dim]{escape(o['help'])}[/dim]")

@@ -16,6 +16,7 @@ from rlgen.option_checks import (
     hub_id_error,
     image_reference_error,
     int_range,
+    plain_http_error,
     registry_error,
     revision_error,
 )
@@ -55,13 +56,15 @@ def _registry_error(value: str) -> str | None:
 
 
 def _git_url_error(value: str) -> str | None:
-    return git_url_error(value) or _example_domain(url_host(value))
+    return git_url_error(value) or plain_http_error(value) or _example_domain(url_host(value))
 
 
 def _mirror_error(value: str) -> str | None:
     """A prefix, not a repository: rlgen appends each upstream repository's /<owner>/<repo>."""
     if not value:
         return None
+    if problem := plain_http_error(value):
+        return problem
     if _git_url_error(value.rstrip("/") + "/owner/repo.git") or value.startswith("git@"):
         return f"'{value}' is not a Git URL prefix like https://git.my-team.com/mirrors"
     return None
@@ -252,9 +255,11 @@ def select(
     plugin_names: list[str],
     sets: dict[str, dict[str, Any]],
     ask: Callable[[str, Option], str] | None,
+    require: dict[str, str] | None = None,
 ) -> Selection:
     """Validate the whole input. ``ask`` prompts for a missing required option; without it
-    (``--no-input`` or no terminal) a missing required option is an error."""
+    (``--no-input`` or no terminal) every missing required option is listed in one error.
+    ``require``: "PLUGIN.OPTION" -> why it is required though it has a default; asked first."""
     plugins = choose(installed, plugin_names)
     selection = Selection(plugins, installed)
     infos = {info.name: info for info in selection.infos()}
@@ -264,7 +269,7 @@ def select(
             raise RlgenError(f"--set names plugin '{name}', which is {where}{_did_you_mean(name, infos)}")
     missing: list[str] = []
     for info in infos.values():
-        values, given = _values(info, sets.get(info.name, {}), ask, missing)
+        values, given = _values(info, sets.get(info.name, {}), ask, missing, require=require)
         selection.values[info.name] = values
         if given:
             selection.answers[info.name] = {k: values[k] for k in given}
@@ -288,46 +293,78 @@ def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()
 
 
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
-            missing: list[str], unchecked: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+            missing: list[str], unchecked: tuple[str, ...] = (),
+            require: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(every option of ``info`` converted, the options answered); a required option with no
-    answer is added to ``missing``."""
+    answer is added to ``missing``. Options are asked in their order: one required only under
+    a condition (``required_when``) right after the answer that makes it so. ``require``
+    names options required though they have a default, with why (``rlgen.install`` where the
+    default cannot be used); they are asked before every other."""
     given = dict(sets)
     known = {o.name: o for o in info.options}
     for key in given:
         if key not in known:
             raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+    require = require or {}
+    first = [o for o in info.options if f"{info.name}.{o.name}" in require]
     values: dict[str, Any] = {}
-    for opt in info.options:
+    for opt in first + [o for o in info.options if o not in first]:
+        label = f"{info.name}.{opt.name}"
+        condition = _condition(opt, values)
+        why = f"needed when {condition}" if condition else require.get(label)
+        required = opt.required and opt.default is None or why is not None
         if opt.name in given:
-            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked)
-        elif ask is not None and (opt.ask or opt.required and opt.default is None):
-            values[opt.name] = _asked(info.name, opt, ask)
+            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked, values)
+            if condition and values[opt.name] in ("", None):
+                raise RlgenError(f"{label}: a value is required when {condition}")
+        elif ask is not None and (opt.ask or required):
+            if why:
+                import click
+
+                click.echo(f"{label}: {why}", err=True)
+            values[opt.name] = _asked(info.name, opt, ask, values, required)
             given[opt.name] = values[opt.name]
-        elif opt.required and opt.default is None:
-            missing.append(f"{info.name}.{opt.name}")
+        elif required:
+            missing.append(label + (f" ({why})" if why else ""))
             values[opt.name] = None
         else:
             values[opt.name] = opt.default
         if opt.ask:
             # Recorded even at its default: rlgen.yaml states what the repository uses.
             given.setdefault(opt.name, values[opt.name])
-    return values, given
+    # The options' own order: rlgen.yaml and every reader see the same mapping whatever was asked first.
+    return {o.name: values[o.name] for o in info.options}, given
+
+
+def _condition(opt: Option, values: dict[str, Any]) -> str | None:
+    """"NAME=VALUE" when ``opt`` is required because an earlier answer has that value, else None."""
+    if opt.required_when is None:
+        return None
+    name, value = opt.required_when
+    return f"{name}={value}" if values.get(name) == value else None
 
 
 def _missing(missing: list[str], infos) -> RlgenError:
     # Every missing answer at once: one run of --no-input tells the whole list.
     helps = {f"{i.name}.{o.name}": o.help for i in infos for o in i.options}
+    entries = [m.partition(" (") for m in missing]  # "PLUGIN.OPTION (why it is needed)"
     return RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
-                      + "; ".join(f"{m} ({helps[m]})" for m in missing) + ": "
-                      + " ".join(f"--set {m}=VALUE" for m in missing))
+                      + "; ".join(f"{name} ({helps[name]}{'; ' + why[:-1] if why else ''})"
+                                  for name, _, why in entries) + ": "
+                      + " ".join(f"--set {name}=VALUE" for name, _, _ in entries))
 
 
-def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str]) -> Any:
-    """An answer typed at the prompt, asked again until it passes the option's checks."""
+def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str], earlier: dict[str, Any] | None = None,
+           required: bool = False) -> Any:
+    """An answer typed at the prompt, asked again until it passes the option's checks, those
+    against the ``earlier`` answers included, and is not empty when ``required``."""
     while True:
         raw = ask(plugin, opt)
         try:
-            return convert(plugin, opt, raw)
+            value = convert(plugin, opt, raw, earlier=earlier)
+            if required and value in ("", None):
+                raise RlgenError(f"{plugin}.{opt.name}: a value is required")
+            return value
         except RlgenError as exc:
             import click
 
@@ -348,11 +385,11 @@ def check_clusters(selection: Selection) -> None:
             raise RlgenError(f"cluster {name}: environment {problem}")
 
 
-def convert(plugin: str, opt: Option, raw: Any, check: bool = True) -> Any:
+def convert(plugin: str, opt: Option, raw: Any, check: bool = True, earlier: dict[str, Any] | None = None) -> Any:
     """``raw`` (typed text from ``--set`` or a prompt, or a value of ``rlgen.yaml``) as the
     option's type: a text is parsed, a value read from YAML must already be of that type (a
     ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry). ``check``: the
-    option's own check too."""
+    option's own check too, and its ``cross_check`` against the ``earlier`` answers of the plugin."""
     label = f"{plugin}.{opt.name}"
     if isinstance(raw, str) and (problem := control_error(raw) or credential_error(raw)):
         raise RlgenError(f"{label}: {problem}")
@@ -375,6 +412,8 @@ def convert(plugin: str, opt: Option, raw: Any, check: bool = True) -> Any:
     if opt.required and value in ("", None):
         raise RlgenError(f"{label}: a value is required")
     if check and opt.check and (message := opt.check(value)):
+        raise RlgenError(f"{label}: {message}")
+    if check and opt.cross_check and earlier is not None and (message := opt.cross_check(value, earlier)):
         raise RlgenError(f"{label}: {message}")
     return value
 

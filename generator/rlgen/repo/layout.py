@@ -10,6 +10,9 @@ RUNS = "runs"
 #: the one ``rlgen run`` edits), listing run folders as :data:`RUN_ENTRY`.
 RUNS_INDEX = "overlays/{env}/runs/kustomization.yaml"
 RUN_ENTRY = "../../../runs/{run}"
+#: Where the main environment's index was before every environment had one (``rlgen update``
+#: moves it).
+OLD_RUNS_INDEX = f"{RUNS}/kustomization.yaml"
 #: The name of the transformer in a run's kustomization that pins its RayJob's name.
 RENAME_TRANSFORMER = "rayjob-name"
 #: The label every object of a sweep's runs carries (``rlgen run sweep``): the sweep's name.

@@ -23,7 +23,7 @@ from ruamel.yaml.comments import CommentedMap
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
 from rlgen.repo import answers
-from rlgen.repo.layout import RENAME_TRANSFORMER, RUN_ENTRY, RUNS, is_runs_root, SWEEP_LABEL, TRAINING_BASE, runs_index
+from rlgen.repo.layout import OLD_RUNS_INDEX, RENAME_TRANSFORMER, RUN_ENTRY, RUNS, is_runs_root, SWEEP_LABEL, TRAINING_BASE, runs_index
 from rlgen.spec import Spec
 from rlgen.tools import repo_files, yamlio
 from rlgen.verl import batch_rules, releases, trainer_config
@@ -81,8 +81,8 @@ def read_index(repo: Path, plain: bool = False) -> list[str]:
     """The runs the main environment's index lists: each a run folder that exists."""
     path = index_path(repo)
     require_inside(repo, path)
-    if not path.exists() and (repo / RUNS / "kustomization.yaml").is_file():
-        raise RlgenError(f"{RUNS}/kustomization.yaml: an earlier rlgen kept the runs index there; it is now "
+    if not path.exists() and (repo / OLD_RUNS_INDEX).is_file():
+        raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; it is now "
                          f"{path.relative_to(repo)}: rlgen update moves it")
     doc = read_mapping(path, plain)
     resources = _list_of_str(path, doc, "resources")
@@ -92,7 +92,7 @@ def read_index(repo: Path, plain: bool = False) -> list[str]:
         name = entry.removeprefix(prefix).removesuffix(suffix) if entry.startswith(prefix) else ""
         if not name or (problem := dns1035_label_error(name)):
             raise Defect(path, f"resources[{i}]", f"not a run folder: expected {RUN_ENTRY.format(run='<run>')}")
-        if not (repo / "runs" / name).is_dir():
+        if not (repo / RUNS / name).is_dir():
             raise Defect(path, f"resources[{i}]", f"no folder runs/{name}")
         runs.append(name)
     if len(set(runs)) != len(runs):

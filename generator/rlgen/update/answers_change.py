@@ -94,16 +94,29 @@ def carry_over(old: PluginInfo | None, new: PluginInfo, answers: dict[str, Any])
             if o.name in answers and o.name in before and same_meaning(before[o.name], o)}
 
 
+def _needed(info: PluginInfo, option: Option, answers: dict[str, Any]) -> bool:
+    """Whether ``option`` is required by the value of the option its ``required_when`` names
+    (as answered, else that option's default)."""
+    if option.required_when is None:
+        return False
+    name, value = option.required_when
+    default = next((o.default for o in info.options if o.name == name), None)
+    return str(answers.get(name, default)) == str(value)
+
+
 def _ask_unanswered(infos: list[PluginInfo], options: dict[str, dict[str, Any]],
                     prompt: Callable[[str, Option], str] | None) -> None:
     """A swapped-in plugin's question that ``rlgen new`` would ask (a bucket, a role) gets no
     default behind the user's back: ``prompt`` asks it, or, without one, it must come with
     ``--set``. Only the swapped-in plugins are asked: an update changes nothing else."""
     missing = [(info.name, o) for info in infos for o in info.options
-               if (o.ask or o.required and o.default is None) and o.name not in options.get(info.name, {})]
+               if (o.ask or o.required and o.default is None or _needed(info, o, options.get(info.name, {})))
+               and o.name not in options.get(info.name, {})]
     if missing and prompt is not None:
         for name, option in missing:
-            options.setdefault(name, {})[option.name] = asked(name, option, prompt)
+            answers = options.setdefault(name, {})
+            required = option.required and option.default is None or option.required_when is not None
+            answers[option.name] = asked(name, option, prompt, answers, required)
         return
     if missing:
         raise RlgenError("the swapped-in plugin needs answers the plugin it replaces does not give: "

@@ -6,9 +6,7 @@ field a user added) kept, so the merge carries the team's runs over and the rend
 from __future__ import annotations
 
 from rlgen.generate.kustomizations import runs_index
-from rlgen.repo.layout import RUNS, runs_index as index_path
-
-OLD_INDEX = f"{RUNS}/kustomization.yaml"
+from rlgen.repo.layout import OLD_RUNS_INDEX as OLD_INDEX, runs_index as index_path
 
 
 def needed(files: dict[str, bytes]) -> bool:

@@ -11,7 +11,7 @@ from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.generate import template_source
 from rlgen.repo import answers
-from rlgen.repo import run_files
+from rlgen.repo import layout, run_files
 from rlgen.tools import git
 from rlgen.tools import git_plumbing
 
@@ -36,11 +36,11 @@ def base_render(root: Path, recorded: dict[str, Any]) -> str:
 #: Runs belong to the team once created: a render never changes them (after the merge, only
 #: their RayJob names follow a changed training base, see :mod:`rlgen.update.repin`), nor the
 #: runs indexes that list them.
-RUNS = "runs/"
+RUNS = f"{layout.RUNS}/"
 
 
 def _team_owned(path: str) -> bool:
-    return run_files.is_hand_edited_run_file(path) and path != f"{RUNS}kustomization.yaml"
+    return run_files.is_hand_edited_run_file(path) and path != layout.OLD_RUNS_INDEX
 
 
 def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:

@@ -1,0 +1,58 @@
+"""A repository synced in the layout of an earlier rlgen (the main environment's runs index in
+runs/, each cluster's upstream roots in its own infrastructure.yaml), updated with rlgen update:
+every stage Ready at the new revision, and nothing re-created on the way (the same objects, the
+same owner, so Flux prunes nothing)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from support.flux import NAMESPACE, reconcile
+from support.repos import commit_all, git, ok, run_rlgen
+from support.updates import as_old_layout
+
+pytestmark = pytest.mark.usefixtures("dump_on_failure")
+
+
+def _uids(cp) -> dict[str, str]:
+    found = {f"Kustomization/{k['metadata']['name']}": k["metadata"]["uid"]
+             for k in cp.objects("kustomizations", "-n", "flux-system")}
+    found |= {f"GitRepository/{g['metadata']['name']}": g["metadata"]["uid"]
+              for g in cp.objects("gitrepositories", "-n", "flux-system")}
+    found |= {f"RayJob/{r['metadata']['name']}": r["metadata"]["uid"] for r in cp.objects("rayjobs", "-n", NAMESPACE)}
+    found |= {f"Namespace/{n['metadata']['name']}": n["metadata"]["uid"] for n in cp.objects("namespaces")}
+    return found
+
+
+def test_an_old_layout_updated_syncs_and_recreates_nothing(control_plane, synced):
+    cp, repo = control_plane, synced["repo"]
+    git(repo, "checkout", "--quiet", "main")
+    start = git(repo, "rev-parse", "HEAD").strip()
+    try:
+        as_old_layout(repo)
+        commit_all(repo, "The layout of an earlier rlgen")
+        old = git(repo, "rev-parse", "HEAD").strip()
+        # rlgen's last render, as that rlgen would have recorded it: the old layout itself.
+        answers = repo / "rlgen.yaml"
+        text = answers.read_text()
+        answers.write_text(re.sub(r"^render: .*$", f"render: {old}", text, flags=re.M) if re.search(r"^render: ", text, re.M)
+                           else text + f"render: {old}\n")
+        commit_all(repo, "The render of that rlgen")
+        git(repo, "push", "--quiet", "origin", "main")
+        reconcile(cp)
+        before = _uids(cp)
+
+        ok(run_rlgen("update", "--no-branch", cwd=repo))
+        assert not (repo / "runs/kustomization.yaml").exists()
+        assert (repo / "infrastructure/upstream/kustomization.yaml").is_file()
+        git(repo, "push", "--quiet", "origin", "main")
+        ks = reconcile(cp)
+
+        assert ks["runs"]["spec"]["path"] == "./overlays/production/runs"
+        after = _uids(cp)
+        assert {k: v for k, v in after.items() if k in before} == before
+    finally:
+        git(repo, "read-tree", "--reset", "-u", start)
+        commit_all(repo, "Back to the current layout")
+        git(repo, "push", "--quiet", "origin", "main")
+        reconcile(cp)
