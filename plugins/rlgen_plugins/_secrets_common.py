@@ -28,6 +28,13 @@ def kubectl_label(s: SecretRef, indent: str = "") -> str:
     return f"\n{indent}kubectl label secret {s.name} -n {s.namespace} " + " ".join(f"{k}={v}" for k, v in s.labels)
 
 
+def namespace_names(secrets: list[SecretRef]) -> list[str]:
+    """The namespaces of the Secrets that must exist before their Secrets can: all but the sync
+    engine's own, which the engine's installation creates."""
+    engine = {s.namespace for s in secrets if s.engine_namespace}
+    return sorted({s.namespace for s in secrets} - engine)
+
+
 def namespaces(secrets: list[SecretRef]) -> list[Document]:
     """The Namespaces the Secrets live in, so the ``secrets`` stage can run before the stages
     that create them."""
@@ -35,4 +42,4 @@ def namespaces(secrets: list[SecretRef]) -> list[Document]:
                       "metadata": {"name": ns, "annotations": dict(ADOPTED_NAMESPACE)}},
                      "Created here when missing, so the Secrets can come first; the stage that owns the\n"
                      "namespace still applies it, and this one never changes or prunes it.")
-            for ns in sorted({s.namespace for s in secrets})]
+            for ns in namespace_names(secrets)]

@@ -225,7 +225,7 @@ def rlgen_secrets(ctx):
     return [SecretRef(WEBHOOK_SECRET, ARGOCD_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
                       "the Git host's push webhook secret (a long random string, also entered at the Git host)",
                       f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[webhook_host(ctx.spec.git_url)]})",
-                      labels=(PART_OF_ARGOCD,))]
+                      labels=(PART_OF_ARGOCD,), engine_namespace=True)]
 
 
 def _webhook_readme(ctx) -> str:

@@ -19,7 +19,7 @@ from rlgen.plugin_api import (
     region_error,
     same_account_error,
 )
-from rlgen_plugins._secrets_common import namespaces
+from rlgen_plugins._secrets_common import namespace_names, namespaces
 
 NAME = "external-secrets"
 API = "external-secrets.io/v1"
@@ -135,9 +135,10 @@ def rlgen_secret_delivery(ctx, secrets):
     files = {
         f"{SECRETS_FOLDER}/kustomization.yaml": [Document({
             "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-            "resources": ["namespaces.yaml", "store.yaml", *sorted(_file(s) for s in secrets)],
+            "resources": [*(["namespaces.yaml"] if namespace_names(secrets) else []), "store.yaml",
+                          *sorted(_file(s) for s in secrets)],
         }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per Secret.")],
-        f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets),
+        **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
         f"{SECRETS_FOLDER}/store.yaml": [Document(store(ctx), f"KMS Secrets Manager in {o['region']}; "
                                                   "one store for every namespace.")],
     }

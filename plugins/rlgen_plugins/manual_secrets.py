@@ -3,7 +3,7 @@ the first sync. Git names the Secrets and never holds a value."""
 from __future__ import annotations
 
 from rlgen.plugin_api import PluginInfo, SecretDelivery, hookimpl
-from rlgen_plugins._secrets_common import kubectl_create, kubectl_label
+from rlgen_plugins._secrets_common import kubectl_create, kubectl_label, namespace_names
 
 NAME = "manual-secrets"
 
@@ -17,7 +17,7 @@ def rlgen_plugin():
 @hookimpl
 def rlgen_secret_delivery(ctx, secrets):
     namespaces = "".join(f"kubectl create namespace {ns} --dry-run=client -o yaml | kubectl apply -f -\n"
-                         for ns in sorted({s.namespace for s in secrets}))
+                         for ns in namespace_names(secrets))
     items = "".join(
         f"\n- `{s.name}` in `{s.namespace}`: {s.purpose}, used by {s.used_by}.\n\n"
         f"  ```sh\n  {kubectl_create(s, indent='    ')}\n  ```\n" for s in secrets)
