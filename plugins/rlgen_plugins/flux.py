@@ -9,6 +9,9 @@ NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+#: What ``flux bootstrap`` writes into ``clusters/<c>/flux-system/``: the two manifests it
+#: (re)generates, and the kustomization it keeps when one exists.
+BOOTSTRAP_MANIFESTS = ("gotk-components.yaml", "gotk-sync.yaml")
 RECEIVER = "git-push"
 RECEIVER_SECRET = "git-webhook-token"
 #: notification-controller's Receiver type, the push event's name and why, by Git host.
@@ -32,6 +35,8 @@ def rlgen_plugin():
             Option("interval", "How often Flux re-applies each stage", "10m", check=duration_error),
             Option("platform_timeout", "How long the platform may take (includes the dataset Job)", "60m",
                    check=duration_error),
+            Option("requeue_dependency", "How soon a stage waiting for the one before it looks again "
+                   "(kustomize-controller's --requeue-dependency, set at bootstrap)", "5s", check=duration_error),
         ),
     )
 
@@ -62,10 +67,30 @@ def _receiver(ctx) -> Document:
                     + why + "\nThe URL path is in status.webhookPath (see the README).")
 
 
+def _bootstrap_files(ctx) -> dict[str, list[Document]]:
+    """Flux's own folder, laid out as ``flux bootstrap`` customization expects: its kustomization
+    with the patch of kustomize-controller's arguments, and the two manifests bootstrap writes,
+    empty until it does."""
+    folder = f"clusters/{ctx.spec.cluster}/{FLUX_NAMESPACE}"
+    requeue = ctx.options(NAME)["requeue_dependency"]
+    doc = Document({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": list(BOOTSTRAP_MANIFESTS),
+        "patches": [{"target": {"kind": "Deployment", "name": "kustomize-controller"},
+                     "patch": "- op: add\n  path: /spec/template/spec/containers/0/args/-\n"
+                              f"  value: --requeue-dependency={requeue}\n"}],
+    }, "Flux's own components. flux bootstrap fills the two files it lists (empty until then)\n"
+       "and keeps this file, installing the components with its patches.\n"
+       f"After a push, a stage whose dependsOn is not ready at the new revision looks again after\n"
+       f"--requeue-dependency ({requeue} here, 30s by default): each stage of the chain waits\n"
+       "up to one such retry before a new run reaches the cluster.")
+    return {f"{folder}/kustomization.yaml": [doc], **{f"{folder}/{name}": [] for name in BOOTSTRAP_MANIFESTS}}
+
+
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     o = ctx.options(NAME)
-    files: dict[str, list[Document]] = {}
+    files: dict[str, list[Document]] = _bootstrap_files(ctx)
     names_of: dict[str, list[str]] = {}
     sources: dict[tuple[str, str], str] = {}
     for stage in stages:
@@ -132,11 +157,12 @@ def rlgen_sync_files(ctx, stages):
 def rlgen_secrets(ctx):
     return [SecretRef(RECEIVER_SECRET, FLUX_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
                       "the Git host's push webhook secret (a long random string, also entered at the Git host)",
-                      f"Flux's Receiver {FLUX_NAMESPACE}/{RECEIVER}")]
+                      f"Flux's Receiver {FLUX_NAMESPACE}/{RECEIVER}", engine_namespace=True)]
 
 
 @hookimpl
 def rlgen_readme(ctx):
+    o = ctx.options(NAME)
     return [
         "## Sync: Flux\n"
         f"Bootstrap Flux on the cluster with this repository and the path `clusters/{ctx.spec.cluster}`:\n\n"
@@ -160,22 +186,12 @@ def rlgen_readme(ctx):
         f"followed by that path, content type `application/json`, secret: the value of "
         f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
         + _host_step(webhook_host(ctx.spec.git_url)) + "\n\n"
-        "After the fetch, a stage whose `dependsOn` is not yet at the new revision retries after "
-        "kustomize-controller's `--requeue-dependency`, 30 s unless changed; a new run waits for up to one "
-        "such retry per stage before `runs`. To shorten them, add the flag to kustomize-controller "
-        f"in `clusters/{ctx.spec.cluster}/flux-system/kustomization.yaml` (`flux bootstrap` keeps that file when it "
-        "exists and adds its own two files beside it):\n\n"
-        "```yaml\n"
-        "apiVersion: kustomize.config.k8s.io/v1beta1\n"
-        "kind: Kustomization\n"
-        "resources: [gotk-components.yaml, gotk-sync.yaml]\n"
-        "patches:\n"
-        "  - target: {kind: Deployment, name: kustomize-controller}\n"
-        "    patch: |\n"
-        "      - op: add\n"
-        "        path: /spec/template/spec/containers/0/args/-\n"
-        "        value: --requeue-dependency=5s\n"
-        "```"
+        "After the fetch, a stage whose `dependsOn` is not yet at the new revision looks again after "
+        f"kustomize-controller's `--requeue-dependency`: {o['requeue_dependency']} here (`flux.requeue_dependency`), "
+        "30 s unless set. "
+        f"`clusters/{ctx.spec.cluster}/{FLUX_NAMESPACE}/kustomization.yaml` sets it: `flux bootstrap` keeps that "
+        "file, fills the two empty files it lists with Flux's components and sync objects, and installs the "
+        "components with the file's patches (Flux's *bootstrap customization*)."
     ]
 
 

@@ -73,8 +73,8 @@ def start_flux(cp: ControlPlane, requeue_dependency: str | None = "5s") -> None:
     ], env=env)
     cp.spawn("kustomize-controller", [
         tool("kustomize-controller"), *addresses(),
-        # A stage waiting for the one before it retries every 30 s on a cluster; a test has no
-        # reason to sleep that long between stages.
+        # A stage waiting for the one before it retries this often: 5 s is what the generated
+        # clusters/<c>/flux-system/kustomization.yaml has flux bootstrap install (30 s without it).
         *(["--requeue-dependency", requeue_dependency] if requeue_dependency else []),
     ], env=env)
     # The Git host's push webhooks arrive here (a cluster exposes it as the webhook-receiver Service).

@@ -1,6 +1,9 @@
 """The Git host's push webhook: Flux's Receiver and Argo CD's webhook secret, shaped by the Git
 host of the repository's URL, their token Secret delivered by whichever secrets plugin is chosen
-(with the label Argo CD selects its Secrets by), and the README steps that connect the host."""
+(with the label Argo CD selects its Secrets by, and never a stage of its own for the sync
+engine's namespace), and the README steps that connect the host. After the fetch, the stages'
+wait for each other: kustomize-controller's --requeue-dependency as ``flux bootstrap`` installs
+it from the generated flux-system kustomization."""
 from __future__ import annotations
 
 import json
@@ -9,7 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.repos import GIT_URL, REQUIRED, build, plain_manifests, rlgen_in, run_rlgen
+from support.flux import bootstrapped_args
+from support.repos import GIT_URL, REQUIRED, build, commit_all, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
 from support.toolchain import tool
 
 RECIPIENT = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
@@ -45,8 +49,8 @@ def test_flux_receives_the_push_webhook_of_the_repositorys_git_host(generate, ur
     assert token["namespace"] == "flux-system" and list(token["keys"]) == ["token"]
     readme = (repo / "README.md").read_text()
     assert "kubectl -n flux-system get receiver git-push -o jsonpath='{.status.webhookPath}'" in readme
-    # What the push still waits for after the fetch, and where a team shortens it.
-    assert "value: --requeue-dependency=5s" in readme
+    # What the push still waits for after the fetch, and where it is set.
+    assert "`--requeue-dependency`: 5s here (`flux.requeue_dependency`)" in readme
     result = rlgen_in(repo, "validate", "--offline", "-o", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     kinds = {s["kind"]: s["location"] for s in json.loads(result.stdout)["schemas"]}
@@ -77,12 +81,17 @@ def test_argo_points_argocd_secret_at_a_labelled_secret_of_the_secrets_slot(gene
     assert (f"kubectl -n argocd patch secret argocd-secret --type merge "
             f"-p '{{\"stringData\": {{\"{key}\": \"$git-webhook-token:token\"}}}}'") in readme
     assert "/api/webhook" in readme
+    assert "kubectl create namespace argocd" not in readme
     assert not any(d["kind"] == "Receiver" for d in plain_manifests(repo))
 
 
 def test_external_secrets_labels_the_webhook_secret_for_argo(generate):
     repo = generate("--plugin", "argo", *ESO)
-    externals = {o["metadata"]["name"]: o for o in build(repo / "secrets") if o["kind"] == "ExternalSecret"}
+    objects = build(repo / "secrets")
+    externals = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ExternalSecret"}
+    # Argo CD's own namespace exists before any stage: a stage creating it would have to come
+    # before the root that applies every stage.
+    assert "argocd" not in {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
     external = externals.pop("git-webhook-token")
     assert external["spec"]["target"]["template"] == {"metadata": {"labels": PART_OF_ARGOCD}}
     # The Secrets nobody selects by label stay as they were.
@@ -99,3 +108,34 @@ def test_sops_generates_the_webhook_secret_with_its_label(tmp_path):
     assert result.returncode == 0, result.stderr
     (secret,) = [o for o in build(target / "secrets") if o["kind"] == "Secret"]
     assert secret["metadata"]["name"] == "git-webhook-token" and secret["metadata"]["labels"] == PART_OF_ARGOCD
+
+
+def test_flux_bootstrap_installs_kustomize_controller_with_a_short_dependency_requeue(generate, tmp_path):
+    repo = generate()
+    folder = repo / "clusters" / "production" / "flux-system"
+    # As Flux's bootstrap customization lays it out: the two files bootstrap writes, empty until it does.
+    assert (folder / "gotk-components.yaml").read_text() == "" and (folder / "gotk-sync.yaml").read_text() == ""
+    args = bootstrapped_args(repo, "production")
+    assert "--watch-all-namespaces" in args and args[-1] == "--requeue-dependency=5s"
+    assert bootstrapped_args(generate("--set", "flux.requeue_dependency=2s"), "production")[-1] == \
+        "--requeue-dependency=2s"
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", "flux.requeue_dependency=soon", "--no-input"))
+    assert "flux.requeue_dependency" in line
+    # Argo CD has no dependency requeue to set.
+    assert not (generate("--plugin", "argo") / "clusters" / "production" / "flux-system").exists()
+
+
+def test_an_update_keeps_what_flux_bootstrap_wrote(repo):
+    folder = repo / "clusters" / "production" / "flux-system"
+    components = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n"
+    sync = ("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n"
+            "  namespace: flux-system\nspec:\n  interval: 1m0s\n  ref:\n    branch: main\n  url: " + GIT_URL + "\n")
+    (folder / "gotk-components.yaml").write_text(components)
+    (folder / "gotk-sync.yaml").write_text(sync)
+    commit_all(repo, "Add Flux v2.9.3 component manifests")
+
+    ok(rlgen_in(repo, "update", "--set", "flux.requeue_dependency=10s"))
+
+    assert (folder / "gotk-components.yaml").read_text() == components
+    assert (folder / "gotk-sync.yaml").read_text() == sync
+    assert "value: --requeue-dependency=10s" in (folder / "kustomization.yaml").read_text()

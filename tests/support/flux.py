@@ -7,17 +7,45 @@ import hashlib
 import hmac
 import json
 import re
+import shutil
+import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
+from ruamel.yaml import YAML
 from support.controlplane import ControlPlane, wait_until
+from support.toolchain import module_dir, tool
 
 REGISTRY = "registry.cn-hangzhou.aliyuncs.com/rl-team"
 NAMESPACE = "rl-training"
 SYNC_TIMEOUT = 300
 #: The Receiver and its token Secret the flux plugin generates.
 RECEIVER, RECEIVER_SECRET = "git-push", "git-webhook-token"
+
+
+def bootstrapped_args(repo: Path, cluster: str, controller: str = "kustomize-controller") -> list[str]:
+    """The arguments ``flux bootstrap`` installs ``controller`` with from ``repo``: the cluster's
+    ``flux-system`` kustomization built with the controller's release Deployment (its module's
+    ``config/manager/deployment.yaml``, which flux2 v2.9.3's manifests take) where bootstrap writes
+    ``gotk-components.yaml``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "flux-system"
+        shutil.copytree(repo / "clusters" / cluster / "flux-system", folder)
+        deployment = module_dir("flux", f"github.com/fluxcd/{controller}") / "config" / "manager" / "deployment.yaml"
+        shutil.copy(deployment, folder / "gotk-components.yaml")
+        out = subprocess.run([tool("kustomize"), "build", str(folder)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (found,) = [d for d in YAML(typ="safe").load_all(out.stdout)
+                if d and d["kind"] == "Deployment" and d["metadata"]["name"] == controller]
+    return found["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def requeue_dependency(args: list[str]) -> str | None:
+    """The ``--requeue-dependency`` of kustomize-controller's ``args`` (None: its default)."""
+    return next((a.partition("=")[2] for a in reversed(args) if a.startswith("--requeue-dependency=")), None)
 
 
 def readme_blocks(readme: str, heading: str) -> list[str]:
