@@ -73,11 +73,12 @@ test: setup toolchain
 
 # One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py),
 # rlgen installed from a local wheel into a fresh environment, as a generated repository's CI has it.
-# bench_push.py runs the control plane, so bench needs the whole toolchain.
+# rlgen e2e and bench_push run the control plane, so bench needs the whole toolchain.
 bench: setup toolchain
 	$(WITH_TOOLS) $(PY) benchmarks/bench.py
 	$(WITH_TOOLS) $(PY) benchmarks/bench_scale.py
 	$(WITH_TOOLS) $(PY) benchmarks/bench_push.py
+	$(WITH_TOOLS) $(PY) benchmarks/bench_e2e.py
 
 # Regenerate the CRD-derived schemas of rlgen's catalog from the pinned CRDs in upstream/crds.
 schemas: setup

@@ -18,6 +18,7 @@ HERE = Path(__file__).resolve().parent
 
 def help_rows() -> list[timing.Row]:
     bare = Cmd("`python -c pass`", [timing.python(), "-c", "pass"])
+    # measure()'s untimed first run fills rlgen's help cache: the row is every later run's.
     rows = [measure("`rlgen --help`", Cmd("help", timing.rlgen("--help")), bare, 3.0)]
     per_command = [measure(f"`rlgen {c} --help`", Cmd(c, timing.rlgen(c, "--help")), bare, 3.0, runs=3)
                    for c in COMMANDS]

@@ -208,6 +208,11 @@ class SecretRef:
 #: puts a kustomization there (encrypted Secrets, ExternalSecrets).
 SECRETS_FOLDER = "secrets"
 
+#: The folder of the ``optional-secrets`` stage, applied after the ``secrets`` stage and waited
+#: for by nothing: Secrets whose consumers start without them (an ExternalSecret that cannot
+#: sync, the value not stored yet, must not hold back the stages that read the others).
+OPTIONAL_SECRETS_FOLDER = "optional-secrets"
+
 #: The folder of the sync engine's objects that apply the upstream roots (a Flux GitRepository
 #: and Kustomizations, Argo CD Applications): one kustomization, the same for every cluster,
 #: which each ``clusters/<cluster>/`` points at.
@@ -221,7 +226,9 @@ class SecretDelivery:
     ``files`` are written into the repository (``{path: text}``, or ``{path: [Document, ...]}``
     for YAML objects); when they hold
     ``secrets/kustomization.yaml`` that folder is the ``secrets`` stage, applied before every
-    other stage. ``decryption`` names the Secret, in the sync engine's namespace, holding the
+    other stage; ``optional-secrets/kustomization.yaml`` makes that folder a stage applied after
+    it that no stage waits for (the Secrets declared ``optional``). ``decryption`` names the
+    Secret, in the sync engine's namespace, holding the
     SOPS key that decrypts that stage ("" when nothing is encrypted). ``readme`` is the README's
     section on Secrets. ``set_hints`` is what ``rlgen secret set`` prints for a Secret whose values
     live outside Git, by ``namespace/name``, ``{key}`` standing for the key being set; with
@@ -265,7 +272,9 @@ class Stage:
     """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.
 
     ``path`` is the repository folder the stage applies ("" when only ``upstream`` sources
-    make it up); ``depends_on`` names earlier stages.
+    make it up); ``depends_on`` names earlier stages; ``wait`` False: the engine applies the
+    stage without waiting for its objects to be ready, and its readiness holds back nothing
+    (the runs: a RayJob is never Ready; the optional Secrets).
     """
 
     name: str
@@ -274,3 +283,4 @@ class Stage:
     upstream: tuple[UpstreamSource, ...] = ()
     #: The Secret (in the sync engine's namespace) with the SOPS key this stage is decrypted with.
     decryption: str = ""
+    wait: bool = True

@@ -319,7 +319,9 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
 
     :param ctx: the selection and its shared names, for this cluster.
     :param stages: the sync order (infrastructure -> platform -> runs); the files must make the
-        engine apply the stages in that order and prune what leaves Git.
+        engine apply the stages in that order and prune what leaves Git, and hold back what
+        comes after a stage until it is ready, except a stage with ``wait`` False (the runs,
+        the optional Secrets): applied, never waited for.
 
     Example::
 

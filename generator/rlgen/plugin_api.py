@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Finding, Layer, Option, Patch, PluginInfo, Problem
-from rlgen.contributions import SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef, Stage, TrainingImage
-from rlgen.contributions import UPSTREAM_FOLDER, UpstreamSource
+from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef
+from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import (
@@ -36,15 +36,14 @@ from rlgen.option_checks import (
     uri_error,
 )
 from rlgen.spec import Spec, Volume
+from rlgen.verl import releases as _releases  # private: the names here are plugin authors' API
 from rlgen.verl.releases import Release
 
 
 def verl_release(spec: Spec) -> Release:
     """What depends on the repository's verl release (answer ``rlgen.verl``): its dependency
     images (``base_image(engine)``), the tool ``config.type`` (``tool_type``), agent loops."""
-    from rlgen.verl import releases
-
-    return releases.get(spec.verl_version)
+    return _releases.get(spec.verl_version)
 
 __all__ = [
     # Decorate each hook implementation.
@@ -52,7 +51,7 @@ __all__ = [
     # What hooks receive and return (rlgen.contributions).
     "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
     "Problem", "Resource", "SecretDelivery", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
-    "SECRETS_FOLDER",
+    "SECRETS_FOLDER", "OPTIONAL_SECRETS_FOLDER",
     "UPSTREAM_FOLDER",
     # What rlgen_validate_rules reads and returns.
     "Finding", "Rendered",

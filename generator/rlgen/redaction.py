@@ -7,6 +7,7 @@ or more: the rules read through percent-encoding, and mask the encoded text wher
 """
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left
 
@@ -38,6 +39,13 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-
 # make one line several). %25 is '%' itself: a twice-encoded text decodes in two passes.
 _ENCODED = re.compile(r"%(2[1-9A-Fa-f]|[3-6][0-9A-Fa-f]|7[0-9A-Ea-e])")
 _MAX_DECODINGS = 3
+#: Variables whose values are secrets wherever they appear: a service that echoes a request may
+#: show one anywhere (a path, a header it quotes, a string it signed), not only after a name
+#: the rules above know, and encoded, so that a literal search finds none of it.
+SECRET_VARIABLES = ("OSS_ACCESS_KEY_SECRET", "OSS_SESSION_TOKEN", "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+                    "ALIBABA_CLOUD_SECURITY_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+#: Shorter values are masked by the rules alone: a short one would mask ordinary words.
+_MIN_VALUE_LENGTH = 8
 
 
 def has_secret_parameter(url: str) -> bool:
@@ -61,6 +69,7 @@ def redact(text: str) -> str:
         if decoded == view:
             break
         view, to_text = decoded, (lambda i, inner=to_view, outer=to_text: outer(inner(i)))
+    spans += _value_spans(text, secret_values())
     if not spans:
         return text
     out, last = [], 0
@@ -68,6 +77,38 @@ def redact(text: str) -> str:
         out.append(text[last:start] + MASK)
         last = end
     return "".join(out) + text[last:]
+
+
+def secret_values() -> list[str]:
+    """The values of this environment's :data:`SECRET_VARIABLES` long enough to mask."""
+    return [v for name in SECRET_VARIABLES if len(v := os.environ.get(name, "")) >= _MIN_VALUE_LENGTH]
+
+
+def mask_values(text: str, values, mask: str = MASK) -> str:
+    """``text`` with each of ``values`` masked however it is written: as it is, or with any of
+    its characters percent-encoded, in either case of hex, up to :data:`_MAX_DECODINGS` times
+    (a space also as ``+``)."""
+    spans = _merged(_value_spans(text, values))
+    out, last = [], 0
+    for start, end in spans:
+        out.append(text[last:start] + mask)
+        last = end
+    return "".join(out) + text[last:]
+
+
+def _value_spans(text: str, values) -> list[tuple[int, int]]:
+    return [m.span() for value in values for m in _value_pattern(value).finditer(text)]
+
+
+def _value_pattern(value: str) -> re.Pattern:
+    def one(char: str) -> str:
+        ways = [re.escape(char)]
+        if char.isascii():
+            ways.append(f"%(?:25){{0,{_MAX_DECODINGS - 1}}}(?i:{ord(char):02x})")
+        if char == " ":
+            ways.append(r"\+")
+        return f"(?:{'|'.join(ways)})"
+    return re.compile("".join(one(c) for c in value))
 
 
 def _secret_spans(view: str) -> list[tuple[int, int]]:

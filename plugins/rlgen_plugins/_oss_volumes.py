@@ -75,24 +75,28 @@ def volumes(ctx, options: dict, auth: dict) -> list[Resource]:
                 "csi": csi,
             },
         }
-        pvc = {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": volume.name, "namespace": ctx.spec.namespace, "annotations": dict(_PROTECT)},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "resources": {"requests": {"storage": "20Gi"}},
-                "selector": {"matchLabels": {"alicloud-pvname": volume.name}},
-            },
-        }
         note = f"oss://{options['bucket']}/{volume.bucket_prefix}/ mounted at {volume.mount_path}"
         note += " (read-only in the trainer)." if volume.read_only else " (the trainer writes here)."
         # The file keeps the base name while the objects' names follow their hash.
         filename = f"volume-{volume.base or volume.name}.yaml"
         out.append(Resource(Layer.PLATFORM, filename, pv, note + "\n" + RENAME_NOTE))
-        out.append(Resource(Layer.PLATFORM, filename, pvc))
+        out.append(Resource(Layer.PLATFORM, filename, _claim(volume.name, ctx.spec.namespace)))
     return out
+
+
+def _claim(name: str, namespace: str) -> dict:
+    """The claim bound to the PersistentVolume ``name`` by its label."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "annotations": dict(_PROTECT)},
+        "spec": {
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": "",
+            "resources": {"requests": {"storage": "20Gi"}},
+            "selector": {"matchLabels": {"alicloud-pvname": name}},
+        },
+    }
 
 
 def pipeline_env(ctx, options: dict) -> list[dict]:

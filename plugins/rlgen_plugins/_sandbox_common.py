@@ -34,10 +34,21 @@ CREDENTIALS_DIR = "/var/run/mcp"
 #: namespace ACK's KubeRay add-on uses is not verifiable offline (docs/upstream.md); `rlgen doctor`
 #: reports where the operator runs when the policy would shut it out.
 KUBERAY_NAMESPACE = "kuberay-system"
-MCP_UNVERIFIED = (
-    "The MCP endpoint (path, port, the `E2B-API-KEY` header) is taken from the unmerged upstream pull "
-    "request openkruise/agents#165 and cannot be verified offline against the image you run: check "
-    "it on the cluster before the first run (`rlgen validate` warns about it too).")
+
+
+#: The code-interpreter image the openkruise/agents v0.3.0 end-to-end tests and examples run
+#: (test/e2b/assets/sandboxset-code-interpreter.yaml, examples/claude-code/README.md): upstream
+#: publishes it in ACK's ap-southeast-1 public registry and nowhere else.
+SANDBOX_IMAGE = "registry-ap-southeast-1.ack.aliyuncs.com/acs/code-interpreter:v1.6"
+
+
+def mcp_unverified(ctx) -> str:
+    """The README's word on the MCP endpoint that no offline check settles, and how to say it was checked."""
+    return ("The MCP endpoint (path, port, the `E2B-API-KEY` header) is taken from the unmerged upstream pull "
+            "request openkruise/agents#165 and cannot be verified offline against the image you run: check "
+            "it on the cluster before the first run. `rlgen validate` warns about it until "
+            f"`rlgen update --set {ctx.plugins['sandbox']}.mcp_checked=true` records in `rlgen.yaml` that you did.")
+
 
 def isolation_note(ctx) -> str:
     """The README's word on where sandboxes run and what NetworkPolicy needs from the cluster."""
@@ -55,12 +66,19 @@ def isolation_note(ctx) -> str:
 OPTIONS = (
     Option("warm_pool", "Sandboxes kept ready (a bit above the expected burst)", 3, int,
            check=int_range(0, 10000)),
-    Option("sandbox_image", "Code-interpreter image of each sandbox",
-           "acs-image-test-01-registry.cn-hangzhou.cr.aliyuncs.com/e2b/code-interpreter:v1.6",
-           check=image_reference_error),
+    # Where upstream publishes it: openkruise/agents@v0.3.0 names this image in one registry only
+    # (docs/upstream.md). An answer recorded in rlgen.yaml, asked on a terminal: a team in
+    # another region points it at its own mirror.
+    Option("sandbox_image", "Code-interpreter image of each sandbox (upstream's, in ACK's public "
+           "ap-southeast-1 registry; your registry's mirror of it pulls faster and stays)", SANDBOX_IMAGE,
+           check=image_reference_error, ask=True),
     Option("runtime_image", "Agent runtime (envd) image copied into each sandbox",
            "registry-cn-hangzhou.ack.aliyuncs.com/acs/agent-runtime:v0.0.1", check=image_reference_error),
     Option("mcp_path", "HTTP path of the MCP endpoint of the sandbox-manager image", "/mcp"),
+    # validate's warning that the endpoint follows an unmerged pull request, answered once for
+    # the repository (rlgen.rules.tools.acknowledged) instead of on every validate.
+    Option("mcp_checked", "Whether the team checked the MCP endpoint (path, port, E2B-API-KEY header) "
+           "against the sandbox-manager image on its cluster: true stops rlgen validate's warning", False, bool),
     Option("tool", "Sandbox tool the trainer may call", "run_code_once"),
     # Sandboxes run model-written code: bounded, so a runaway cell cannot starve the node.
     Option("sandbox_cpu", "CPU of each sandbox (request = limit)", "1"),
@@ -104,20 +122,7 @@ def isolation(ctx) -> list[Resource]:
     """The sandboxes' own Namespace and NetworkPolicies: model-written code runs there."""
     spec, ns = ctx.spec, sandboxes_namespace(ctx)
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-    sandboxes = {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": {"name": "sandboxes-isolated", "namespace": ns},
-        "spec": {
-            "podSelector": {},
-            "policyTypes": ["Ingress", "Egress"],
-            # Only the sandbox manager (and the controller beside it) call into a sandbox.
-            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
-                "kubernetes.io/metadata.name": spec.sandbox_namespace}}}]}],
-            # No egress at all: a tool call's answer rides back on the manager's connection.
-            "egress": [],
-        },
-    }
+    sandboxes = _sandboxes_policy(ns, spec.sandbox_namespace)
     dashboard = {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -141,6 +146,23 @@ def isolation(ctx) -> list[Resource]:
                  "status there, and without it a RayJob turns Failed once its submitter ends. No port\n"
                  "ranges where avoidable: a CNI without endPort support applies only a range's first port."),
     ]
+
+
+def _sandboxes_policy(ns: str, manager_namespace: str) -> dict:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "sandboxes-isolated", "namespace": ns},
+        "spec": {
+            "podSelector": {},
+            "policyTypes": ["Ingress", "Egress"],
+            # Only the sandbox manager (and the controller beside it) call into a sandbox.
+            "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
+                "kubernetes.io/metadata.name": manager_namespace}}}]}],
+            # No egress at all: a tool call's answer rides back on the manager's connection.
+            "egress": [],
+        },
+    }
 
 
 #: KubeRay's default dashboard port (utils/constant.go DefaultDashboardPort).
@@ -171,6 +193,7 @@ def dashboard_ingress(ctx) -> list[dict]:
     return rules
 
 
+# long: one SandboxSet laid out as the YAML it becomes; in pieces it would no longer read as one object.
 def sandbox_set(ctx, options: dict) -> Resource:
     envd = {"name": "envd-volume", "mountPath": "/mnt/envd"}
     env = [{"name": "ENVD_DIR", "value": "/mnt/envd"}]
@@ -219,9 +242,18 @@ def sandbox_set(ctx, options: dict) -> Resource:
     }
     return Resource(Layer.PLATFORM, "sandboxset.yaml", sbs,
                     "Warm pool the sandbox manager hands out during rollouts.\n"
+                    + _image_note(ctx, options) +
                     "No e2b.agents.kruise.io/should-init-envd annotation: upstream removed it; the\n"
                     "agent-runtime init container installs envd. terminationGracePeriodSeconds: 1\n"
                     "frees a used sandbox fast so the pool refills.")
+
+
+def _image_note(ctx, options: dict) -> str:
+    if options["sandbox_image"] != SANDBOX_IMAGE:
+        return ""
+    return ("The sandbox image is upstream's (openkruise/agents v0.3.0), named by upstream in ACK's\n"
+            "ap-southeast-1 registry alone: to pull from a mirror of your own,\n"
+            f"rlgen update --set {ctx.plugins['sandbox']}.sandbox_image=<your registry>/code-interpreter:v1.6\n")
 
 
 def _options(ctx) -> dict:

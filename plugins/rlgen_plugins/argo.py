@@ -200,10 +200,12 @@ def rlgen_sync_files(ctx, stages):
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
             app = _application(stage.name, wave, source, spec.namespace)
             comment = ""
-            if stage.name == "runs":
+            if not stage.wait:
                 app["metadata"]["annotations"][HEALTH_GATE] = "false"
-                comment = ("The root's sync does not wait for this one to be healthy: a RayJob stays\n"
-                           "Progressing for the whole run (see the Application health check in argocd-cm).")
+                why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
+                       "an optional Secret\nnot stored yet is Degraded and holds back nothing")
+                comment = (f"The root's sync does not wait for this one to be healthy: {why} (see the\n"
+                           "Application health check in argocd-cm).")
             files[f"{cluster_dir}/{stage.name}.yaml"] = [Document(app, comment)]
             wave += 1
     files[f"{cluster_dir}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]

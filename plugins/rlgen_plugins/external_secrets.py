@@ -4,10 +4,15 @@ Secrets Manager, one ExternalSecret per Secret, in the ``secrets`` stage before 
 Each Kubernetes Secret is one KMS secret holding a JSON object, one property per key
 (the alibaba provider reads ``remoteRef.property`` with gjson). The provider exists in External
 Secrets up to v1.3.2 (v2.0.0 removed it); the objects are ``external-secrets.io/v1``.
+
+The provider fails an ExternalSecret whose KMS secret or property is missing, so a Secret whose
+consumers start without it (``SecretRef.optional``) is synced by the ``optional-secrets`` stage,
+which nothing waits for, and copies whatever properties its KMS secret holds (``dataFrom.extract``).
 """
 from __future__ import annotations
 
 from rlgen.plugin_api import (
+    OPTIONAL_SECRETS_FOLDER,
     SECRETS_FOLDER,
     Document,
     Option,
@@ -93,8 +98,9 @@ def external_secret(ctx, secret) -> dict:
             "secretStoreRef": {"kind": "ClusterSecretStore", "name": o["store"]},
             "target": {"name": secret.name, "creationPolicy": "Owner",
                        **({"template": {"metadata": {"labels": dict(secret.labels)}}} if secret.labels else {})},
-            "data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
-                     for k in secret.keys],
+            **({"dataFrom": [{"extract": {"key": kms_name(ctx, secret)}}]} if secret.optional else
+               {"data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
+                         for k in secret.keys]}),
         },
     }
 
@@ -103,49 +109,57 @@ def _file(secret) -> str:
     return f"{secret.namespace}.{secret.name}.yaml"
 
 
+# long: the README section is written out as it reads, one paragraph after the other.
 @hookimpl
 def rlgen_secret_delivery(ctx, secrets):
     o = ctx.options(NAME)
     rows = "".join(
         f"- `{kms_name(ctx, s)}` → Secret `{s.name}` in `{s.namespace}` ({s.purpose}, used by {s.used_by}): "
-        f"JSON with {', '.join(f'`{k}`' for k in s.keys)}.\n" for s in secrets)
-    if o["auth"] == "rrsa":
-        auth = (f"It authenticates by RRSA as the RAM role `{o['role_arn']}`: enable RRSA on the cluster, let "
-                f"the operator's ServiceAccount in `{o['operator_namespace']}` assume that role (trust policy "
-                "on the OIDC provider), and project its token into the operator's pod at "
-                f"`{o['oidc_token_file']}` (audience `sts.aliyuncs.com`). The role needs "
-                "`kms:GetSecretValue` on these secrets.")
-    else:
-        auth = ("It authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
-                "secrets), the one Secret made by hand:\n\n```sh\n"
-                f"kubectl create secret generic {o['accesskey_secret']} -n {o['operator_namespace']} \\\n"
-                "  --from-literal=accessKeyID=\"$ALIBABA_CLOUD_ACCESS_KEY_ID\" \\\n"
-                "  --from-literal=accessKeySecret=\"$ALIBABA_CLOUD_ACCESS_KEY_SECRET\"\n```")
+        + (f"optional, JSON with any of {', '.join(f'`{k}`' for k in s.keys)}.\n" if s.optional else
+           f"JSON with {', '.join(f'`{k}`' for k in s.keys)}.\n") for s in secrets)
+    auth = _auth(o)
     readme = (
         "## Secrets: External Secrets from Alibaba Cloud KMS\n\n"
         f"External Secrets Operator v1.3 (the last release with the `alibaba` provider) must run in "
         f"`{o['operator_namespace']}`. The `{SECRETS_FOLDER}` stage, synced before every other one, holds the "
         f"ClusterSecretStore `{o['store']}` (KMS Secrets Manager in `{o['region']}`) and one ExternalSecret per "
-        "Secret; the stage is ready once every Secret is synced. " + auth + "\n\n"
+        "Secret; the stage is ready once every Secret is synced. An optional Secret's ExternalSecret is in the "
+        f"`{OPTIONAL_SECRETS_FOLDER}` stage, which nothing waits for: leave its KMS secret out when you need none "
+        "of its keys, and store only the keys you need. " + auth + "\n\n"
         "Create each KMS secret (generic secret, its value a JSON object with one property per key); "
         "`rlgen secret set NAME KEY` prints the name, `rlgen secret list` lists them:\n\n" + rows
     )
     if not secrets:
         return SecretDelivery(readme)
+    required = [s for s in secrets if not s.optional]
+    optional = [s for s in secrets if s.optional]
     files = {
         f"{SECRETS_FOLDER}/kustomization.yaml": [Document({
             "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
             "resources": [*(["namespaces.yaml"] if namespace_names(secrets) else []), "store.yaml",
-                          *sorted(_file(s) for s in secrets)],
-        }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per Secret.")],
+                          *sorted(_file(s) for s in required)],
+        }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per
+"
+           "required Secret (External Secrets fails one whose KMS secret or key is missing).")],
         **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
         f"{SECRETS_FOLDER}/store.yaml": [Document(store(ctx), f"KMS Secrets Manager in {o['region']}; "
                                                   "one store for every namespace.")],
     }
-    for s in secrets:
+    for s in required:
         files[f"{SECRETS_FOLDER}/{_file(s)}"] = [Document(
             external_secret(ctx, s), f"Used by {s.used_by}.\nKMS secret {kms_name(ctx, s)}: a JSON object, "
             "one property per key.")]
+    if optional:
+        files[f"{OPTIONAL_SECRETS_FOLDER}/kustomization.yaml"] = [Document({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": sorted(_file(s) for s in optional),
+        }, "The optional Secrets, synced after the secrets stage; no stage waits for them, so one whose\n"
+           "KMS secret does not exist holds back nothing.")]
+    for s in optional:
+        files[f"{OPTIONAL_SECRETS_FOLDER}/{_file(s)}"] = [Document(
+            external_secret(ctx, s), f"Used by {s.used_by}, which start without it.\nKMS secret "
+            f"{kms_name(ctx, s)}: a JSON object; every property it holds becomes a key (any of "
+            f"{', '.join(s.keys)}).")]
     hints = {f"{s.namespace}/{s.name}": (
         f"put '{{key}}' in KMS secret {kms_name(ctx, s)}, whose value is one JSON object with "
         f"{', '.join(s.keys)}: with that object in {kms_name(ctx, s)}.json, "
@@ -154,3 +168,18 @@ def rlgen_secret_delivery(ctx, secrets):
         f"aliyun kms CreateSecret with the same flags and --VersionId v1); External Secrets syncs it "
         f"into Secret {s.namespace}/{s.name} within {o['refresh_interval']}") for s in secrets}
     return SecretDelivery(readme, files, set_hints=hints)
+
+
+def _auth(o) -> str:
+    """How the operator authenticates to KMS, said in the README."""
+    if o["auth"] == "rrsa":
+        return (f"It authenticates by RRSA as the RAM role `{o['role_arn']}`: enable RRSA on the cluster, let "
+                f"the operator's ServiceAccount in `{o['operator_namespace']}` assume that role (trust policy "
+                "on the OIDC provider), and project its token into the operator's pod at "
+                f"`{o['oidc_token_file']}` (audience `sts.aliyuncs.com`). The role needs "
+                "`kms:GetSecretValue` on these secrets.")
+    return ("It authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
+            "secrets), the one Secret made by hand:\n\n```sh\n"
+            f"kubectl create secret generic {o['accesskey_secret']} -n {o['operator_namespace']} \\\n"
+            "  --from-literal=accessKeyID=\"$ALIBABA_CLOUD_ACCESS_KEY_ID\" \\\n"
+            "  --from-literal=accessKeySecret=\"$ALIBABA_CLOUD_ACCESS_KEY_SECRET\"\n```")

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error, hookimpl
+from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error,
+                              hookimpl)
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
+#: A health check expression (CEL): the object's Ready condition is True.
+READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
 #: What ``flux bootstrap`` writes into ``clusters/<c>/flux-system/``: the two manifests it
 #: (re)generates, and the kustomization it keeps when one exists.
 BOOTSTRAP_MANIFESTS = ("gotk-components.yaml", "gotk-sync.yaml")
@@ -120,37 +123,55 @@ def rlgen_sync_files(ctx, stages):
             files[f"{UPSTREAM_FOLDER}/{source}.yaml"].append(Document(doc, up.comment))
             names.append(up.name)
         if stage.path:
-            if stage.name == "runs":
-                extra = {"wait": False}
-                comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
-                           "would block every later sync. Prune deletes the RayJob of a removed run.")
-            else:
-                extra = {"wait": True, "timeout": o["platform_timeout"]}
-                what = " (the dataset Job included)" if stage.name == "platform" else ""
-                comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
-                           "before the stages that depend on it start.")
-            if stage.decryption:
-                # kustomize-controller decrypts SOPS files with the age key of this Secret, in
-                # the Kustomization's own namespace.
-                extra["decryption"] = {"provider": "sops", "secretRef": {"name": stage.decryption}}
-                comment += f"\nDecrypted with the age key of Secret {FLUX_NAMESPACE}/{stage.decryption}."
-            docs.append(Document(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE),
-                                        depends + names, o["interval"], **extra), comment))
+            docs.append(_stage_kustomization(stage, depends + names, o))
             names.append(stage.name)
         names_of[stage.name] = names
         if docs:
             files[f"clusters/{ctx.spec.cluster}/{stage.name}.yaml"] = docs
     if sources:
-        shared = sorted(p.rpartition("/")[2] for p in files if p.startswith(UPSTREAM_FOLDER + "/"))
-        files[f"{UPSTREAM_FOLDER}/kustomization.yaml"] = [kustomization(
-            shared, "The upstream roots every cluster syncs, one file per upstream repository.")]
-        # kustomize-controller builds a cluster's folder as a kustomization of its YAML files and
-        # of each subfolder holding a kustomization.yaml: this one brings in the shared folder,
-        # so the cluster's own Kustomization (flux-system) stays the owner of these objects.
-        files[f"clusters/{ctx.spec.cluster}/upstream/kustomization.yaml"] = [kustomization(
-            [f"../../../{UPSTREAM_FOLDER}"], "The upstream roots, shared by every cluster.")]
+        _add_upstream_kustomizations(files, ctx.spec.cluster)
     files[f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml"] = [_receiver(ctx)]
     return files
+
+
+def _stage_kustomization(stage, depends: list[str], o) -> Document:
+    """The Flux Kustomization of one of rlgen's stages, after ``depends``."""
+    if stage.name == "runs":
+        extra = {"wait": False}
+        comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
+                   "would block every later sync. Prune deletes the RayJob of a removed run.")
+    elif not stage.wait:
+        extra = {"wait": False}
+        comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"
+                   "ready (an optional Secret not stored yet) holds back nothing.")
+    else:
+        extra = {"wait": True, "timeout": o["platform_timeout"]}
+        what = " (the dataset Job included)" if stage.name == "platform" else ""
+        comment = (f"Waits until every object of '{stage.name}' is ready{what}\n"
+                   "before the stages that depend on it start.")
+    if stage.name == SECRETS_FOLDER and stage.wait:
+        # kstatus reads a custom object without status as current: applied, the stage
+        # was ready before External Secrets had fetched a single Secret.
+        extra["healthCheckExprs"] = [{"apiVersion": "external-secrets.io/v1", "kind": kind, "current": READY}
+                                     for kind in ("ClusterSecretStore", "ExternalSecret")]
+    if stage.decryption:
+        # kustomize-controller decrypts SOPS files with the age key of this Secret, in
+        # the Kustomization's own namespace.
+        extra["decryption"] = {"provider": "sops", "secretRef": {"name": stage.decryption}}
+        comment += f"\nDecrypted with the age key of Secret {FLUX_NAMESPACE}/{stage.decryption}."
+    return Document(_kustomization(stage.name, stage.path, dict(BOOTSTRAP_SOURCE), depends, o["interval"], **extra),
+                    comment)
+
+
+def _add_upstream_kustomizations(files: dict[str, list[Document]], cluster: str) -> None:
+    shared = sorted(p.rpartition("/")[2] for p in files if p.startswith(UPSTREAM_FOLDER + "/"))
+    files[f"{UPSTREAM_FOLDER}/kustomization.yaml"] = [kustomization(
+        shared, "The upstream roots every cluster syncs, one file per upstream repository.")]
+    # kustomize-controller builds a cluster's folder as a kustomization of its YAML files and
+    # of each subfolder holding a kustomization.yaml: this one brings in the shared folder,
+    # so the cluster's own Kustomization (flux-system) stays the owner of these objects.
+    files[f"clusters/{cluster}/upstream/kustomization.yaml"] = [kustomization(
+        [f"../../../{UPSTREAM_FOLDER}"], "The upstream roots, shared by every cluster.")]
 
 
 @hookimpl

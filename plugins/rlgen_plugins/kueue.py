@@ -83,21 +83,7 @@ def rlgen_check(ctx):
 def rlgen_resources(ctx):
     options = ctx.options(NAME)
     gpu_flavor, any_flavor = flavors(ctx)
-    gpu = {"name": GPU, "nominalQuota": options["gpu_quota"]}
-    if options["cohort"]:
-        gpu["borrowingLimit"] = options["borrowing_limit"]
-    queue_spec = {
-        # Only the training namespace's LocalQueue feeds this ClusterQueue.
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ctx.spec.namespace}},
-        "resourceGroups": [
-            {"coveredResources": [GPU], "flavors": [{"name": gpu_flavor, "resources": [gpu]}]},
-            {"coveredResources": list(UNBOUNDED),
-             "flavors": [{"name": any_flavor,
-                          "resources": [{"name": k, "nominalQuota": v} for k, v in UNBOUNDED.items()]}]},
-        ],
-    }
-    if options["cohort"]:
-        queue_spec = {"cohortName": options["cohort"], **queue_spec}
+    queue_spec = _queue_spec(ctx, options, gpu_flavor, any_flavor)
     objects = [
         ("resource-flavor-gpu.yaml", {
             "apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": gpu_flavor},
@@ -121,6 +107,25 @@ def rlgen_resources(ctx):
          "The queue every run's RayJob names (label kueue.x-k8s.io/queue-name)."),
     ]
     return [Resource(Layer.PLATFORM, path, obj, comment) for path, obj, comment in objects]
+
+
+def _queue_spec(ctx, options, gpu_flavor: str, any_flavor: str) -> dict:
+    gpu = {"name": GPU, "nominalQuota": options["gpu_quota"]}
+    if options["cohort"]:
+        gpu["borrowingLimit"] = options["borrowing_limit"]
+    queue_spec = {
+        # Only the training namespace's LocalQueue feeds this ClusterQueue.
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ctx.spec.namespace}},
+        "resourceGroups": [
+            {"coveredResources": [GPU], "flavors": [{"name": gpu_flavor, "resources": [gpu]}]},
+            {"coveredResources": list(UNBOUNDED),
+             "flavors": [{"name": any_flavor,
+                          "resources": [{"name": k, "nominalQuota": v} for k, v in UNBOUNDED.items()]}]},
+        ],
+    }
+    if options["cohort"]:
+        queue_spec = {"cohortName": options["cohort"], **queue_spec}
+    return queue_spec
 
 
 @hookimpl

@@ -196,5 +196,5 @@ def rlgen_readme(ctx):
         "Secret.\n\n"
         f"Point DNS for `{o['domain']}` and `*.{o['domain']}` at the Ingress address, with a certificate for "
         f"both. {synced} The trainer reaches the sandbox manager inside the cluster through the Service "
-        f"`{ctx.spec.mcp_service}` in `{ns}`. " + _sandbox_common.MCP_UNVERIFIED + _sandbox_common.isolation_note(ctx)
+        f"`{ctx.spec.mcp_service}` in `{ns}`. " + _sandbox_common.mcp_unverified(ctx) + _sandbox_common.isolation_note(ctx)
     ]

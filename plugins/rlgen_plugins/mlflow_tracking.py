@@ -94,7 +94,7 @@ def rlgen_patches(ctx):
 def rlgen_secrets(ctx):
     return [SecretRef(SECRET, ctx.spec.namespace, tuple(CREDENTIALS),
                       "MLflow credentials (each key optional: username and password for basic auth, or a token)",
-                      "the RayJob's Ray pods")]
+                      "the RayJob's Ray pods", optional=True)]
 
 
 @hookimpl

@@ -209,5 +209,5 @@ def rlgen_readme(ctx):
         "#165's own base until upstream releases the MCP server.\n\n"
         f"Its admin key comes from the Secret `{ADMIN_KEY_SECRET}`, never from Git; upstream's own patch "
         "sets a published key, which the sync engine replaces. "
-        + _sandbox_common.MCP_UNVERIFIED + _sandbox_common.isolation_note(ctx)
+        + _sandbox_common.mcp_unverified(ctx) + _sandbox_common.isolation_note(ctx)
     ]

@@ -78,12 +78,23 @@ def kustomization(secrets) -> Document:
 def rlgen_secret_delivery(ctx, secrets):
     o = ctx.options(NAME)
     keys = recipients(ctx)
+    readme = _readme(o, keys, secrets)
+    if not secrets:
+        return SecretDelivery(readme)
+    return SecretDelivery(readme, {
+        ".sops.yaml": sops_config(keys),
+        f"{SECRETS_FOLDER}/kustomization.yaml": [kustomization(secrets)],
+        **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
+    }, decryption=o["key_secret"])
+
+
+def _readme(o, keys: list, secrets) -> str:
     lines = "".join(
         f"- `{s.name}` in `{s.namespace}`: {s.purpose}, used by {s.used_by}; "
         f"keys {', '.join(f'`{k}`' for k in s.keys)}.\n" for s in secrets)
     first = secrets[0] if secrets else None
     example = f"rlgen secret set {first.name} {first.keys[0]} --from-env {first.env(first.keys[0])}\n" if first else ""
-    readme = (
+    return (
         "## Secrets: SOPS with age\n\n"
         "Every value lives in Git, encrypted with SOPS for the age public keys of `.sops.yaml` "
         f"({len(keys)} recipient{'s' if len(keys) != 1 else ''}): one file per key under "
@@ -109,10 +120,3 @@ def rlgen_secret_delivery(ctx, secrets):
         "reports a file whose recipients differ from `.sops.yaml`. With no private key on your "
         "machine a value cannot be read back, only replaced.\n"
     )
-    if not secrets:
-        return SecretDelivery(readme)
-    return SecretDelivery(readme, {
-        ".sops.yaml": sops_config(keys),
-        f"{SECRETS_FOLDER}/kustomization.yaml": [kustomization(secrets)],
-        **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
-    }, decryption=o["key_secret"])

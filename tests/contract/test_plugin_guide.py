@@ -87,3 +87,10 @@ def test_the_hook_reference_is_the_contract():
     rows = {m[1]: m[2].startswith("first result") for m in re.finditer(r"^\|[^|]*\| `(rlgen_\w+)` \| ([^|]+) \|",
                                                                         REFERENCE, re.M)}
     assert rows == specs
+
+
+def test_the_guide_says_how_a_plugins_package_reaches_the_training_image():
+    """Only the hook table named rlgen_training_packages: a logger's author learnt that the
+    package must reach the Ray nodes when the job failed to import it there."""
+    prose = " ".join(GUIDE.split())
+    assert "`rlgen_training_packages(ctx)`" in prose and "training image" in prose

@@ -81,6 +81,41 @@ def test_a_missing_required_secret_says_how_to_create_it(generate):
     assert row["fix"].endswith("--from-literal=akId=... --from-literal=akSecret=...")
 
 
+def test_a_required_secret_external_secrets_cannot_sync_is_named_with_the_provider_error(generate):
+    """External Secrets v1.3.2 (and v0.20.4) sets only "could not get secret data from provider"
+    on the ExternalSecret and records the provider's error as a Warning event."""
+    import yaml
+
+    from support.repos import REPO
+
+    repo = generate("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
+                    "--set", "external-secrets.auth=accesskey")
+    crds = [yaml.safe_load((REPO / "upstream" / "crds" / f"external-secrets.io_{plural}.yaml").read_text())
+            for plural in ("externalsecrets", "clustersecretstores")]
+    error = "key akSecret does not exist in secret rlgen-rl-training-oss-credentials"
+    failed = {"apiVersion": "external-secrets.io/v1", "kind": "ExternalSecret", "metadata": co.meta("oss-credentials", NS),
+              "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "SecretSyncedError",
+                                         "message": "could not get secret data from provider"}]}}
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": co.meta("oss-credentials.1", NS), "type": "Warning",
+             "reason": "UpdateFailed", "message": f"error processing spec.data[1] (key: rlgen-rl-training-oss-credentials), "
+                                                  f"err: {error}",
+             "involvedObject": {"kind": "ExternalSecret", "name": "oss-credentials", "namespace": NS}}
+    store = {"apiVersion": "external-secrets.io/v1", "kind": "ClusterSecretStore", "metadata": co.meta("alibaba-kms"),
+             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    objects = without(co.healthy({"namespace": NS}), "Secret", "oss-credentials") + crds + [failed, event, store]
+    result, _ = against(repo, objects, "doctor")
+    one_error_line(result, 1)
+    found = rows(result)
+    row = found["Secret rl-training/oss-credentials"]
+    assert row["state"] == "problem"
+    assert row["detail"].startswith("missing: ExternalSecret rl-training/oss-credentials not synced: could not get "
+                                    "secret data from provider: ") and row["detail"].endswith(error)
+    assert row["fix"] == "store akId, akSecret in the secret store (rlgen secret set oss-credentials <key> says where)"
+    # The optional token, whose ExternalSecret has nothing to sync, is no problem.
+    assert found["Secret rl-training/hf-token"] == {**found["Secret rl-training/hf-token"], "state": "ok",
+                                                    "detail": "absent (optional)"}
+
+
 def test_rbac_forbidden_reads_become_cannot_check_rows(generate):
     result, _ = against(generate(), co.healthy({"namespace": NS}), "doctor", forbidden={"secrets", "nodes"})
     assert "2 check(s) the cluster's RBAC forbids" in one_error_line(result, 1)

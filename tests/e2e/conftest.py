@@ -15,75 +15,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from support.controlplane import ControlPlane, free_port, wait_until
+from rlgen.e2e.cluster import start_flux, start_kuberay
+from support.controlplane import ControlPlane, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
 from support.git_server import GitServer
-from support.kuberay import OPERATOR, OPERATOR_NAMESPACE, spawn_operator
 from support.kueue import start_kueue
 from support.repos import INSTALL, ok, run_rlgen, storage_answers
-from support.toolchain import PROJECT, module_dir, pinned, tool
+from support.toolchain import PROJECT
 
-KUBERAY = "github.com/ray-project/kuberay/ray-operator"
-SOURCE_CONTROLLER = "github.com/fluxcd/source-controller"
-KUSTOMIZE_CONTROLLER = "github.com/fluxcd/kustomize-controller"
-NOTIFICATION_CONTROLLER = "github.com/fluxcd/notification-controller"
-KUBERAY_VERSION, SOURCE_VERSION, KUSTOMIZE_VERSION, NOTIFICATION_VERSION = (
-    pinned(folder, module) for folder, module in (
-        ("kuberay", KUBERAY), ("flux", SOURCE_CONTROLLER), ("flux", KUSTOMIZE_CONTROLLER),
-        ("flux", NOTIFICATION_CONTROLLER)))
 GPU_NODES = 4
 CPU_NODES = 2
-
-
-def _install_crds(cp: ControlPlane, folder: Path) -> None:
-    # Server-side: some upstream CRDs are larger than client-side apply's annotation allows.
-    cp.kubectl("apply", "--server-side", "-f", str(folder))
-    # A controller started before its kinds are served stops at once ("no matches for kind").
-    cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "-f", str(folder))
-
-
-def start_kuberay(cp: ControlPlane) -> None:
-    _install_crds(cp, module_dir("kuberay", KUBERAY) / "config" / "crd" / "bases")
-    cp.add_deployment(OPERATOR_NAMESPACE, OPERATOR, f"quay.io/kuberay/operator:{KUBERAY_VERSION}")
-    spawn_operator(cp)
-
-
-def addresses() -> list[str]:
-    """Metrics and health endpoints of one Flux controller, on loopback ports of its own."""
-    return ["--metrics-addr", f"127.0.0.1:{free_port()}", "--health-addr", f"127.0.0.1:{free_port()}"]
-
-
-def start_flux(cp: ControlPlane, requeue_dependency: str | None = "5s") -> None:
-    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes.
-    ``requeue_dependency=None`` keeps kustomize-controller's own default, as on a cluster."""
-    cp.kubectl("create", "namespace", "flux-system")
-    for name, version in (("source-controller", SOURCE_VERSION), ("kustomize-controller", KUSTOMIZE_VERSION),
-                          ("notification-controller", NOTIFICATION_VERSION)):
-        cp.add_deployment("flux-system", name, f"ghcr.io/fluxcd/{name}:{version}")
-    for module, folder in ((SOURCE_CONTROLLER, "flux"), (KUSTOMIZE_CONTROLLER, "flux"),
-                           (NOTIFICATION_CONTROLLER, "flux")):
-        _install_crds(cp, module_dir(folder, module) / "config" / "crd" / "bases")
-    storage = cp.workdir / "flux-artifacts"
-    storage.mkdir()
-    artifacts = f"127.0.0.1:{free_port()}"
-    env = {**cp.env(), "RUNTIME_NAMESPACE": "flux-system"}
-    cp.spawn("source-controller", [
-        tool("source-controller"), *addresses(),
-        "--storage-path", str(storage), "--storage-addr", artifacts, "--storage-adv-addr", artifacts,
-    ], env=env)
-    cp.spawn("kustomize-controller", [
-        tool("kustomize-controller"), *addresses(),
-        # A stage waiting for the one before it retries this often: 5 s is what the generated
-        # clusters/<c>/flux-system/kustomization.yaml has flux bootstrap install (30 s without it).
-        *(["--requeue-dependency", requeue_dependency] if requeue_dependency else []),
-    ], env=env)
-    # The Git host's push webhooks arrive here (a cluster exposes it as the webhook-receiver Service).
-    receiver = f"127.0.0.1:{free_port()}"
-    cp.spawn("notification-controller", [
-        tool("notification-controller"), *addresses(),
-        "--receiverAddr", receiver, "--events-addr", f"127.0.0.1:{free_port()}",
-    ], env=env)
-    cp.endpoints["webhook-receiver"] = f"http://{receiver}"
 
 
 @contextmanager
@@ -248,7 +189,8 @@ def dump_kueue_on_failure(kueue_control_plane, request):
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
          "test_layout_update",
          "test_pull_request_loop",
-         "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver"]
+         "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver",
+         "test_secrets_external", "test_e2e_command"]
 LAST = ["test_secrets_sops"]
 
 

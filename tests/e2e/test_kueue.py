@@ -12,7 +12,8 @@ import os
 import subprocess
 
 import pytest
-from support.controlplane import wait_until
+import yaml
+from support.controlplane import FAIL_POD, wait_until
 from support.flux import NAMESPACE, REGISTRY, reconcile
 from support.kuberay import ray_cluster, ray_pods
 from support.kueue import workloads
@@ -172,3 +173,76 @@ def test_a_lost_worker_node_gets_a_new_worker_and_the_run_stays_admitted(kueue_c
     assert "lingjun-gpu-replacement" in nodes
     assert ray_cluster(cp, NAMESPACE, job) == cluster
     assert admission(cp) == before
+
+
+def head_pod(cp, rayjob: str) -> dict | None:
+    """The RayJob's head pod once it is scheduled."""
+    pods = [p for p in ray_pods(cp, NAMESPACE, rayjob, "head") if p["spec"].get("nodeName")]
+    return pods[0] if len(pods) == 1 else None
+
+
+def live_rayjob(cp, name: str) -> dict:
+    return json.loads(cp.kubectl("get", "rayjob", name, "-n", NAMESPACE, "-o", "json").stdout)
+
+
+def cluster_spec(cp, name: str) -> dict:
+    return json.loads(cp.kubectl("get", "raycluster", name, "-n", NAMESPACE, "-o", "json").stdout)["spec"]
+
+
+def replace_node(cp, lost: str) -> None:
+    """A node like ``lost``, so what ran there has somewhere to go."""
+    if lost.startswith("lingjun-gpu-"):
+        cp.add_lingjun_node(f"{lost}-again")
+    else:
+        cp.add_node(f"{lost}-again", cpu="32", memory="128Gi")
+
+
+def test_a_lost_head_is_recreated_and_a_run_that_fails_whole_retries_on_a_new_ray_cluster(kueue_control_plane, repo):
+    """KubeRay v1.6.2 in K8sJobMode: a head pod lost with its node is made again in the same
+    RayCluster (no retry; the submitter's own retries submit the run again to it). Once the
+    submitter fails for good, the RayJob fails as a whole and its backoffLimit starts it again:
+    the same RayJob, a new RayCluster, the same run's ConfigMap and checkpoint folder, still
+    admitted by Kueue; ``rlgen status`` reports the retry."""
+    cp = kueue_control_plane
+    names = rayjobs(repo)
+    before = admission(cp)
+    run, job = next((r, j) for r, j in sorted(names.items()) if before.get(j) == "admitted")
+    head = wait_until(f"the head of {job} scheduled", lambda: head_pod(cp, job))
+    cluster = ray_cluster(cp, NAMESPACE, job)
+    spec = cluster_spec(cp, cluster)
+    lost = head["spec"]["nodeName"]
+    cp.kubectl("delete", "node", lost)
+    replace_node(cp, lost)
+    again = wait_until(f"a new head of {job} placed off {lost}",
+                       lambda: (h := head_pod(cp, job)) and h["metadata"]["uid"] != head["metadata"]["uid"]
+                       and h["spec"]["nodeName"] != lost and h, timeout=240)
+    assert again["metadata"]["labels"]["ray.io/cluster"] == cluster
+    assert ray_cluster(cp, NAMESPACE, job) == cluster
+    assert (live_rayjob(cp, job)["status"].get("failed") or 0) == 0
+    assert status_rows(cp, repo)[run]["retries"] == ""
+
+    # The submitter's ten retries (submitterConfig.backoffLimit) are one here: ten growing
+    # back-offs of the Job controller would take half an hour. KubeRay names the Job as the RayJob.
+    cp.kubectl("patch", "job", job, "-n", NAMESPACE, "--type=merge", "-p", json.dumps({"spec": {"backoffLimit": 0}}))
+
+    def submitter_failed_and_retried():
+        for pod in cp.objects("pods", "-n", NAMESPACE, "-l", f"job-name={job}"):
+            if pod["status"].get("phase") == "Running" and FAIL_POD not in pod["metadata"].get("labels", {}):
+                cp.kubectl("label", "pod", pod["metadata"]["name"], "-n", NAMESPACE, f"{FAIL_POD}=true", check=False)
+        return (c := ray_cluster(cp, NAMESPACE, job)) and c != cluster and c
+
+    retried = wait_until(f"{job} retried with a new RayCluster", submitter_failed_and_retried, timeout=180)
+    live = live_rayjob(cp, job)
+    assert live["status"]["failed"] == 1 and live["spec"]["backoffLimit"] == 3
+    # The same run: its pods mount the same ConfigMap and checkpoint volume, and the run's
+    # config tells verl to resume from its own folder.
+    assert cluster_spec(cp, retried)["headGroupSpec"]["template"]["spec"]["volumes"] == \
+        spec["headGroupSpec"]["template"]["spec"]["volumes"]
+    configmap = next(v["configMap"]["name"] for v in spec["headGroupSpec"]["template"]["spec"]["volumes"]
+                     if v["name"] == "configs")
+    data = json.loads(cp.kubectl("get", "configmap", configmap, "-n", NAMESPACE, "-o", "json").stdout)["data"]
+    trainer = yaml.safe_load(data["run.yaml"])["trainer"]
+    assert (trainer["default_local_dir"], trainer["resume_mode"]) == (f"/var/checkpoints/{run}", "auto")
+    wait_until(f"the retried {job}'s workers scheduled", lambda: running_workers(cp, job), timeout=QUEUE_TIMEOUT)
+    assert admission(cp)[job] == "admitted"
+    assert status_rows(cp, repo)[run]["retries"] == "1 of 3"

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 from ruamel.yaml import YAML
+from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
 from support.repos import (
     CORE_ANSWERS,
     GIT_URL,
@@ -233,8 +234,8 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
             break
         output += chunk
         if output.rstrip(b" ").endswith(b":") and output.count(b"\n") + 1 > prompts:
-            # A question: the marketplace domain is the answer under test; the endpoint and the
-            # KubeRay namespace, asked too, keep their defaults.
+            # A question: the marketplace domain is the answer under test; the endpoint, the
+            # sandbox image and the KubeRay namespace, asked too, keep their defaults.
             prompts = output.count(b"\n") + 1
             last = output.rsplit(b"\n", 1)[-1]
             if b"marketplace-sandbox.domain" in last:
@@ -248,7 +249,8 @@ def test_missing_required_option_is_prompted_on_a_terminal(tmp_path):
     answers = YAML(typ="safe").load((target / "rlgen.yaml").read_text())
     # The operator's namespace, asked with its default offered, is recorded as answered.
     assert answers["options"]["marketplace-sandbox"] == {"domain": "sandbox.example.com",
-                                                         "kuberay_namespace": "kuberay-system"}
+                                                         "kuberay_namespace": "kuberay-system",
+                                                         "sandbox_image": SANDBOX_IMAGE}
 
 
 def test_dataset_job_runs_commands_this_rlgen_has(generate):

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 from rlgen.tools import yamlio
+from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
 from support.repos import (
     BUCKET,
     GIT_URL,
@@ -45,7 +46,8 @@ def test_every_missing_answer_is_listed_at_once_without_input(tmp_path):
 def test_bucket_region_and_endpoint_are_recorded(generate):
     answers = yamlio.load((generate() / "rlgen.yaml").read_text())
     assert answers["options"]["ak-storage"] == {"bucket": BUCKET, "region": REGION, "endpoint": ""}
-    assert answers["options"]["opensource-sandbox"] == {"kuberay_namespace": "kuberay-system"}
+    assert answers["options"]["opensource-sandbox"] == {"kuberay_namespace": "kuberay-system",
+                                                        "sandbox_image": SANDBOX_IMAGE}
 
 
 def test_interactive_new_asks_the_install_source_first_and_the_rrsa_arns_after_their_condition(tmp_path):
@@ -79,7 +81,8 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
     from rlgen.plugin_host.selection import select
 
     asked, replies = [], {"ak-storage.bucket": ["Bad_Bucket", "team-bucket"], "ak-storage.region": ["cn-hangzhou"],
-                          "ak-storage.endpoint": [""], "opensource-sandbox.kuberay_namespace": ["ray-system"]}
+                          "ak-storage.endpoint": [""], "opensource-sandbox.kuberay_namespace": ["ray-system"],
+                          "opensource-sandbox.sandbox_image": ["registry.rl.test/mirror/code-interpreter:v1.6"]}
 
     def ask(plugin, option):
         asked.append(f"{plugin}.{option.name}")
@@ -91,7 +94,8 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
     assert selection.answers["ak-storage"] == {"bucket": "team-bucket", "region": "cn-hangzhou", "endpoint": ""}
     # Where KubeRay runs decides who the Ray head's dashboard admits: asked, and recorded.
     assert "opensource-sandbox.kuberay_namespace" in asked
-    assert selection.answers["opensource-sandbox"] == {"kuberay_namespace": "ray-system"}
+    assert selection.answers["opensource-sandbox"] == {
+        "kuberay_namespace": "ray-system", "sandbox_image": "registry.rl.test/mirror/code-interpreter:v1.6"}
 
 
 @pytest.mark.parametrize("option, value", [

@@ -38,7 +38,14 @@ def test_external_secrets_gives_each_declared_secret_an_external_secret_synced_f
     objects = build(repo / "secrets")
     externals = {(o["metadata"]["namespace"], o["spec"]["target"]["name"]): o for o in objects
                  if o["kind"] == "ExternalSecret"}
-    assert set(externals) == declared(repo)  # the mlflow plugin's Secret too, without it knowing the mode
+    optional = {(o["metadata"]["namespace"], o["spec"]["target"]["name"]): o
+                for o in build(repo / "optional-secrets") if o["kind"] == "ExternalSecret"}
+    # the mlflow plugin's Secret too, without it knowing the mode
+    assert set(externals) | set(optional) == declared(repo)
+    assert set(optional) == {("rl-training", "hf-token"), ("rl-training", "mlflow-credentials")}
+    # Only the keys the KMS secret holds: a tracking server needs a password or a token, not both.
+    assert optional[("rl-training", "mlflow-credentials")]["spec"]["dataFrom"] == [
+        {"extract": {"key": "rlgen-rl-training-mlflow-credentials"}}]
     oss = externals[("rl-training", "oss-credentials")]
     assert [(d["secretKey"], d["remoteRef"]) for d in oss["spec"]["data"]] == [
         ("akId", {"key": "rlgen-rl-training-oss-credentials", "property": "akId"}),
@@ -48,6 +55,10 @@ def test_external_secrets_gives_each_declared_secret_an_external_secret_synced_f
     # Flux: the secrets stage waits for every ExternalSecret to be Ready; everything else depends on it.
     stages = {d["metadata"]["name"]: d for d in plain_manifests(repo) if d["kind"] == "Kustomization"}
     assert stages["secrets"]["spec"]["wait"] is True and "dependsOn" not in stages["secrets"]["spec"]
+    # kstatus reads an ExternalSecret without status as ready: the stage checks its Ready condition.
+    assert {(e["kind"], e["current"]) for e in stages["secrets"]["spec"]["healthCheckExprs"]} == {
+        (kind, "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')")
+        for kind in ("ClusterSecretStore", "ExternalSecret")}
     assert {"name": "secrets"} in stages["sandbox-operator"]["spec"]["dependsOn"]
     result = rlgen_in(repo, "validate", "-o", "json")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -56,11 +67,34 @@ def test_external_secrets_gives_each_declared_secret_an_external_secret_synced_f
     assert kinds["ClusterSecretStore"] == "crds/external-secrets.io/clustersecretstore_v1.json"
 
 
+def test_no_waited_stage_holds_the_external_secret_of_an_optional_secret(generate):
+    """External Secrets fails an ExternalSecret whose KMS secret or property is missing; in a
+    stage the others wait for, the optional Hugging Face token or an MLflow key the server does
+    not use would hold back the whole repository."""
+    repo = generate(*ESO, *MLFLOW)
+    optional = {("rl-training", "hf-token"), ("rl-training", "mlflow-credentials")}
+    stages = {d["metadata"]["name"]: d["spec"] for d in plain_manifests(repo) if d["kind"] == "Kustomization"}
+    waited = {name for name, spec in stages.items() if spec.get("wait")}
+    depended_on = {dep["name"] for spec in stages.values() for dep in spec.get("dependsOn") or []}
+    for name, spec in stages.items():
+        if spec["sourceRef"]["name"] != "flux-system":
+            continue  # an upstream root, read from its own repository
+        externals = {(o["metadata"]["namespace"], o["spec"]["target"]["name"])
+                     for o in build(repo / spec["path"]) if o["kind"] == "ExternalSecret"}
+        if externals & optional:
+            assert name not in waited and name not in depended_on, name
+    assert "optional-secrets" in stages and stages["optional-secrets"]["dependsOn"] == [{"name": "secrets"}]
+
+
 def test_external_secrets_with_argo_syncs_the_secrets_in_the_first_wave(generate):
     repo = generate(*ESO, "--plugin", "argo")
-    apps = {d["metadata"]["name"]: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
-            for d in plain_manifests(repo) if d["kind"] == "Application" and d["metadata"]["name"] != "root"}
-    assert apps["secrets"] == min(apps.values()) and list(apps.values()).count(apps["secrets"]) == 1
+    apps = {d["metadata"]["name"]: d["metadata"]["annotations"] for d in plain_manifests(repo)
+            if d["kind"] == "Application" and d["metadata"]["name"] != "root"}
+    waves = {name: int(a["argocd.argoproj.io/sync-wave"]) for name, a in apps.items()}
+    assert waves["secrets"] == min(waves.values()) and list(waves.values()).count(waves["secrets"]) == 1
+    # The root's waves do not wait for the optional Secrets (the Application health check).
+    assert apps["optional-secrets"]["rlgen.io/health-gate"] == "false"
+    assert "rlgen.io/health-gate" not in apps["secrets"]
 
 
 def test_external_secrets_with_an_accesskey_names_the_secret_and_rrsa_needs_its_arns(generate, tmp_path):
@@ -132,16 +166,16 @@ def test_an_external_secret_key_no_consumer_reads_is_a_problem(generate, tmp_pat
     from support.repos import commit_all
 
     repo = shutil.copytree(generate(*ESO), tmp_path / "repo", symlinks=True)
-    path = repo / "secrets" / "rl-training.hf-token.yaml"
-    path.write_text(path.read_text().replace("secretKey: token", "secretKey: hf_token"))
+    path = repo / "secrets" / "rl-training.oss-credentials.yaml"
+    path.write_text(path.read_text().replace("secretKey: akId", "secretKey: ak_id"))
     commit_all(repo, "a key renamed by hand")
     result = rlgen_in(repo, "validate", "-o", "json")
     messages = {(p["obj"], p["message"]) for p in json.loads(result.stdout)["problems"]}
     assert result.returncode == 1
-    assert ("ExternalSecret/rl-training/hf-token",
-            "key hf_token of Secret hf-token is read by no consumer (they read token)") in messages
-    assert ("Secret/rl-training/hf-token", "no ExternalSecret provides token (used by the dataset and model Jobs)") \
-        in messages
+    assert ("ExternalSecret/rl-training/oss-credentials",
+            "key ak_id of Secret oss-credentials is read by no consumer (they read akId, akSecret)") in messages
+    assert ("Secret/rl-training/oss-credentials",
+            "no ExternalSecret provides akId (used by the OSS volumes (CSI driver) and the dataset Job)") in messages
 
 
 def test_secret_set_without_sops_refuses_naming_where_the_value_goes_and_reads_none(generate):

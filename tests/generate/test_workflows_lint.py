@@ -31,8 +31,10 @@ def actionlint(*paths: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("args", COMBOS, ids=["default", "argo+rrsa", "marketplace+git-install"])
 def test_generated_workflows_pass_actionlint(generate, args):
     workflows = sorted((generate(*args) / ".github" / "workflows").glob("*.yaml"))
-    assert [w.name for w in workflows] == ["cluster-status.yaml", "diff.yaml", "images.yaml", "rlgen-update.yaml",
-                                         "validate.yaml"]
+    # rlgen e2e syncs with Flux: an Argo CD repository has no e2e workflow (yet).
+    e2e = [] if "argo" in args else ["e2e.yaml"]
+    assert [w.name for w in workflows] == ["cluster-status.yaml", "diff.yaml", *e2e, "images.yaml",
+                                         "rlgen-update.yaml", "validate.yaml"]
     result = actionlint(*workflows)
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -91,3 +93,22 @@ def test_the_images_script_passes_shellcheck(generate):
     assert tool, "shellcheck is missing: pip install -e '.[test]'"
     result = subprocess.run([tool, str(generate() / "images" / "build.sh")], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_e2e_workflow_runs_rlgen_e2e_on_pull_requests_with_pinned_actions_and_no_secret(generate):
+    import re
+
+    from ruamel.yaml import YAML
+
+    text = (generate() / ".github" / "workflows" / "e2e.yaml").read_text()
+    workflow = YAML(typ="safe").load(text)
+    on = workflow[True if True in workflow else "on"]
+    assert "clusters/**" in on["pull_request"]["paths"] and "push" not in on
+    steps = workflow["jobs"]["e2e"]["steps"]
+    pinned = [s["uses"] for s in steps if "uses" in s and not s["uses"].startswith("actions/setup-python")]
+    assert all(re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", uses) for uses in pinned), pinned
+    runs = [s.get("run", "") for s in steps]
+    assert any(r.startswith('rlgen e2e --install-tools "$RUNNER_TEMP/rlgen-e2e"') for r in runs)
+    assert any(r.startswith("rlgen e2e . --cluster production") for r in runs)
+    # Placeholders only: the job is given no secret, whatever the pull request changes.
+    assert "secrets." not in text

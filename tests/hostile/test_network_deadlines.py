@@ -121,3 +121,16 @@ def test_the_first_sigterm_ends_a_stuck_upload_with_its_cleanup(tmp_path, record
     assert any("?uploads" in line or "&uploads" in line for _, line in server.requests[before:]), \
         (before, stopped, server.requests)
     assert took < CLEANUP_SECONDS + 10, took
+
+
+def test_without_a_deadline_given_an_upload_ends_within_a_ci_jobs_usual_timeout(tmp_path):
+    """The default once was 12 hours: a dripping endpoint held a CI job for half a day. It
+    must end before GitLab's default job timeout (60 min) and say how to give more."""
+    from click.testing import CliRunner
+    from rlgen.commands.data import command
+
+    help_text = " ".join(CliRunner().invoke(command, ["upload", "--help"]).output.split())
+    deadline = help_text.split("--deadline SECONDS", 1)[1]
+    default = float(deadline.split("[default: ")[1].split("]")[0].split(";")[0])
+    assert default <= 50 * 60, help_text
+    assert "rerun resumes" in help_text and "RLGEN_OSS_DEADLINE" in help_text

@@ -3,6 +3,7 @@ percent-encoded (once or twice, as a service's error may echo a request): none m
 of rlgen, neither in the line that refuses an answer nor in what an object-storage error says."""
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import pytest
@@ -112,3 +113,38 @@ def test_an_object_storage_error_echoing_a_presigned_request_shows_no_part_of_it
     out = redact(f"403 SignatureDoesNotMatch for PUT {url}")
     assert SECRET[:4] not in out and "CAIS" not in out and "NUm7" not in out, out
     assert "bucket.oss-cn-hangzhou.aliyuncs.com" in out and "1767225600" in out, out
+
+
+#: Where a service may echo the environment's own secret without a parameter name before it.
+ECHOES = {
+    "in a path": "GET /bucket/{v}/object",
+    "as a header it quotes": "x-oss-meta-note: {v}",
+    "in the string it signed": "<StringToSign>PUT\n\n{v}</StringToSign>",
+    "after an unknown parameter": "https://h.rl.test/o?note={v}&x=1",
+}
+
+
+@pytest.mark.parametrize("where", ECHOES)
+@pytest.mark.parametrize("encoding", ("plain", "encoded once", "encoded once, lower-case hex", "encoded twice"))
+@pytest.mark.parametrize("variable", ["OSS_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN"])
+def test_the_environments_secret_echoed_anywhere_in_any_encoding_shows_no_part_of_it(where, encoding, variable,
+                                                                                   monkeypatch):
+    """An object-storage error that echoes the request URL-encoded once showed the first
+    characters of the AccessKey secret: a literal search for it found nothing, and the mask of
+    an opaque run stopped at its first encoded character."""
+    from rlgen.cli import _redact
+    from rlgen.oss.credentials import redact
+
+    value = "abc123/" + SECRET
+    monkeypatch.setenv(variable, value)
+    shown = value
+    if encoding != "plain":
+        shown = quote(value, safe="")
+    if encoding == "encoded once, lower-case hex":
+        shown = re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), shown)
+    if encoding == "encoded twice":
+        shown = quote(shown, safe="")
+    text = f"OSS answered 403 SignatureDoesNotMatch: {ECHOES[where].format(v=shown)} (request id 5F2A)"
+    for out in (redact(text), _redact(text)):
+        assert "abc12" not in out and SECRET[:4] not in out, out
+        assert out.startswith("OSS answered 403 SignatureDoesNotMatch: ") and out.endswith("(request id 5F2A)")

@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "generator" / "rlgen"
 
 #: The library of one command each (update's is also rlgen cluster's, an update of the clusters).
-LIBRARIES = {"new", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret"}
+LIBRARIES = {"new", "runs", "diff", "validate", "data", "doctor", "status", "update", "secret", "e2e"}
 #: The command whose library is not named as it is typed.
 LIBRARY_OF = {"run": "runs", "cluster": "update"}
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
@@ -115,8 +115,9 @@ def test_no_import_runs_up_a_floor_or_across_commands():
 def test_every_command_is_a_module_of_commands_named_as_typed():
     from click.testing import CliRunner
 
-    from rlgen.cli import cli
+    from rlgen.cli import group
 
+    cli = group()
     typed = set(cli.list_commands(None))
     modules = {p.stem for p in (PACKAGE / "commands").glob("*.py") if p.stem != "__init__"}
     assert typed == modules

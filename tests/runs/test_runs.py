@@ -65,7 +65,7 @@ def test_run_new_commits_the_run_on_its_own_branch(repo):
     run = YAML(typ="safe").load(configmap["data"]["run.yaml"])
     assert run["actor_rollout_ref"]["actor"]["optim"]["lr"] == 3e-06
     assert run["trainer"] == {"experiment_name": "lr-sweep", "default_local_dir": "/var/checkpoints/lr-sweep",
-                              "total_epochs": 2}
+                              "resume_mode": "auto", "total_epochs": 2}
     volumes = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["volumes"]
     assert {"name": "configs", "configMap": {"name": configmap["metadata"]["name"]}} in volumes
 
@@ -80,6 +80,8 @@ def test_a_new_run_composes_with_the_pinned_verl(repo, tmp_path):
     assert list(cfg.trainer.logger) == ["console", "mlflow"]
     assert cfg.actor_rollout_ref.rollout.n == 8
     assert cfg.trainer.experiment_name == "exp" and cfg.trainer.default_local_dir == "/var/checkpoints/exp"
+    # A retried RayJob starts verl again: it resumes from the run's own checkpoints.
+    assert cfg.trainer.resume_mode == "auto"
 
 
 def test_no_branch_commits_on_the_current_branch(repo):
@@ -98,6 +100,7 @@ def test_no_branch_commits_on_the_current_branch(repo):
     (["new", "exp", "--set", "trainer.total_epochs=[1"], "is not a YAML value"),
     (["new", "exp", "--set", "actor_rollout_ref.actor.optim=1"], "is a section of verl's config"),
     (["new", "exp", "--set", "trainer.experiment_name=other"], "experiment names and checkpoints are per run"),
+    (["set", "baseline", "trainer.resume_mode=disable"], "a retried run resumes from its own"),
     (["new", "exp", "--set", "trainer.n_gpus_per_node=3"], "= 4096 is not divisible by 3 GPUs"),
     (["new", "exp", "--set", "no-equals-sign"], "expected KEY=VALUE"),
     (["new", "Exp_1"], "not a DNS-1035 label"),
@@ -180,7 +183,7 @@ def test_run_new_from_copies_the_changes_of_another_run(repo):
     run = load(repo / "runs" / "second" / "run.yaml")
     assert run["actor_rollout_ref"]["actor"]["optim"]["lr"] == 3e-06
     assert run["trainer"] == {"experiment_name": "second", "default_local_dir": "/var/checkpoints/second",
-                              "total_epochs": 3}
+                              "resume_mode": "auto", "total_epochs": 3}
     assert "new run from first" in git(repo, "log", "-1", "--format=%B")
 
 

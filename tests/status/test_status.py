@@ -55,6 +55,44 @@ def test_a_failed_run_exits_1_with_kuberay_reason(repo):
     assert row["note"] == "AppFailed: Job entrypoint command failed with exit code 1"
 
 
+def retried(job: dict, failed: int, backoff_limit: int = 3) -> dict:
+    """``job`` as KubeRay v1.6.2 leaves a RayJob after ``failed`` failed attempts."""
+    job["spec"]["backoffLimit"] = backoff_limit
+    job["status"]["failed"] = failed
+    job["status"]["succeeded"] = 0
+    return job
+
+
+def test_a_retried_run_shows_its_retries_in_json_and_table(repo):
+    name = pinned(repo, "baseline")
+    job = retried(co.rayjob(name, NS, "Running", "RUNNING"), failed=1)
+    result, _ = against(repo, cluster(repo, job), "status")
+    assert result.returncode == 0, result.stderr
+    assert rows(result)["baseline"]["retries"] == "1 of 3"
+    with FakeAPIServer(cluster(repo, job)) as server:
+        table = rlgen_in(repo, "status", "--kubeconfig", str(server.kubeconfig(repo.parent / "kc.json")),
+                         "-o", "table")
+    header = next(line for line in table.stdout.splitlines() if "┃" in line)
+    row = next(line for line in table.stdout.splitlines() if "│ baseline" in line)
+    assert [c.strip() for c in header.split("┃")[1:5]] == ["run", "rayjob", "deployment", "retries"], table.stdout
+    assert [c.strip() for c in row.split("│")[3:5]] == ["Running", "1 of 3"], table.stdout
+
+
+def test_a_run_out_of_retries_says_none_left_and_a_first_attempt_shows_none(repo):
+    name = pinned(repo, "baseline")
+    job = retried(co.rayjob(name, NS, "Failed", "FAILED", reason="SubmissionFailed"), failed=4)
+    result, _ = against(repo, cluster(repo, job), "status")
+    assert result.returncode == 1
+    assert rows(result)["baseline"]["retries"] == "3 of 3, none left"
+    fresh = retried(co.rayjob(name, NS, "Running", "RUNNING"), failed=0)
+    result, _ = against(repo, cluster(repo, fresh), "status")
+    assert rows(result)["baseline"]["retries"] == ""
+    with FakeAPIServer(cluster(repo, fresh)) as server:
+        table = rlgen_in(repo, "status", "--kubeconfig", str(server.kubeconfig(repo.parent / "kc.json")),
+                         "-o", "table")
+    assert "retries" not in table.stdout
+
+
 def test_a_run_not_merged_yet(repo):
     ok(rlgen_in(repo, "run", "new", "lr-sweep", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
     main = git(repo, "rev-parse", "main").strip()

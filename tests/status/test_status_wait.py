@@ -80,6 +80,19 @@ def test_wait_stops_at_a_failed_stage_not_at_one_waiting_for_it(repo):
         "timeout waiting for: [Job/rl-training/dataset status: 'Failed']")
 
 
+def test_wait_stops_at_a_stage_whose_first_health_check_failed(repo):
+    """kustomize-controller sets status.observedGeneration only once a reconciliation succeeds;
+    the Ready condition carries the generation it judged (fluxcd/pkg runtime conditions)."""
+    failed = co.flux_stage("platform", head(repo), ready="False", reason="HealthCheckFailed",
+                           message="timeout waiting for: [ExternalSecret/rl-training/oss-credentials status: "
+                                   "'InProgress']", path="./overlays/production/platform")
+    del failed["status"]["observedGeneration"]
+    result = wait(repo, [*stages(repo, platform=failed)], "--timeout", "20s")
+    assert one_error_line(result, 1) == (
+        "rlgen: error: cannot resolve by itself: Kustomization platform failed: Ready=False HealthCheckFailed: "
+        "timeout waiting for: [ExternalSecret/rl-training/oss-credentials status: 'InProgress']")
+
+
 def test_wait_stops_at_a_container_the_kubelet_cannot_create(repo):
     name = pinned(repo, "baseline")
     cluster = f"{name}-x7k2p"

@@ -1,28 +1,11 @@
 """What KubeRay makes of a RayJob, read from the API server: its RayCluster and that cluster's pods."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 
-from support.controlplane import ControlPlane, free_port
-from support.toolchain import tool
-
-OPERATOR = "kuberay-operator"
-OPERATOR_NAMESPACE = "kuberay-system"
-
-
-def spawn_operator(cp: ControlPlane, *flags: str) -> None:
-    """KubeRay's operator as a process beside the API server, with ``flags`` added, and its
-    installed Deployment saying the same (doctor reads the flags from there)."""
-    cp.spawn(OPERATOR, [
-        tool("ray-operator"), "--enable-leader-election=false",
-        "--metrics-addr", f"127.0.0.1:{free_port()}", "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-        *flags,
-    ], env=cp.env())
-    cp.kubectl("patch", "deployment", OPERATOR, "-n", OPERATOR_NAMESPACE, "--type=json", "-p", json.dumps(
-        [{"op": "add", "path": "/spec/template/spec/containers/0/args", "value": list(flags)}]))
-    cp.kubectl("rollout", "status", "-n", OPERATOR_NAMESPACE, f"deployment/{OPERATOR}", "--timeout=90s")
+from rlgen.e2e.cluster import OPERATOR, OPERATOR_NAMESPACE, spawn_operator  # noqa: F401 - rlgen e2e's
+from support.controlplane import ControlPlane
 
 
 def restart_operator(cp: ControlPlane, *flags: str) -> None:

@@ -3,6 +3,7 @@ operator's rule, and the namespace it admits recorded, from rlgen update."""
 from __future__ import annotations
 
 from rlgen.tools import yamlio
+from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
 from support.repos import git, ok, rlgen_in
 from support.updates import status
 
@@ -22,7 +23,8 @@ def _as_rendered_before(repo):
     policy["spec"]["ingress"] = OLD_INGRESS
     (repo / POLICY).write_text(yamlio.dump(policy))
     answers = (repo / "rlgen.yaml").read_text()
-    recorded = "  opensource-sandbox:\n    kuberay_namespace: kuberay-system\n"
+    recorded = (f"  opensource-sandbox:\n    sandbox_image: {SANDBOX_IMAGE}\n"
+                "    kuberay_namespace: kuberay-system\n")
     assert recorded in answers
     (repo / "rlgen.yaml").write_text(answers.replace(recorded, ""))
     git(repo, "add", "-A")
@@ -40,7 +42,7 @@ def test_update_adds_the_operators_rule_and_records_its_namespace(repo):
             "ports": [{"protocol": "TCP", "port": 8265}]} in ingress
     assert not any("endPort" in p for rule in ingress for p in rule.get("ports", []))
     assert yamlio.load((repo / "rlgen.yaml").read_text())["options"]["opensource-sandbox"] == {
-        "kuberay_namespace": "kuberay-system"}
+        "kuberay_namespace": "kuberay-system", "sandbox_image": SANDBOX_IMAGE}
     assert status(repo) == ""
 
 

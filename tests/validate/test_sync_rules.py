@@ -125,6 +125,44 @@ def test_mcp_warning_is_shown_and_keeps_exit_0(generate):
     assert "warning: runs/baseline/run.yaml: ConfigMap/rl-training/" in result.stderr
 
 
+@pytest.mark.parametrize("variant", [(), ("--plugin", "marketplace-sandbox", "--set",
+                                         "marketplace-sandbox.domain=sandbox.rl-team.cn")], ids=["opensource", "marketplace"])
+def test_the_mcp_warning_is_acknowledged_once_in_rlgen_yaml_and_then_not_repeated(variant, generate, tmp_path):
+    """It was printed on every validate of every variant, and nothing could answer it."""
+    from support.repos import git, rlgen_in
+
+    repo = copy_of(generate, tmp_path, *variant)
+    sandbox = yamlio.load((repo / "rlgen.yaml").read_text())["plugins"]["sandbox"]
+    first = validate(repo)
+    warned = [w["message"] for w in json.loads(first.stdout)["warnings"] if "openkruise/agents#165" in w["message"]]
+    assert warned and all(f"rlgen update --set {sandbox}.mcp_checked=true" in m for m in warned), first.stdout
+    readme = (repo / "README.md").read_text()
+    assert f"rlgen update --set {sandbox}.mcp_checked=true" in " ".join(readme.split())
+
+    update = rlgen_in(repo, "update", "--set", f"{sandbox}.mcp_checked=true")
+    assert update.returncode == 0, update.stdout + update.stderr
+    assert yamlio.load((repo / "rlgen.yaml").read_text())["options"][sandbox]["mcp_checked"] is True
+    assert git(repo, "status", "--porcelain") == ""
+    again = validate(repo)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not [w for w in json.loads(again.stdout)["warnings"] if "openkruise/agents#165" in w["message"]]
+    assert "openkruise/agents#165" not in again.stderr
+
+
+def test_the_sandbox_image_is_upstreams_an_answer_recorded_and_its_comment_says_how_to_mirror(generate):
+    """The default once lived in a registry named '...test-01...' that upstream never names."""
+    repo = generate()
+    answers = yamlio.load((repo / "rlgen.yaml").read_text())
+    sandbox = answers["plugins"]["sandbox"]
+    image = answers["options"][sandbox]["sandbox_image"]
+    assert image == "registry-ap-southeast-1.ack.aliyuncs.com/acs/code-interpreter:v1.6"
+    [path] = [p for p in repo.rglob("sandboxset.yaml") if ".git" not in p.parts]
+    text = path.read_text()
+    assert "test-01" not in text and image in text
+    assert f"rlgen update --set {sandbox}.sandbox_image=" in text
+    assert "openkruise/agents v0.3.0" in text
+
+
 def test_argo_every_application_retries_without_limit(generate):
     from support.repos import plain_manifests
 

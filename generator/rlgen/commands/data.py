@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from rlgen.data import UPLOAD_DEADLINE_SECONDS
 from rlgen.errors import require_extra
 from rlgen.output import output_option, resolve_output, status, to_json
 
@@ -95,9 +96,10 @@ def model_cmd(source: str, model: str, revision: str | None, out: Path, output: 
 @click.option("--part-size", type=click.IntRange(1, 5 * 1024), default=16, show_default=True, metavar="MIB",
               help="Files of this size and larger go by multipart upload, in parts of this size.")
 @click.option("--deadline", envvar="RLGEN_OSS_DEADLINE", type=click.FloatRange(min=0, min_open=True),
-              default=12 * 3600, show_default=True, metavar="SECONDS",
+              default=UPLOAD_DEADLINE_SECONDS, show_default=True, metavar="SECONDS",
               help="End the upload (exit 2) when it has not finished after this long, however slowly the "
-                   "endpoint answers [env RLGEN_OSS_DEADLINE].")
+                   "endpoint answers; a rerun resumes, skipping what is in place. The default fits in a "
+                   "CI job's usual timeout (GitLab's: 60 min) [env RLGEN_OSS_DEADLINE].")
 @output_option()
 def upload_cmd(directory: Path, url: str, endpoint: str | None, region: str | None, jobs: int, part_size: int,
                deadline: float, output: str | None):

@@ -17,6 +17,11 @@ from pathlib import Path
 #: Written by ``prepare`` beside the parquet files; ``upload`` sends it last, so a reader
 #: that finds it in the bucket also finds every file it lists.
 MANIFEST = "manifest.json"
+#: The default deadline of ``rlgen data upload``: under GitLab's default job timeout (60 min)
+#: with a quarter hour left for the job's other steps, so that a CI job, not the endpoint,
+#: says when it ends; well past what the dataset and model Jobs need over the region's
+#: internal endpoint. A run that ends there resumes: the next one skips what is in place.
+UPLOAD_DEADLINE_SECONDS = 45 * 60
 
 
 def visible_files(folder: Path) -> list[Path]:

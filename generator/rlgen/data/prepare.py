@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import pyarrow.parquet as pq
 
 from rlgen import __version__
 from rlgen.contributions import DatasetFormat
-from rlgen.data import MANIFEST, local
+from rlgen.data import MANIFEST, local, staged
 from rlgen.errors import RlgenError
 from rlgen.plugin_host import discovery
 
@@ -66,6 +65,7 @@ def load_source(source: str, config: str | None) -> dict[str, pa.Table]:
 
 
 def _with_datasets(source: str, config: str | None, saved: bool) -> dict[str, pa.Table]:
+    # Lazy: the optional extra rlgen[data] (datasets; seconds to import, not installed to measure here).
     import datasets
 
     if not sys.stderr.isatty():
@@ -86,6 +86,7 @@ def _with_datasets(source: str, config: str | None, saved: bool) -> dict[str, pa
 
 
 def _config_names(source: str) -> list[str]:
+    # Lazy: the optional extra rlgen[data] (datasets; seconds to import, not installed to measure here).
     import datasets
 
     try:
@@ -161,14 +162,14 @@ def prepare(dataset: str, out: Path, source: str | None = None, config: str | No
     loaded = load_source(source, config)
     results = [map_split(fmt, loaded, split, limit) for split in fmt.splits]
     out.mkdir(parents=True, exist_ok=True)
-    manifest = out / MANIFEST
-    # A manifest must never describe files other than the ones beside it.
-    manifest.unlink(missing_ok=True)
+    # A manifest must never describe files other than the ones beside it, and a folder once
+    # prepared always has one: the files and the manifest are committed together (staged).
+    staged.recover(out)
     for result in results:
-        result.sha256, result.size = _write_parquet(result.table, out / result.file)
-    _write_atomic(manifest, (json.dumps(_manifest(fmt, source, config, limit, results), indent=2, sort_keys=True)
-                             + "\n").encode())
-    return results, manifest
+        result.sha256, result.size = _write_parquet(result.table, staged.partial(out / result.file))
+    staged.commit(out, (json.dumps(_manifest(fmt, source, config, limit, results), indent=2, sort_keys=True)
+                        + "\n").encode())
+    return results, out / MANIFEST
 
 
 def _manifest(fmt: DatasetFormat, source: str, config: str | None, limit: int | None,
@@ -195,17 +196,10 @@ def _manifest(fmt: DatasetFormat, source: str, config: str | None, limit: int | 
 
 
 def _write_parquet(table: pa.Table, path: Path) -> tuple[str, int]:
-    partial = path.with_name(f".{path.name}.partial")
-    pq.write_table(table, partial)
-    os.replace(partial, path)
+    pq.write_table(table, path)
+    staged.sync(path)
     sha256 = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             sha256.update(chunk)
     return sha256.hexdigest(), path.stat().st_size
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)

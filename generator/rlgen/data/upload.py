@@ -35,7 +35,7 @@ import alibabacloud_oss_v2 as oss
 from alibabacloud_oss_v2.crc import Crc64
 
 from rlgen.option_checks import oss_bucket_error
-from rlgen.data import MANIFEST, visible_files
+from rlgen.data import MANIFEST, UPLOAD_DEADLINE_SECONDS, staged, visible_files
 from rlgen.oss.credentials import CredentialsError, from_environment, redact
 from rlgen.oss.client import (CLEANUP_SECONDS, Deadline, DeadlineExceeded, abort_incomplete, chain,
                               make_client, resolve_endpoint, service_error)
@@ -164,20 +164,27 @@ class _FileError(Exception):
         return self._error
 
 
-#: The default deadline of a whole upload: a day's worth of a large model on a slow link.
-DEADLINE_SECONDS = 12 * 3600
+DEADLINE_SECONDS = UPLOAD_DEADLINE_SECONDS
+
+
+def _what_to_send(directory: Path, url: str, region: str | None) -> tuple:
+    """The upload's target and its files, once the folder is whole: checked before any request."""
+    target = parse_target(url)
+    if not region:
+        raise RlgenError("no OSS region: pass --region or set OSS_REGION (e.g. cn-hangzhou)")
+    # A prepared folder whose commit a kill cut short is finished first: never sent half-replaced.
+    staged.recover(directory, remove_undecided=False)
+    files = local_files(directory, target)
+    if not files:
+        raise RlgenError(f"nothing to upload: {directory} holds no files")
+    return target, files
 
 
 def upload(directory: Path, url: str, *, region: str | None, endpoint: str | None, jobs: int = 8,
            part_size: int = 16 * MiB, part_jobs: int = 4, progress: Progress | None = None,
            deadline: float = DEADLINE_SECONDS) -> Summary:
     """Upload every file under ``directory`` below ``url``; the whole command."""
-    target = parse_target(url)
-    if not region:
-        raise RlgenError("no OSS region: pass --region or set OSS_REGION (e.g. cn-hangzhou)")
-    files = local_files(directory, target)
-    if not files:
-        raise RlgenError(f"nothing to upload: {directory} holds no files")
+    target, files = _what_to_send(directory, url, region)
     credentials, kind = from_environment()
     address = resolve_endpoint(endpoint, region)
     progress = progress or Progress()
@@ -193,27 +200,36 @@ def upload(directory: Path, url: str, *, region: str | None, endpoint: str | Non
         # not as the first request's.
         credentials.get_credentials()
         run.check_access(files[0].key)
-        # Parts an earlier, killed upload left behind cost storage and are never completed.
-        run.abort_incomplete(keys)
+        # Parts an earlier, killed upload left behind cost storage and are never completed,
+        # also those of a file renamed or removed since: every one below the prefix, which is
+        # this upload's own. Below a bucket's root, only this folder's keys: the rest of the
+        # bucket may be other tools' (an OSS lifecycle rule that aborts old multipart uploads
+        # covers those).
+        run.abort_incomplete(None if target.prefix else keys)
         sending = True
         run.all(files, jobs, summary)
     except BaseException as exc:
-        # An interrupt aborts whatever this or a killed run left; a setup error (a wrong
-        # bucket) has nothing to abort, and past the deadline nothing is sent any more.
-        interrupted = not isinstance(exc, Exception)
-        if interrupted:
-            budget.cut()
-            budget.extend(CLEANUP_SECONDS)
-        if sending or interrupted:
-            run.abort_incomplete(keys, quiet=True)
-        budget.stop()
-        if interrupted:
+        if _clean_up(exc, run, keys, budget, sending):
             raise
         resume = f"; {_sent(summary, len(files))}" if sending else ""
         raise RlgenError(redact(run.explain(exc)) + resume) from None
     budget.stop()
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _clean_up(exc: BaseException, run: _Upload, keys: set[str], budget: Deadline, sending: bool) -> bool:
+    """Abort the parts left after ``exc``; whether it was an interrupt (raised again as it is).
+    An interrupt aborts whatever this or a killed run left; a setup error (a wrong bucket) has
+    nothing to abort, and past the deadline nothing is sent any more."""
+    interrupted = not isinstance(exc, Exception)
+    if interrupted:
+        budget.cut()
+        budget.extend(CLEANUP_SECONDS)
+    if sending or interrupted:
+        run.abort_incomplete(keys, quiet=True)
+    budget.stop()
+    return interrupted
 
 
 def _sent(summary: Summary, total: int) -> str:
@@ -234,7 +250,7 @@ class _Upload:
         self.retryer = oss.retry.StandardRetryer()
         self._lock = threading.Lock()
 
-    def abort_incomplete(self, keys: set[str], quiet: bool = False) -> int:
+    def abort_incomplete(self, keys: set[str] | None, quiet: bool = False) -> int:
         return abort_incomplete(self.client, self.target.bucket, self.target.prefix, keys, quiet)
 
     def check_access(self, key: str) -> None:

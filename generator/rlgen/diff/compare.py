@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from rlgen.errors import RlgenError
+from rlgen.immutable_fields import refused
 from rlgen.naming import HASH_LENGTH
+from rlgen.repo import run_files
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules
@@ -104,8 +106,6 @@ class Comparison:
     def refusals(self) -> list:
         """The changes of objects that keep their name that the API server refuses
         (:mod:`rlgen.immutable_fields`): the sync would stop at their stage."""
-        from rlgen.immutable_fields import refused
-
         return [r for c in self.objects if c.status == "changed" and c.partner is None
                 for r in refused(c.old, c.new)]
 
@@ -213,9 +213,6 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
         return [], []
     new_data = new.get("data") or {}
     if old is None:
-        # Imported here: what it writes (kustomizations, the RayJob) is not a comparison's to load.
-        from rlgen.repo import run_files
-
         own = run_files.changes(spec, run, _load(new_data.get(spec.run_config_key)))
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}

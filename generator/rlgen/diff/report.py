@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
+from rlgen.repo import run_files
 
 SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 #: GitHub refuses comments over 65536 characters; the object details are cut to fit.
@@ -20,9 +21,6 @@ def summary(c: Comparison) -> str:
 
 
 def _value(value) -> str:
-    # Imported here: a report without config keys (most objects) loads no generator code.
-    from rlgen.repo import run_files
-
     return "(unset)" if value is UNSET else run_files.show(value)
 
 

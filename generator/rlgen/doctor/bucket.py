@@ -22,17 +22,16 @@ class _Quiet:
 
 
 def check(repo: Path) -> list[Row]:
-    recorded = answers.read(repo)
-    plugin = recorded["plugins"].get("storage", "")
-    options = recorded["options"].get(plugin) or {}
-    name, region, endpoint = options.get("bucket"), options.get("region"), options.get("endpoint") or None
+    plugin, name, region, endpoint = _bucket(repo)
     if not name or not region:
         return []
     title = f"bucket {name}"
     try:
+        # Lazy: the OSS SDK is the optional extra rlgen[data]; its absence is a skipped row.
         import alibabacloud_oss_v2 as oss
     except ImportError:
         return [Row(title, SKIPPED, "not asked: the OSS SDK is not installed", "pip install 'rlgen[data]'")]
+    # Lazy: these import the OSS SDK found above.
     from rlgen.oss.client import Deadline, make_client, resolve_endpoint, service_error
     from rlgen.oss.credentials import ACCESS_KEY_VARIABLES, RRSA_VARIABLES, from_environment, redact
 
@@ -53,18 +52,31 @@ def check(repo: Path) -> list[Row]:
             oss.GetBucketAclRequest(bucket=name))
     except Exception as exc:
         error = service_error(exc)
-        if error is not None and error.code == "NoSuchBucket":
-            return [Row(title, PROBLEM, f"not found {where}",
-                        f"create bucket {name} in {region}, or rlgen update --set {plugin}.bucket=NAME")]
-        if error is not None and error.status_code == 403:
-            return [Row(title, CANNOT, f"access denied {where}: {error.code}",
-                        f"grant this key read access to bucket {name} (oss:GetBucketAcl), or use the key that owns it")]
-        if error is not None:
-            return [Row(title, CANNOT, f"OSS answered {error.status_code} {error.code} {where}", CREDENTIALS_FIX)]
-        reason = "no answer within the deadline" if deadline.expired else " ".join(redact(str(exc)).split())[:200]
-        return [Row(title, CANNOT, f"unreachable {where}: {reason}",
-                    f"check the endpoint and region ({plugin}.endpoint, {plugin}.region in rlgen.yaml) "
-                    "and that this machine reaches OSS")]
+        if error is None:
+            reason = "no answer within the deadline" if deadline.expired else " ".join(redact(str(exc)).split())[:200]
+            return [Row(title, CANNOT, f"unreachable {where}: {reason}",
+                        f"check the endpoint and region ({plugin}.endpoint, {plugin}.region in rlgen.yaml) "
+                        "and that this machine reaches OSS")]
+        return [_answered(error, title, where, name, region, plugin)]
     finally:
         deadline.stop()
     return [Row(title, OK, f"found {where}")]
+
+
+def _bucket(repo: Path) -> tuple[str, str | None, str | None, str | None]:
+    """(the storage plugin, its bucket, region and endpoint) as rlgen.yaml records them."""
+    recorded = answers.read(repo)
+    plugin = recorded["plugins"].get("storage", "")
+    options = recorded["options"].get(plugin) or {}
+    return plugin, options.get("bucket"), options.get("region"), options.get("endpoint") or None
+
+
+def _answered(error, title: str, where: str, name: str, region: str, plugin: str) -> Row:
+    """The row of an error answer of OSS to the bucket's GetBucketAcl."""
+    if error.code == "NoSuchBucket":
+        return Row(title, PROBLEM, f"not found {where}",
+                   f"create bucket {name} in {region}, or rlgen update --set {plugin}.bucket=NAME")
+    if error.status_code == 403:
+        return Row(title, CANNOT, f"access denied {where}: {error.code}",
+                   f"grant this key read access to bucket {name} (oss:GetBucketAcl), or use the key that owns it")
+    return Row(title, CANNOT, f"OSS answered {error.status_code} {error.code} {where}", CREDENTIALS_FIX)

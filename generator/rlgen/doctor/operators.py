@@ -12,7 +12,9 @@ from rlgen.kube.report import OK, PROBLEM, Row
 #: KubeRay first shipped SidecarMode in v1.5.0 (rayjob_types.go, PR #3971).
 SIDECAR_SINCE = (1, 5, 0)
 #: spec.submitterConfig (the submitter Job's backoffLimit) is in rayjob_types.go from v1.2.0 on;
-#: an older CRD drops it and the submitter gives up after KubeRay's default retries.
+#: an older CRD drops it and the submitter gives up after KubeRay's default retries. So is the
+#: RayJob's own spec.backoffLimit (v1.2.1 lines 64 and 76, neither in v1.1.1): an older CRD drops it
+#: and a run is never retried.
 SUBMITTER_CONFIG_SINCE = (1, 2, 0)
 #: Groups whose CRDs upstream sources install, by the owner/name of the repository that ships
 #: them (on GitHub or on the mirror of ``rlgen.upstream_mirror``, which keeps the path).

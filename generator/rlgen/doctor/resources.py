@@ -160,8 +160,15 @@ def secrets(cluster, needs: Needs) -> list[Row]:
         keys = _key_names(cluster.call("CoreV1Api.read_namespaced_secret", name, namespace))
         create = _create(need)
         if keys is None:
-            rows.append(Row(check, OK, "absent (optional)") if need.optional else
-                        Row(check, PROBLEM, "missing", create))
+            filled_by = needs.external_secrets.get((namespace, name))
+            if need.optional:
+                rows.append(Row(check, OK, "absent (optional)"))
+            elif filled_by:
+                rows.append(Row(check, PROBLEM, f"missing: {_external_secret_state(cluster, namespace, filled_by)}",
+                                f"store {', '.join(sorted(need.keys))} in the secret store "
+                                f"(rlgen secret set {name} <key> says where)"))
+            else:
+                rows.append(Row(check, PROBLEM, "missing", create))
             continue
         missing = sorted(need.keys - keys)
         fix = f"{create} --dry-run=client -o yaml | kubectl apply -f -"
@@ -187,6 +194,24 @@ def secret_stores(cluster, needs: Needs) -> list[Row]:
                     Row(check, PROBLEM, f"not Ready: {ready.get('message') or ready.get('reason') or 'no status yet'}",
                         "check the store's region and authentication (README, Secrets)"))
     return rows
+
+
+def _external_secret_state(cluster, namespace: str, name: str) -> str:
+    """Why External Secrets has not made the Secret: its ExternalSecret's Ready condition."""
+    found = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "external-secrets.io", "v1",
+                         namespace, "externalsecrets", name)
+    if found is None:
+        return f"ExternalSecret {namespace}/{name} does not exist (the secrets stage has not applied it)"
+    ready = next((c for c in (found.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+    state = ready.get("message") or ready.get("reason") or "no status yet (is External Secrets running?)"
+    # The condition says only "could not get secret data from provider"; the provider's error
+    # (which KMS secret or key is missing) is in the Warning event External Secrets records.
+    events = cluster.items("CoreV1Api.list_namespaced_event", namespace,
+                           field_selector=f"involvedObject.kind=ExternalSecret,involvedObject.name={name},type=Warning")
+    if events:
+        latest = max(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+        state = f"{state}: {latest.get('message', '')}"
+    return f"ExternalSecret {namespace}/{name} not synced: {state}"
 
 
 def _key_names(secret: dict | None) -> set[str] | None:

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from rlgen.errors import RlgenError
-from rlgen.tools import git_recovery
+from rlgen.tools import git, git_recovery
 from rlgen.tools.signals import terminate_as_interrupt
 
 
@@ -40,8 +40,6 @@ class FileTree:
 def empty_clone(target: Path) -> bool:
     """``target`` holds only ``.git`` of a repository without commits (``git clone`` of an
     empty repository): rlgen commits into it, keeping its remote."""
-    from rlgen.tools import git
-
     return (target.is_dir() and [p.name for p in target.iterdir()] == [".git"]
             and (target / ".git").is_dir() and not git.has_commits(target))
 

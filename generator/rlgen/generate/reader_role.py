@@ -36,7 +36,7 @@ def reader_role(secret_names: list[str], sync_objects: list[dict], secret_stores
     if engine:
         rules.append(_rule(engine.group, [engine.plural], ["get", "list"]))
     if secret_stores:
-        rules.append(_rule("external-secrets.io", ["clustersecretstores"], ["get"]))
+        rules.append(_rule("external-secrets.io", ["clustersecretstores", "externalsecrets"], ["get"]))
     if queue:
         rules.append(_rule("kueue.x-k8s.io", ["workloads", "localqueues", "clusterqueues", "resourceflavors"],
                            ["get", "list"]))

@@ -17,7 +17,7 @@ from rlgen.spec import Spec
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
 FOLDERS = {
-    ".github": (False, "CI: validate, diff and rlgen update on pull requests"),
+    ".github": (False, "CI: validate, diff, e2e (Flux) and rlgen update on pull requests"),
     "base": (True, "what every environment shares: the platform and the run template"),
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
@@ -28,12 +28,15 @@ FOLDERS = {
     "runs": (True, "one folder per training run (an environment's index lists the ones it runs)"),
     "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
     "secrets": (True, "the Secrets the other stages read, synced before them"),
+    "optional-secrets": (True, "the Secrets whose readers start without them, synced after secrets/ and "
+                               "waited for by nothing"),
 }
 
 
 def stage_rows(stages: list[Stage], components: dict[str, list[str]], spec: Spec) -> list[dict]:
     """The README's *What syncs where*: what each stage of this selection really holds."""
     fixed = {"secrets": ["the Secrets the later stages read, and their namespaces"],
+             "optional-secrets": ["the optional Secrets; no stage waits for them"],
              "platform": [f"namespace `{spec.namespace}`", "dataset Job"], "runs": ["one RayJob per training run"]}
     rows = []
     for stage in stages:

@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ruamel.yaml.comments import CommentedMap
+
 from rlgen.errors import RlgenError
 from rlgen.generate.kustomizations import run_kustomization, runs_index
 from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
-from rlgen.repo import naming_scheme
+from rlgen.repo import answers, naming_scheme
 from rlgen.repo.run_files import folder, index_path, read_data, run_labels, run_size
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, repo_files, yamlio
@@ -33,8 +35,6 @@ def name_run(repo: Path, spec: Spec, run: str, labels: dict[str, str] | None = N
     """Name ``runs/<run>``'s RayJob by the repository's scheme and pin it into its kustomization,
     with the run's size when its run.yaml sets one; ``labels`` (else the ones it has) are its
     queue and priority."""
-    from rlgen.repo import answers
-
     where = folder(repo, run)
     scheme = answers.read(repo)["run_naming"]
     labels = run_labels(repo, run) if labels is None else labels
@@ -68,8 +68,6 @@ def stale_names(repo: Path, spec: Spec, pinned: dict[str, str | None]) -> dict[s
     ``rlgen run`` named them: synced as they are, KubeRay would never run the edit. Under
     scheme 1 a name needs a render without the name, which a read-only check cannot write: only
     scheme 2 repositories (every one ``rlgen new`` makes) are checked."""
-    from rlgen.repo import answers
-
     if answers.read(repo)["run_naming"] != naming_scheme.INPUTS:
         return {}
     shared = naming_scheme.training_inputs(repo)
@@ -92,8 +90,6 @@ def write_index(repo: Path, runs: list[str]) -> None:
 
 def set_keys(run_doc: CommentedMap, values: dict[str, Any]) -> None:
     """Set flat ``values`` in a loaded ``run.yaml``, keeping its comments and key order."""
-    from ruamel.yaml.comments import CommentedMap
-
     for key, value in values.items():
         node = run_doc
         *parents, leaf = key.split(".")

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Mapping
 
 from rlgen.errors import RlgenError
+from rlgen.render import inputs
+from rlgen.render.cache import RenderCache
 from rlgen.render.checkouts import Checkout, blob_id, visible
+from rlgen.tools import kustomize, yamlio
+from rlgen.tools.yamlio import read_plain_all
 
 #: The metadata field a patch's twin adds, numbered per patch.
 PROBE = "rlgen.io/patch-probe-"
@@ -35,10 +39,8 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
     hold a patch's twin until the render ends: work on the other files (git's) need not wait
     for the builds. ``early``: the builds started while ``tree`` was written, which wrote the
     twins of its ``patches`` (then ``patches`` is not used)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    # Lazy: 45 ms in rlgen new (median of 9), imported once the early builds run.
     from rlgen.render import manifests
-    from rlgen.tools.yamlio import read_plain_all
 
     originals, probes = (early.originals, early.probes) if early else _add_probes(tree, patches)
     parsed: dict[str, list] = {}
@@ -54,7 +56,7 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
                                     cache=early.cache() if early else None, builds=early.builds if early else None)
             if meanwhile is not None:
                 meanwhile(sorted(path.relative_to(tree).as_posix() for path in originals))
-            # Imported while kustomize renders.
+            # Lazy: 149 ms in rlgen new (median of 9), imported while kustomize renders.
             from rlgen.repo.run_files import read_index
             from rlgen.rules import Rendered, check
 
@@ -64,7 +66,10 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
             path.write_bytes(text)
     objects = [Rendered(source, d) for source in sources for d in parsed[source]]
     _refuse_unmatched(objects, probes)
-    findings = check(objects, external_secrets, plugins, read_index(tree))
+    _refuse_findings(check(objects, external_secrets, plugins, read_index(tree)))
+
+
+def _refuse_findings(findings: list) -> None:
     if findings:
         first = findings[0]
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
@@ -97,8 +102,6 @@ def _probed_paths(patches) -> list[str]:
 def with_probes(files: Mapping[str, bytes], patches) -> tuple[dict[str, bytes], dict[str, tuple]]:
     """The Component kustomizations of ``files`` (path -> content) that hold a plugin patch, each
     with a twin of every patch it holds; and each twin's key -> (plugin, patch, layer, target)."""
-    from rlgen.tools import yamlio
-
     twins: dict[str, bytes] = {}
     probes: dict[str, tuple] = {}
     for plugin, items in patches:
@@ -137,10 +140,6 @@ class EarlyBuilds:
     builds still running: a refused repository leaves no kustomize behind."""
 
     def __init__(self, folder: Path, patches) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from rlgen.tools import kustomize
-
         self.folder = folder
         self.patches = patches
         self.builds = kustomize.Builds()
@@ -155,8 +154,6 @@ class EarlyBuilds:
     def start(self, files: Mapping[str, bytes], roots: list[str]) -> None:
         """Write ``files`` (the repository so far: each patch's twin beside it) and build
         ``roots``, whose files are all among them."""
-        from rlgen.render import inputs
-
         if self._twins is None:
             self._twins, self.probes = with_probes(files, self.patches)
             self.originals = {self.folder / rel: files[rel] for rel in self._twins}
@@ -184,8 +181,6 @@ class EarlyBuilds:
     def cache(self):
         """The builds as a render cache of :func:`rlgen.render.manifests.render`: a failed one
         is built again there, which reports it its own way."""
-        from rlgen.render.cache import RenderCache
-
         started = self._started
 
         class Started(RenderCache):

@@ -66,6 +66,7 @@ def add_to(tree: FileTree, template: Fetched, extra_context: dict[str, Any]) -> 
 
 def render(template: Fetched, extra_context: dict[str, Any]) -> dict[str, bytes]:
     """path -> content of what cookiecutter renders from ``template``."""
+    # Lazy: cookiecutter is 600 ms to import (median of 7); only a team template needs it.
     from cookiecutter.exceptions import CookiecutterException, FailedHookException
     from cookiecutter.main import cookiecutter
     from jinja2.exceptions import TemplateError

@@ -6,6 +6,11 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Callable
 
+import click
+
+from rlgen.kube.client import CannotCheck
+from rlgen.output import console as rich_console
+
 OK, PROBLEM, CANNOT = "ok", "problem", "cannot check"
 #: A check that did not run, by design (what it needs is not given): no problem, said why.
 SKIPPED = "skipped"
@@ -23,8 +28,6 @@ class Row:
 
 def guarded(check: str, body: Callable[[], list[Row]]) -> list[Row]:
     """``body()``, or one "cannot check" row when RBAC forbids a read it needs."""
-    from rlgen.kube.client import CannotCheck
-
     try:
         return body()
     except CannotCheck as exc:
@@ -32,14 +35,11 @@ def guarded(check: str, body: Callable[[], list[Row]]) -> list[Row]:
 
 
 def emit(rows: list, columns: tuple[str, ...], fmt: str, header: dict | None = None) -> None:
-    import click
-
     if fmt == "json":
         click.echo(json.dumps({**(header or {}), "rows": [asdict(r) for r in rows]}, indent=2))
         return
+    # Lazy: rich's table is 31 ms (median of 7), for the table output only.
     from rich.table import Table
-
-    from rlgen.output import console as rich_console
 
     # A table piped to a file keeps its long fix commands on one line. Its cells are the
     # cluster's and rlgen's text, never markup: a "[...]" in a message stays in it.

@@ -10,8 +10,12 @@ import time
 import weakref
 
 import alibabacloud_oss_v2 as oss
+from alibabacloud_oss_v2.endpoints import from_region
 import requests
+from urllib3.util.retry import Retry
 
+from rlgen.errors import RlgenError
+from rlgen.option_checks import endpoint_error
 from rlgen.oss.credentials import redact
 
 REQUEST_ATTEMPTS = 5
@@ -87,8 +91,6 @@ class _DeadlineAdapter(requests.adapters.HTTPAdapter):
     their sockets with the deadline and whose timeouts never pass it."""
 
     def __init__(self, deadline: Deadline, connections: int):
-        from urllib3.util.retry import Retry
-
         self._deadline = deadline
         super().__init__(max_retries=Retry(total=False, redirect=False, raise_on_status=False),
                          pool_connections=connections, pool_maxsize=connections)
@@ -138,13 +140,9 @@ def resolve_endpoint(endpoint: str | None, region: str) -> str:
     Kubernetes pod (ACK pods reach it from the VPC, and its traffic is free), else the
     public one."""
     if endpoint:
-        from rlgen.errors import RlgenError
-        from rlgen.option_checks import endpoint_error
-
         if problem := endpoint_error(endpoint):
             raise RlgenError(f"--endpoint: {problem}")
         return endpoint if "://" in endpoint else f"https://{endpoint}"
-    from alibabacloud_oss_v2.endpoints import from_region
 
     return from_region(region, False, "internal" if os.environ.get("KUBERNETES_SERVICE_HOST") else "default")
 
@@ -168,16 +166,18 @@ def make_client(region: str, endpoint: str, credentials, connections: int, progr
     return oss.Client(cfg)
 
 
-def abort_incomplete(client: oss.Client, bucket: str, prefix: str, keys: set[str], quiet: bool = False) -> int:
-    """Abort the multipart uploads of ``keys`` below ``prefix`` that were never completed:
-    one upload per prefix at a time, so any such upload is a stopped one of ours."""
+def abort_incomplete(client: oss.Client, bucket: str, prefix: str, keys: set[str] | None,
+                     quiet: bool = False) -> int:
+    """Abort the multipart uploads below ``prefix`` that were never completed: those of
+    ``keys``, or with ``keys`` None every one. One upload per prefix at a time, so any such
+    upload is a stopped one of ours."""
     aborted = 0
     try:
         pages = client.list_multipart_uploads_paginator().iter_page(
             oss.ListMultipartUploadsRequest(bucket=bucket, prefix=prefix))
         for page in pages:
             for item in page.uploads or []:
-                if item.key in keys:
+                if keys is None or item.key in keys:
                     client.abort_multipart_upload(oss.AbortMultipartUploadRequest(
                         bucket=bucket, key=item.key, upload_id=item.upload_id))
                     aborted += 1

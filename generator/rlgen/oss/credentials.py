@@ -25,6 +25,8 @@ import uuid
 import alibabacloud_oss_v2 as oss
 
 from rlgen.errors import RlgenError
+from rlgen.redaction import mask_values, secret_values
+from rlgen.redaction import redact as masked
 
 RRSA_VARIABLES = ("ALIBABA_CLOUD_ROLE_ARN", "ALIBABA_CLOUD_OIDC_PROVIDER_ARN", "ALIBABA_CLOUD_OIDC_TOKEN_FILE")
 ACCESS_KEY_VARIABLES = ("OSS_ACCESS_KEY_ID", "OSS_ACCESS_KEY_SECRET")
@@ -51,12 +53,9 @@ def redact(text: str) -> str:
     URL it echoes (percent-encoded, perhaps) is masked by rlgen's own rules first
     (:func:`rlgen.redaction.redact`): the pattern for an opaque run below would stop at an
     encoded character and leave the first part of a signature in view."""
-    from rlgen.redaction import redact as masked
-
-    text = masked(text)
-    for name in (*ACCESS_KEY_VARIABLES[1:], "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN"):
-        if len(value := os.environ.get(name, "")) >= 8:
-            text = text.replace(value, "<redacted>")
+    # This environment's secrets first, however encoded: the rules' mask would leave the start
+    # of one that no parameter name announces.
+    text = masked(mask_values(text, secret_values(), "<redacted>"))
     text = _JWT.sub("<redacted>", text)
     text = _SECRET_FIELD.sub(lambda m: m[1] + "<redacted>", text)
     return _LONG_OPAQUE.sub("<redacted>", text)

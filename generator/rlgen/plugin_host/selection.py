@@ -3,11 +3,16 @@ slot, every option converted and checked."""
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import math
 
+import click
+
+from rlgen.contributions import Context
 from rlgen.option_checks import (
     control_error,
     credential_error,
@@ -32,6 +37,7 @@ from rlgen.naming import (
 )
 from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import Installed
+from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS, Option, PluginInfo
 from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
 from rlgen.verl import releases
@@ -171,16 +177,12 @@ class Selection:
 
     def hooks(self) -> Hooks:
         """The hooks of the selected plugins only."""
-        from rlgen.plugin_host.manager import Hooks
-
         chosen = tuple(self.plugins[s] for s in SLOTS)
         if self._hooks is None or self._hooks[0] != chosen:
             self._hooks = chosen, Hooks({s: (self.plugins[s], self.installed[self.plugins[s]].module) for s in SLOTS})
         return self._hooks[1]
 
     def context(self, spec: Spec) -> Context:
-        from rlgen.contributions import Context
-
         return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
 
     def spec(self, hooks: Hooks) -> Spec:
@@ -319,8 +321,6 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
                 raise RlgenError(f"{label}: a value is required when {condition}")
         elif ask is not None and (opt.ask or required):
             if why:
-                import click
-
                 click.echo(f"{label}: {why}", err=True)
             values[opt.name] = _asked(info.name, opt, ask, values, required)
             given[opt.name] = values[opt.name]
@@ -366,8 +366,6 @@ def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str], earlier:
                 raise RlgenError(f"{plugin}.{opt.name}: a value is required")
             return value
         except RlgenError as exc:
-            import click
-
             click.echo(f"rlgen: {exc}", err=True)
 
 
@@ -431,14 +429,10 @@ _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str:
 
 
 def _shown(value: Any) -> str:
-    import json
-
     return json.dumps(value, default=str)[:80]
 
 
 def _did_you_mean(name: str, known) -> str:
-    import difflib  # only to name the option meant
-
     close = difflib.get_close_matches(str(name), list(known), n=1)
     if close:
         return f" (did you mean '{close[0]}'?)"

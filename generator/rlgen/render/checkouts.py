@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 
 from rlgen.tools import git, git_plumbing
+from rlgen.tools.repo_files import decode, read_bytes
 
 _SYMLINK = "120000"
 _STAGED = re.compile(r"[0-7]{6} [0-9a-f]{40,64} [0-3]")
@@ -72,8 +73,6 @@ class Checkout:
     def text(self, rel: str) -> str:
         """The file as UTF-8 text, as kustomize and the sync engines read it: anything else is
         refused (a character replaced here would pass a check the cluster fails)."""
-        from rlgen.tools.repo_files import decode
-
         return decode(self.read(rel), rel)
 
     def id(self, rel: str) -> str:
@@ -124,8 +123,6 @@ class WorkingTree(Checkout):
         return tracked, untracked, unchecked
 
     def read(self, rel: str) -> bytes:
-        from rlgen.tools.repo_files import read_bytes
-
         return read_bytes(self.repo / rel, self.repo)
 
     def id(self, rel: str) -> str:

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from rlgen import __version__
 from rlgen.errors import RlgenError
+from rlgen.spec import DEFAULT_GIT_BRANCH, Spec
 from rlgen.tools import repo_files, yamlio
+from rlgen.verl import releases
 
 if TYPE_CHECKING:
     from rlgen.plugin_host.selection import Selection
@@ -49,6 +51,7 @@ def text(selection: Selection, external_secrets: list[str], run_naming: int, ren
         doc[TEMPLATE_KEY] = dict(template)
     doc["run_naming"] = run_naming
     if render:
+        # Lazy: ruamel's comments are 17 ms (median of 7); a command that reads rlgen.yaml writes none.
         from ruamel.yaml.comments import CommentedMap
 
         # A comment needs ruamel's map; without one the plain, faster dump writes the same text.
@@ -95,8 +98,6 @@ def branch_hint(root: Path) -> str | None:
     they are checked: a command can ask git about the branch while the answers' checks (which
     load what every option's check needs) run, then compare it with the checked answer. None
     when the plain reading says nothing sure (not a mapping, not a string, not YAML)."""
-    from rlgen.spec import DEFAULT_GIT_BRANCH
-
     try:
         text = repo_files.read_text(root / FILENAME, root)
         yamlio.bounded(text)
@@ -118,8 +119,6 @@ def main_environment(root: Path) -> str:
 
 
 def environment_of(recorded: dict[str, Any]) -> str:
-    from rlgen.spec import Spec
-
     return recorded["options"].get("rlgen", {}).get("environment", Spec.environment)
 
 
@@ -171,8 +170,6 @@ def _template(doc: Any, path: Path | str) -> dict[str, str] | None:
 def _verl_answer(options: dict) -> dict:
     """``rlgen.verl`` as this rlgen names it: a repository rendered before the answer existed
     called it ``verl_version`` or, recording none, ran the only release rlgen had then."""
-    from rlgen.verl import releases
-
     core = dict(options.get("rlgen") or {})
     if releases.LEGACY_ANSWER in core:
         core.setdefault("verl", core.pop(releases.LEGACY_ANSWER))

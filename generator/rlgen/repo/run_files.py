@@ -26,7 +26,7 @@ from rlgen.repo import answers
 from rlgen.repo.layout import OLD_RUNS_INDEX, RENAME_TRANSFORMER, RUN_ENTRY, RUNS, is_runs_root, SWEEP_LABEL, TRAINING_BASE, runs_index
 from rlgen.spec import Spec
 from rlgen.tools import repo_files, yamlio
-from rlgen.verl import batch_rules, releases, trainer_config
+from rlgen.verl import batch_rules, keys, releases, trainer_config
 from rlgen.verl.batch_rules import Size
 
 #: Keys of run.yaml that are Hydra's, not verl's.
@@ -132,8 +132,6 @@ def read_trainer_config(repo: Path, spec: Spec, plain: bool = False) -> Any:
 def check_verl_values(path: Path, doc: dict, spec: Spec) -> None:
     """Keys the repository's verl release has, with values of its types: verl's struct config
     refuses any other key, but only when the job starts on the GPUs."""
-    from rlgen.verl import keys
-
     release = releases.get(spec.verl_version)
     defaults = release.defaults
     flat = trainer_config.flatten(doc)
@@ -151,8 +149,6 @@ def check_verl_values(path: Path, doc: dict, spec: Spec) -> None:
 def value_error(value: Any, default: Any) -> str | None:
     """Why verl cannot take ``value`` for a key whose default is ``default``: a null where verl
     needs a value (its code does arithmetic on it), or another type."""
-    from rlgen.verl import keys
-
     if value is None and default is not None:
         return f"null, but verl needs a value like the default {json.dumps(default)}"
     return keys.type_error(value, default)
@@ -360,7 +356,8 @@ def pinned_name(repo: Path, run: str) -> str | None:
 
 def owned_keys(spec: Spec, run: str) -> dict[str, str]:
     """Keys ``rlgen run`` refuses to change, with the reason."""
-    per_run = {key: "rlgen writes it into every run.yaml (experiment names and checkpoints are per run)"
+    per_run = {key: ("rlgen writes it into every run.yaml (experiment names and checkpoints are per run, "
+                     "and a retried run resumes from its own)")
                for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
     return per_run
 

@@ -14,6 +14,7 @@ from rlgen.rules.references import reference_rules
 from rlgen.rules.sandbox import alb_rules, mcp_rules, sandbox_isolation_rules, upstream_ingress_rules
 from rlgen.rules.sync import argo_rules, example_domain_rules, ordering_rules
 from rlgen.rules.tools import mcp_warnings, secret_value_rules, tool_response_rules, tool_rules
+from rlgen.spec import Spec
 
 __all__ = ["Finding", "Rendered", "by_run_file", "check", "findings_by_run_file", "run_file", "warnings"]
 
@@ -29,8 +30,6 @@ def check(objects: list[Rendered], external_secrets: Iterable[str] = (), plugins
     """Every rule's findings, a run's objects named by its ``run.yaml`` (``runs``: the run
     names); ``plugins``, a ``(Hooks, Context)`` pair of the repository's selection, adds its
     plugins' ``rlgen_validate_rules``, which see the objects so named."""
-    from rlgen.spec import Spec
-
     runs = list(runs)
     rules = (*RULES, reference_rules(set(external_secrets)))
     found = findings_by_run_file([f for rule in rules for f in rule(objects)], runs, Spec.run_config_key)
@@ -41,6 +40,4 @@ def check(objects: list[Rendered], external_secrets: Iterable[str] = (), plugins
 
 
 def warnings(objects: list[Rendered], runs: Iterable[str] = ()) -> list[Finding]:
-    from rlgen.spec import Spec
-
     return findings_by_run_file([f for rule in WARNINGS for f in rule(objects)], runs, Spec.run_config_key)

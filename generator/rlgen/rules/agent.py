@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Iterator
 
+from rlgen.plugin_host.discovery import dataset_format, discover
 from rlgen.repo.objects import get
 from rlgen.rules.base import Finding, Rendered
 from rlgen.rules.rayjob import trainer_config
@@ -25,8 +26,6 @@ def declared_agent(dataset: str):
     """The agent loop the rows of installed dataset plugin ``dataset`` name (``None``: they
     name none), or :data:`_NOT_PREPARED` when no dataset plugin has that name. Only that plugin
     is loaded: loading every installed one would import each plugin's module for one answer."""
-    from rlgen.plugin_host.discovery import dataset_format, discover
-
     installed = discover()
     if dataset not in installed or installed[dataset].info.slot != "dataset":
         return _NOT_PREPARED

@@ -28,18 +28,7 @@ def rayjob_rules(objects: list[Rendered]) -> Iterator[Finding]:
         if mode not in SUBMISSION_MODES:
             yield say(f"submissionMode '{mode}' is not one of {', '.join(SUBMISSION_MODES)}")
         if mode == "SidecarMode":
-            restart = get(spec, "rayClusterSpec", "headGroupSpec", "template", "spec", "restartPolicy")
-            if restart not in (None, "Never"):
-                yield say(f"SidecarMode needs the head pod's restartPolicy Never or unset, not {restart}")
-            for field in ("clusterSelector", "submitterPodTemplate", "submitterConfig"):
-                if field in spec:
-                    yield say(f"SidecarMode does not allow {field}")
-            if spec.get("shutdownAfterJobFinishes"):
-                # kuberay v1.7.0 rayjob_controller.go: without the alpha SidecarSubmitterRestart gate
-                # (Kubernetes >= 1.35) a non-zero exit of the submitter container fails the RayJob.
-                yield say("SidecarMode fails the RayJob when `ray job logs --follow` drops on a transient "
-                          "disconnect, and shutdownAfterJobFinishes then deletes the cluster of the running "
-                          "job: use K8sJobMode (its submitter Job retries and reattaches)")
+            yield from map(say, _sidecar_problems(spec))
         if mode == "K8sJobMode" and int(get(spec, "submitterConfig", "backoffLimit", default=2) or 0) < 2:
             yield say("submitterConfig.backoffLimit below 2: one dropped log stream fails a running job")
         submitter = get(spec, "submitterPodTemplate", "spec")
@@ -55,6 +44,21 @@ def rayjob_rules(objects: list[Rendered]) -> Iterator[Finding]:
         for rule in get(spec, "deletionStrategy", "deletionRules", default=[]):
             if rule.get("policy") == "DeleteSelf":
                 yield say("a DeleteSelf deletion rule makes the sync engine re-create the RayJob and train again")
+
+
+def _sidecar_problems(spec: dict) -> Iterator[str]:
+    restart = get(spec, "rayClusterSpec", "headGroupSpec", "template", "spec", "restartPolicy")
+    if restart not in (None, "Never"):
+        yield f"SidecarMode needs the head pod's restartPolicy Never or unset, not {restart}"
+    for field in ("clusterSelector", "submitterPodTemplate", "submitterConfig"):
+        if field in spec:
+            yield f"SidecarMode does not allow {field}"
+    if spec.get("shutdownAfterJobFinishes"):
+        # kuberay v1.7.0 rayjob_controller.go: without the alpha SidecarSubmitterRestart gate
+        # (Kubernetes >= 1.35) a non-zero exit of the submitter container fails the RayJob.
+        yield ("SidecarMode fails the RayJob when `ray job logs --follow` drops on a transient "
+               "disconnect, and shutdownAfterJobFinishes then deletes the cluster of the running "
+               "job: use K8sJobMode (its submitter Job retries and reattaches)")
 
 
 def _non_root(pod: dict, container: dict) -> bool:

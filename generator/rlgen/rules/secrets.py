@@ -9,6 +9,7 @@ from typing import Iterator
 
 from rlgen.contributions import SECRETS_FOLDER, SecretRef
 from rlgen.errors import RlgenError
+from rlgen.repo import secret_files
 from rlgen.rules.base import Finding, Rendered
 from rlgen.tools import git, repo_files, sops, yamlio
 
@@ -48,8 +49,6 @@ def plaintext_files(repo: Path) -> Iterator[Finding]:
 def sops_files(repo: Path, declared: list[SecretRef]) -> Iterator[Finding]:
     """Each value file under ``secrets/<namespace>/<name>/``: encrypted, for the recipients of
     ``.sops.yaml``; each key of a declared Secret listed by the generator and present."""
-    from rlgen.repo import secret_files
-
     wanted = sops.config_recipients(repo)
     listed = secret_files.generators(repo)
     folder = repo / SECRETS_FOLDER
@@ -84,6 +83,9 @@ def external_secrets(objects: list[Rendered], declared: list[SecretRef]) -> Iter
         meta, spec = item.obj.get("metadata") or {}, item.obj.get("spec") or {}
         target = (meta.get("namespace", ""), (spec.get("target") or {}).get("name") or meta.get("name"))
         keys = {str(d.get("secretKey")) for d in spec.get("data") or [] if isinstance(d, dict)}
+        # dataFrom.extract copies whatever keys the remote secret holds: any declared key may come.
+        if any(isinstance(d, dict) and d.get("extract") for d in spec.get("dataFrom") or []):
+            keys |= set(wanted[target].keys) if target in wanted else set()
         seen[target] = keys
         secret = wanted.get(target)
         if secret is None:

@@ -14,6 +14,7 @@ from rlgen.tools.yamlio import read_plain
 from rlgen.repo.objects import get
 from rlgen.rules.base import Finding, Rendered
 from rlgen.rules.rayjob import trainer_config
+from rlgen.rules.secrets import PLAINTEXT, is_sealed
 from rlgen.verl import releases
 from rlgen.verl.trainer_config import OUTPUT_LIMIT, RESPONSE_LIMIT
 
@@ -96,19 +97,38 @@ def _count(value) -> bool:
 
 
 def secret_value_rules(objects: list[Rendered]) -> Iterator[Finding]:
-    from rlgen.rules.secrets import PLAINTEXT, is_sealed
-
     for item in objects:
         if item.obj.get("kind") == "Secret" and (item.obj.get("data") or item.obj.get("stringData")) \
                 and not is_sealed(item.obj):
             yield Finding(item.source, item.label, PLAINTEXT)
 
 
+MCP_UNVERIFIED = ("the MCP endpoint (path, port, E2B-API-KEY header) follows the unmerged "
+                  "openkruise/agents#165 and cannot be verified offline: check it against the "
+                  "sandbox-manager image on the cluster")
+#: The sandbox plugins' answer that the team checked it (rlgen_plugins._sandbox_common).
+MCP_CHECKED_OPTION = "mcp_checked"
+
+
 def mcp_warnings(objects: list[Rendered]) -> Iterator[Finding]:
     """Not a problem, but something no offline check can settle."""
     for item in objects:
         if item.obj.get("kind") == "ConfigMap" and "mcp_server.json" in (item.obj.get("data") or {}):
-            yield Finding(item.source, item.label,
-                          "the MCP endpoint (path, port, E2B-API-KEY header) follows the unmerged "
-                          "openkruise/agents#165 and cannot be verified offline: check it against the "
-                          "sandbox-manager image on the cluster")
+            yield Finding(item.source, item.label, MCP_UNVERIFIED)
+
+
+def acknowledged(cautions: list[Finding], ctx) -> list[Finding]:
+    """``cautions`` without the MCP warning once the team recorded in ``rlgen.yaml`` that it
+    checked the endpoint (the sandbox plugin's ``mcp_checked`` answer), else with it saying
+    how to record that: a warning repeated on every validate of every variant, which nobody
+    can answer, teaches the team to skip warnings."""
+    sandbox = ctx.plugins.get("sandbox")
+    options = ctx.options(sandbox) if sandbox else {}
+    if MCP_CHECKED_OPTION not in options:
+        return cautions
+    if options[MCP_CHECKED_OPTION] is True:
+        return [w for w in cautions if w.message != MCP_UNVERIFIED]
+    how = (f"; once checked, `rlgen update --set {sandbox}.{MCP_CHECKED_OPTION}=true` records it in "
+           "rlgen.yaml and this warning stops")
+    return [Finding(w.source, w.obj, w.message + how, w.fix) if w.message == MCP_UNVERIFIED else w
+            for w in cautions]

@@ -113,10 +113,12 @@ def _show(rows, fmt: str, cluster, compact: bool) -> None:
     else:
         if compact:
             click.clear()
-        # The queue column only for a repository whose runs a queue holds.
-        columns = COLUMNS if any(r.queue for r in rows) else tuple(c for c in COLUMNS if c != "queue")
+        # The queue column only for a repository whose runs a queue holds, the retries column
+        # only once a run was retried.
+        columns = tuple(c for c in COLUMNS if c not in OPTIONAL or any(getattr(r, c) for r in rows))
         emit(rows, columns, fmt, header(cluster))
     sys.stdout.flush()
 
 
-COLUMNS = ("run", "rayjob", "deployment", "job", "started", "duration", "pending", "queue", "dashboard", "sync", "note")
+OPTIONAL = ("retries", "queue")
+COLUMNS = ("run", "rayjob", "deployment", "retries", "job", "started", "duration", "pending", "queue", "dashboard", "sync", "note")

@@ -24,6 +24,8 @@ class RunStatus:
     run: str
     rayjob: str
     deployment: str = ""
+    #: The RayJob's own retries (spec.backoffLimit), each with a new Ray cluster: "1 of 3".
+    retries: str = ""
     job: str = ""
     started: str = ""
     duration: str = ""
@@ -66,6 +68,7 @@ def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
     status = live.get("status") or {}
     row.deployment = status.get("jobDeploymentStatus") or "New"
     row.job = status.get("jobStatus") or ""
+    row.retries = _retries(live.get("spec") or {}, status, row.deployment)
     row.started = status.get("startTime") or ""
     row.duration = _duration(row.started, status.get("endTime"))
     row.dashboard = _dashboard(status, repo.namespace)
@@ -164,6 +167,20 @@ def _duration(start: str, end: str | None) -> str:
     finish = _time(end) if end else datetime.now(timezone.utc)
     seconds = max(0, int((finish - begin).total_seconds()))
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" + ("" if end else " (running)")
+
+
+def _retries(spec: dict, status: dict, deployment: str) -> str:
+    """KubeRay counts each failed attempt in ``status.failed`` and retries while it is at most
+    ``spec.backoffLimit`` (rayjob_controller.go checkBackoffLimitAndUpdateStatusIfNeeded):
+    the failure that ends a run out of retries is no retry."""
+    failed = int(status.get("failed") or 0)
+    limit = int(spec.get("backoffLimit") or 0)
+    retries = min(failed, limit)
+    if not retries:
+        return ""
+    if deployment in FAILED and failed > limit:
+        return f"{retries} of {limit}, none left"
+    return f"{retries} of {limit}"
 
 
 def _time(text: str) -> datetime:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlgen.kube.client import CannotCheck
+from rlgen.kube.report import GRANT
 from rlgen.repo import run_files
-from rlgen.repo.sync_engines import FLUX, Engine, stage_state
+from rlgen.repo.sync_engines import Engine, FLUX, engine_of, stage_state
 from rlgen.status.queue import QUEUE_LABEL
 from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
 from rlgen.tools import git
@@ -49,9 +51,6 @@ def parse_duration(text: str) -> float:
 
 def assess(cluster, repo: Repo, runs: list[str]) -> Verdict:
     """The first blocked thing, else the first thing still on its way, else ready."""
-    from rlgen.kube.client import CannotCheck
-    from rlgen.kube.report import GRANT
-
     waiting = []
     try:
         for check in (_stages, _runs):
@@ -68,8 +67,6 @@ def assess(cluster, repo: Repo, runs: list[str]) -> Verdict:
 # -- sync stages -------------------------------------------------------------------------------
 
 def _stages(cluster, repo: Repo, runs: list[str]):
-    from rlgen.repo.sync_engines import engine_of
-
     engine = engine_of(repo.sync_objects)
     if engine is None:
         return
@@ -106,13 +103,16 @@ def _stage(repo: Repo, engine: Engine, name: str, live: dict) -> Verdict:
     state = stage_state(engine, live)
     if engine is FLUX:
         status = live.get("status") or {}
-        if status.get("observedGeneration") != (live.get("metadata") or {}).get("generation"):
+        ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+        # A stage that never succeeded keeps no status.observedGeneration (a health check that
+        # timed out on its first apply); its Ready condition still says which spec it judged.
+        if (live.get("metadata") or {}).get("generation") not in (status.get("observedGeneration"),
+                                                                  ready.get("observedGeneration")):
             return Verdict(WAITING, f"{name} to reconcile its latest spec")
         attempted = str(status.get("lastAttemptedRevision") or "").rpartition(":")[2]
         if attempted and _behind(repo, attempted):
             return Verdict(WAITING, f"{name} to fetch {_head(repo)[:7]} (it last tried {attempted[:7]})")
         if state.healthy is False:
-            ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
             if ready.get("reason") == DEPENDENCY_NOT_READY:
                 return Verdict(WAITING, f"{name}: {ready.get('message', 'its dependency')}")
     elif state.revision and _behind(repo, state.revision):

@@ -5,9 +5,11 @@ plumbing of ``rlgen update`` is in :mod:`rlgen.tools.git_plumbing`, the all-or-n
 change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`."""
 from __future__ import annotations
 
+import ctypes
 import json
 import locale
 import os
+import signal
 import subprocess
 import sys
 from functools import lru_cache
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from rlgen.errors import RlgenError
+from rlgen.tools import children
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "rlgen",
@@ -39,8 +42,8 @@ def run(repo: Path, *args: str, identity: bool = False, check: bool = True, inpu
         # A user's own identity wins when git has one; rlgen's fills in otherwise.
         env = env if _has_identity(repo) else {**env, **IDENTITY}
     try:
-        result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env, input=input,
-                                preexec_fn=_die_with_parent())
+        result = children.run(["git", *args], cwd=repo, text=True, env=env, input=input,
+                              preexec_fn=_die_with_parent())
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
     if result.returncode not in ok_codes and check:
@@ -56,6 +59,7 @@ def start(repo: Path, *args: str, input: str | None = None) -> Callable[[], str]
     A question that outlives a killed rlgen only finishes, so it is not tied to rlgen's life
     (killed, it could leave git's lock behind): with nothing to run between fork and exec,
     Python starts it the cheaper way (vfork)."""
+    # Lazy: tempfile is 6-12 ms (median of 7) of every command that imports git.
     import tempfile
 
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
@@ -65,8 +69,8 @@ def start(repo: Path, *args: str, input: str | None = None) -> Callable[[], str]
         given.write(input.encode(locale.getpreferredencoding(False)))
         given.seek(0)
     try:
-        proc = subprocess.Popen(["git", *args], cwd=repo, stdin=given, stdout=out, stderr=err,
-                                env={**os.environ, **_NO_OPTIONAL_LOCKS})
+        proc = children.popen(["git", *args], cwd=repo, stdin=given, stdout=out, stderr=err,
+                              env={**os.environ, **_NO_OPTIONAL_LOCKS})
     except FileNotFoundError:
         out.close(), err.close()
         raise RlgenError("git is not installed") from None
@@ -100,15 +104,13 @@ def _die_with_parent():
     ctypes in every child cost more than most git calls."""
     if sys.platform != "linux":
         return None
-    import ctypes
-    import signal
 
     prctl = ctypes.CDLL(None).prctl
     return lambda: prctl(1, signal.SIGKILL)
 
 
 def _has_identity(repo: Path) -> bool:
-    probe = subprocess.run(["git", "config", "user.email"], cwd=repo, capture_output=True, text=True)
+    probe = children.run(["git", "config", "user.email"], cwd=repo, text=True)
     return probe.returncode == 0 and bool(probe.stdout.strip())
 
 
@@ -131,6 +133,7 @@ def commit(repo: Path, message: str) -> None:
     prepare-commit-msg, commit-msg, post-commit) run and its signing settings
     (``commit.gpgsign``, ``gpg.format``, ``user.signingkey``) apply. A hook that refuses the
     commit is named, from the hook events git traces (trace2) into a file with no name."""
+    # Lazy: tempfile is 6-12 ms (median of 7) of every command that imports git.
     import tempfile
 
     env = {**os.environ}
@@ -142,8 +145,9 @@ def commit(repo: Path, message: str) -> None:
             env.update(GIT_TRACE2_EVENT=f"/dev/fd/{trace.fileno()}", GIT_TRACE2_EVENT_NESTING="1")
             fds = (trace.fileno(),)
         try:
-            result = subprocess.run(["git", "commit", "-q", "-F", "-"], cwd=repo, capture_output=True, text=True,
-                                    env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent())
+            # The hooks run in git's process group, which an interrupt of rlgen ends whole.
+            result = children.run(["git", "commit", "-q", "-F", "-"], cwd=repo, text=True,
+                                  env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent())
         except FileNotFoundError:
             raise RlgenError("git is not installed") from None
         if result.returncode == 0:
@@ -177,7 +181,7 @@ def hooks_present(repo: Path, names: tuple[str, ...] = ("pre-commit", "commit-ms
 
 def origin_url(repo: Path) -> str | None:
     """``git remote get-url origin`` of ``repo``, or None when it has no such remote."""
-    probe = subprocess.run(["git", "remote", "get-url", "origin"], cwd=repo, capture_output=True, text=True)
+    probe = children.run(["git", "remote", "get-url", "origin"], cwd=repo, text=True)
     return probe.stdout.strip() or None if probe.returncode == 0 else None
 
 
@@ -196,8 +200,7 @@ def is_ancestor(repo: Path, commit: str, of: str) -> bool:
 
 
 def _succeeds(repo: Path, *args: str) -> bool:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True,
-                          env={**os.environ, **_NO_OPTIONAL_LOCKS}).returncode == 0
+    return children.run(["git", *args], cwd=repo, env={**os.environ, **_NO_OPTIONAL_LOCKS}).returncode == 0
 
 
 def head(repo: Path) -> tuple[str | None, str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import click
+
 from rlgen.errors import RlgenError
 from rlgen.tools import git, git_recovery
 
@@ -86,8 +88,6 @@ class GitChange:
 
 
 def _command() -> str:
-    import click
-
     ctx = click.get_current_context(silent=True)
     return ctx.command_path.removeprefix("rlgen ") if ctx else "change"
 

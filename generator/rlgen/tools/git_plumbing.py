@@ -3,12 +3,12 @@ the render is committed and merged in git's object store, and only the result is
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
 from rlgen.errors import RlgenError
+from rlgen.tools import children
 from rlgen.tools import git
 
 EMPTY_SHA = "0" * 40
@@ -52,8 +52,7 @@ def parse_tree(out: str) -> dict[str, tuple[str, str]]:
 
 def read_blobs(repo: Path, shas: list[str]) -> list[bytes]:
     """The content of each blob, in order, from one ``git cat-file --batch``."""
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, input="\n".join(shas).encode() + b"\n",
-                          capture_output=True)
+    proc = children.run(["git", "cat-file", "--batch"], cwd=repo, input="\n".join(shas).encode() + b"\n")
     if proc.returncode != 0:
         raise RlgenError(f"git cat-file failed: {proc.stderr.decode(errors='replace').strip()}")
     out, pos, blobs = proc.stdout, 0, []

@@ -15,6 +15,7 @@ import json
 import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+import fcntl
 from pathlib import Path
 from typing import Iterator
 
@@ -43,8 +44,6 @@ class Journal:
 def lock(repo: Path) -> Iterator[None]:
     """Hold ``.git/rlgen.lock`` while a command changes the repository: two commands at once
     would commit each other's files or branch from each other's half-written state."""
-    import fcntl
-
     path = Path(repo, git.run(repo, "rev-parse", "--git-common-dir").strip()) / "rlgen.lock"
     try:
         fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)

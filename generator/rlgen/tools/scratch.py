@@ -3,7 +3,11 @@ commands left behind.
 
 The folder holds a lock file, locked before it is named: a later command of the same kind
 removes every such folder whose lock nobody holds (its command was killed, so no ``finally``
-ran). Removal runs on a thread beside the command's own work.
+ran). Removal runs on a thread beside the command's own work. The lock file is removed last,
+and a second interrupt is held meanwhile: a removal cut short (a kill in the middle of it)
+leaves a folder that still says it is ours and abandoned, never one that looks foreign. A
+folder a command was killed in while creating it (empty, or with the lock file not yet named)
+is removed once it is older than :data:`CREATION_SECONDS`.
 """
 from __future__ import annotations
 
@@ -12,11 +16,17 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rlgen.tools import signals
+
 OWNER = ".owner"
+#: Far longer than creating a held folder takes (a few system calls): an older folder of the
+#: prefix that is empty or holds only the unnamed lock was left by a kill during its creation.
+CREATION_SECONDS = 60
 
 
 @contextmanager
@@ -28,16 +38,48 @@ def held_folder(prefix: str, clean_up: Callable[[], None] | None = None) -> Iter
                                 name="remove-abandoned", daemon=True)
     cleaning.start()
     try:
-        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-            fd = os.open(Path(tmp) / (OWNER + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
+        tmp = Path(tempfile.mkdtemp(prefix=prefix))
+        try:
+            fd = os.open(tmp / (OWNER + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                os.rename(Path(tmp) / (OWNER + ".new"), Path(tmp) / OWNER)
-                yield Path(tmp)
+                os.rename(tmp / (OWNER + ".new"), tmp / OWNER)
+                yield tmp
             finally:
                 os.close(fd)
+        finally:
+            with signals.deferred():
+                remove(tmp)
     finally:
         cleaning.join()
+
+
+def remove(folder: Path) -> None:
+    """Remove ``folder``, its lock file last."""
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.name in (OWNER, OWNER + ".new"):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            _unlink(entry.path)
+    for name in (OWNER + ".new", OWNER):
+        _unlink(os.path.join(folder, name))
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def remove_abandoned(prefix: str) -> list[Path]:
@@ -50,11 +92,25 @@ def remove_abandoned(prefix: str) -> list[Path]:
     foreign = []
     for folder in found:
         owner = folder / OWNER
-        if not owner.is_file():
+        if owner.is_file():
+            if not _held(owner):
+                remove(folder)
+        elif _killed_while_created(folder):
+            remove(folder)
+        else:
             foreign.append(folder)
-        elif not _held(owner):
-            shutil.rmtree(folder, ignore_errors=True)
     return foreign
+
+
+def _killed_while_created(folder: Path) -> bool:
+    try:
+        names = os.listdir(folder)
+        old = time.time() - folder.stat().st_mtime > CREATION_SECONDS
+    except OSError:
+        return False
+    if not old or names not in ([], [OWNER + ".new"]):
+        return False
+    return not names or not _held(folder / names[0])
 
 
 def _quietly(clean_up: Callable[[], None]) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from rlgen.errors import RlgenError
+from rlgen.tools import children, yamlio
 
 CONFIG = ".sops.yaml"
 
@@ -24,7 +24,7 @@ def encrypt(root: Path, path: Path, value: bytes) -> bytes:
     cmd = [binary, "--config", str(root / CONFIG), "encrypt", "--input-type", "binary",
            "--output-type", "binary", "--filename-override", str(path)]
     # Only the encrypted file and sops's own message come back; the value is never an argument.
-    result = subprocess.run(cmd, cwd=root, input=value, capture_output=True)
+    result = children.run(cmd, cwd=root, input=value)
     if result.returncode != 0:
         message = " ".join(result.stderr.decode(errors="replace").split())[:300]
         raise RlgenError(f"sops could not encrypt for {path.relative_to(root)}: {message}")
@@ -38,8 +38,6 @@ def metadata(content: bytes) -> dict | None:
     try:
         doc = json.loads(content)
     except ValueError:
-        from rlgen.tools import yamlio
-
         try:
             doc = yamlio.read_plain(content.decode())
         except (ValueError, UnicodeDecodeError):
@@ -60,8 +58,6 @@ def recipients(content: bytes) -> list[str]:
 
 def config_recipients(root: Path) -> list[str]:
     """The age recipients of the first creation rule of ``.sops.yaml``."""
-    from rlgen.tools import yamlio
-
     path = root / CONFIG
     doc = yamlio.read_file(path)
     rules = doc.get("creation_rules") if isinstance(doc, dict) else None

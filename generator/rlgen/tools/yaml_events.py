@@ -45,6 +45,7 @@ def load(text: str, loader_class: type) -> Any:
     return docs[0] if docs else None
 
 
+# long: one loop over libyaml's events, the hot path of every read; a call per event would slow it.
 def _load(text: str, loader_class: type, single: bool) -> list[Any]:
     scalar = _scalars(loader_class)
     docs: list[Any] = []

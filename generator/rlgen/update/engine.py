@@ -126,10 +126,7 @@ def _file_at(root: Path, commit: str, path: str) -> bytes:
 def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, change: Change, no_branch: bool,
            outcome: Outcome, dry_run: bool) -> None:
     branch, head = git.head(root)
-    update_branch = None if no_branch else BRANCH_PREFIX + outcome.render[:7]
-    if update_branch and git.run(root, "branch", "--list", update_branch).strip():
-        raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
-    outcome.branch, outcome.new_branch = update_branch or branch, bool(update_branch)
+    update_branch = _update_branch(root, branch, no_branch, outcome)
     # A dry run merges on the checked-out branch (no branch is made) and puts everything back.
     made = None if dry_run else update_branch
     before = state.Before(branch, head, made)
@@ -156,11 +153,7 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
         if dry_run:
             state.restore(root, before)
             return
-        # git commit with MERGE_HEAD set: the merge of the render, made by the porcelain so that
-        # the repository's hooks run and its signing settings apply.
-        _merge_state(root, outcome.render)
-        git.commit(root, _message(change, outcome))
-        outcome.commit = git.run(root, "rev-parse", "HEAD").strip()
+        _commit(root, change, outcome)
     except BaseException:
         state.restore(root, before)
         raise
@@ -168,6 +161,23 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
         # Every way out is an end the next command need not undo (conflicts included:
         # rlgen update --abort undoes those).
         git_recovery.end(root)
+
+
+def _update_branch(root: Path, branch: str, no_branch: bool, outcome: Outcome) -> str | None:
+    """The branch the update is made on, None for the checked-out ``branch``; said in ``outcome``."""
+    update_branch = None if no_branch else BRANCH_PREFIX + outcome.render[:7]
+    if update_branch and git.run(root, "branch", "--list", update_branch).strip():
+        raise RlgenError(f"branch {update_branch} already exists: delete it or pass --no-branch")
+    outcome.branch, outcome.new_branch = update_branch or branch, bool(update_branch)
+    return update_branch
+
+
+def _commit(root: Path, change: Change, outcome: Outcome) -> None:
+    # git commit with MERGE_HEAD set: the merge of the render, made by the porcelain so that
+    # the repository's hooks run and its signing settings apply.
+    _merge_state(root, outcome.render)
+    git.commit(root, _message(change, outcome))
+    outcome.commit = git.run(root, "rev-parse", "HEAD").strip()
 
 
 def _leave_conflicts(root: Path, merged: git_plumbing.Merged, change: Change, before: state.Before,

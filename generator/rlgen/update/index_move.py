@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rlgen.generate.kustomizations import runs_index
 from rlgen.repo.layout import OLD_RUNS_INDEX as OLD_INDEX, runs_index as index_path
+from rlgen.tools import yamlio
 
 
 def needed(files: dict[str, bytes]) -> bool:
@@ -15,8 +16,6 @@ def needed(files: dict[str, bytes]) -> bool:
 
 def apply(files: dict[str, bytes], env: str) -> dict[str, bytes | None]:
     """The changes that move the old index of ``files`` into ``env``'s (none when there is none)."""
-    from rlgen.tools import yamlio
-
     if OLD_INDEX not in files:
         return {}
     text = files[OLD_INDEX].decode()

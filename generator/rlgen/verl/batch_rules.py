@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rlgen.verl import releases
 from rlgen.verl.releases import Release
 
 ACTOR = "actor_rollout_ref.actor"
@@ -60,8 +61,6 @@ def size(config: dict) -> Size:
 
 
 def _any_release() -> Release:
-    from rlgen.verl import releases
-
     return releases.get(releases.DEFAULT)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from typing import Any, Iterable
 
@@ -87,8 +88,6 @@ _UNIT_OPEN = ("gpu_memory_utilization",)
 def range_error(key: str, value: Any) -> str | None:
     """Why verl cannot use the number ``value`` for ``key``: never a NaN or an infinity, and the
     range verl's code assumes for learning rates, epochs, sizes, lengths and memory fractions."""
-    import math
-
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     leaf = key.rsplit(".", 1)[-1]

@@ -1,0 +1,55 @@
+"""``rlgen e2e``: sync this commit on a throwaway control plane before it is merged."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+HELP = """Sync the repository's commit on a throwaway control plane, as the cluster would.
+
+REPO (default: the current folder) at its HEAD commit, served at the branch the cluster
+follows, synced by Flux from clusters/<cluster>/ on a control plane on 127.0.0.1: etcd,
+kube-apiserver, controller manager and scheduler, kwok nodes shaped like the GPU pool
+(rlgen.gpus_per_node GPUs each, the labels, taints and RDMA resources the runs' pods ask
+for), KubeRay's operator and Flux's controllers, at the versions rlgen pins, all from PATH
+(the generated .github/workflows/e2e.yaml installs them). Every Secret the repository reads
+is created with a placeholder value.
+
+\b
+It waits for every stage Ready, then runs rlgen status --wait (each run's pods scheduled)
+and rlgen doctor against it, and prints a markdown summary (appended to
+$GITHUB_STEP_SUMMARY when set) naming a failed stage and why, or a run that cannot be
+scheduled and why. Everything it started is stopped when it ends, on Ctrl-C and SIGTERM too.
+
+\b
+Exit codes: 0 synced and scheduled, 1 a stage failed, a run cannot be scheduled or doctor
+found a problem, 2 bad input (no such cluster, a program missing from PATH).
+"""
+
+
+@click.command("e2e", help=HELP)
+@click.argument("repo", required=False, type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--cluster", metavar="NAME", help="Cluster whose entry point (clusters/NAME/) is synced "
+              "(default: rlgen.cluster of rlgen.yaml).")
+@click.option("--gpu-nodes", type=click.IntRange(min=1), metavar="N",
+              help="GPU nodes of the pool (default: rlgen.nnodes of rlgen.yaml, a run's nodes).")
+@click.option("--timeout", default="10m", show_default=True, metavar="D",
+              help="Give up on the sync after D (90s, 15m), and on the runs' pods after D again.")
+@click.option("--keep", is_flag=True, help="Keep the control plane's folder (logs, kubeconfig) after it stops.")
+@click.option("--install-tools", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+              help="Only build the control plane's programs at the pinned releases from source (Go on PATH; "
+                   "every dependency checked against go.sum; cached in DIR) and print the folder to put on PATH.")
+def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
+    from rlgen.e2e.run import parse_duration, report, run
+
+    if install_tools:
+        from rlgen.e2e.programs import install_tools as install
+
+        click.echo(install(install_tools.resolve()))
+        return
+
+    try:
+        seconds = parse_duration(timeout)
+    except ValueError:
+        raise click.BadParameter(f"{timeout!r} is not a duration like 90s, 15m or 1h", param_hint="--timeout") from None
+    report(run(repo or Path.cwd(), cluster, gpu_nodes, seconds, keep))

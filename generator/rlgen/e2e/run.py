@@ -1,0 +1,263 @@
+"""``rlgen e2e``: one commit of a repository synced on a throwaway control plane, as its cluster
+would sync it, before the commit is merged.
+
+The control plane (etcd, kube-apiserver, controller manager, scheduler, kwok's GPU-shaped nodes,
+KubeRay, Flux's controllers) runs from PATH in a temporary folder on 127.0.0.1 and is gone when
+the command ends, however it ends (an error, Ctrl-C, SIGTERM). The commit is served by a Git
+server of its own at the branch the cluster follows; Flux starts from ``clusters/<cluster>/``,
+as ``flux bootstrap --path`` leaves it. Every Secret the repository reads gets a placeholder
+value: nothing here ever holds a credential.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlgen.errors import ProblemsFound, RlgenError
+
+#: Flux's Ready=False reasons that retry by themselves: a dependency not Ready, still applying,
+#: and a source whose artifact is not there yet (kustomize-controller retries it; a source that
+#: failed is reported on its own GitRepository, which is watched too).
+TRANSIENT = ("DependencyNotReady", "Progressing", "ProgressingWithRetry", "ArtifactFailed")
+PLACEHOLDER = "rlgen-e2e-placeholder"
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of ``90``, ``90s``, ``5m``, ``1h30m`` (as ``rlgen status --timeout``); ``ValueError`` otherwise."""
+    import re
+
+    text = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
+    if not text or not match:
+        raise ValueError(text)
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
+@dataclass
+class Outcome:
+    cluster: str
+    commit: str
+    pool: str = ""
+    stages: dict = field(default_factory=dict)
+    failed_stage: str = ""
+    problems: list = field(default_factory=list)
+    status: str = ""
+    doctor: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
+    from rlgen.e2e.programs import missing_programs
+    from rlgen.errors import require_extra
+    from rlgen.kube import needs as needs_mod
+    from rlgen.repo import sync_engines
+    from rlgen.repo.workspace import find_root, load_spec
+    from rlgen.tools.signals import terminate_as_interrupt
+
+    require_extra("cluster", "rlgen e2e (rlgen status and doctor against the control plane)", "kubernetes")
+    start = time.monotonic()
+    root = find_root(where)
+    spec = load_spec(root)
+    cluster = cluster or spec.cluster
+    known = sorted(p.name for p in (root / "clusters").iterdir() if p.is_dir()) if (root / "clusters").is_dir() else []
+    if cluster not in known:
+        raise RlgenError(f"--cluster: no cluster '{cluster}' syncs {root} (clusters/: {', '.join(known)})")
+    if missing := missing_programs():
+        raise RlgenError(f"not on PATH: {', '.join(missing)} (rlgen e2e runs the pinned control plane's "
+                         "programs from PATH; the e2e workflow's install step puts them there)")
+    commit = _git(root, "rev-parse", "HEAD")
+    needs = needs_mod.read(root)
+    engine = sync_engines.engine_of(needs.sync_objects)
+    if engine is not sync_engines.FLUX:
+        raise RlgenError(f"{root / 'rlgen.yaml'}: rlgen e2e syncs Flux repositories only "
+                         f"(this one syncs with {engine.name if engine else 'no engine'})")
+
+    from rlgen.e2e.cluster import add_pool, pool_of, start_operators
+    from rlgen.e2e.controlplane import ControlPlane
+    from rlgen.e2e.git_server import GitServer
+
+    pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
+    outcome = Outcome(cluster, commit, pool.describe())
+    work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
+    cp = ControlPlane(work / "cluster")
+    try:
+        with terminate_as_interrupt(), GitServer(work / "git") as server:
+            _say(f"control plane in {work}")
+            cp.start()
+            add_pool(cp, pool)
+            start_operators(cp, needs.csi_drivers)
+            _placeholders(cp, needs)
+            url = _publish(server, root, spec.git_branch)
+            _bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
+            _say(f"syncing {commit[:7]} from clusters/{cluster}/")
+            _wait_for_stages(cp, outcome, timeout)
+            if not outcome.failed_stage:
+                _status(cp, root, outcome, timeout)
+            _doctor(cp, root, outcome)
+    finally:
+        cp.stop()
+        if keep:
+            _say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _say(text: str) -> None:
+    print(f"rlgen e2e: {text}", file=sys.stderr, flush=True)
+
+
+def _git(root: Path, *args: str) -> str:
+    result = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RlgenError(f"{root}: git {' '.join(args)}: {result.stderr.strip().splitlines()[-1:] or ['failed']}")
+    return result.stdout.strip()
+
+
+def _publish(server, root: Path, branch: str) -> str:
+    """HEAD of ``root`` at ``branch`` of a bare repository the Git server serves."""
+    url = server.create("repository.git")
+    # A CI checkout is shallow: the server takes its history as it is.
+    subprocess.run(["git", "-C", str(server.root / "repository.git"), "config", "receive.shallowUpdate", "true"],
+                   check=True)
+    _git(root, "push", "--quiet", url, f"HEAD:refs/heads/{branch}")
+    return url
+
+
+def _placeholders(cp, needs) -> None:
+    """Every Secret the repository reads (its secret plan and its rendered references), each key a
+    placeholder, in namespaces created ahead of the sync (it adopts them)."""
+    for (namespace, name), need in sorted(needs.secrets.items()):
+        cp.kubectl("create", "namespace", namespace, check=False)
+        keys = sorted(need.keys) or ["value"]
+        cp.kubectl("create", "secret", "generic", name, "-n", namespace,
+                   *(f"--from-literal={key}={PLACEHOLDER}" for key in keys))
+
+
+def _bootstrap(cp, url: str, branch: str, path: str) -> None:
+    """The two objects ``flux bootstrap git --url --branch --path`` leaves in the cluster
+    (flux2 v2.9.3 ``pkg/manifestgen/sync``)."""
+    cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+         "metadata": {"name": "flux-system", "namespace": "flux-system"},
+         "spec": {"interval": "1m0s", "url": url, "ref": {"branch": branch}}},
+        {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+         "metadata": {"name": "flux-system", "namespace": "flux-system"},
+         "spec": {"interval": "10m0s", "path": f"./{path}", "prune": True,
+                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
+    ]}))
+
+
+def _ready(obj: dict) -> dict:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+
+
+def _wait_for_stages(cp, outcome: Outcome, timeout: float) -> None:
+    """Until every Kustomization is Ready, one failed (a reason Flux does not retry soon: its
+    retry is the stage's interval), or ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        kinds = [("kustomizations", "Kustomization"), ("gitrepositories", "GitRepository")]
+        objects = {}
+        for plural, kind in kinds:
+            for obj in cp.objects(plural, "-n", "flux-system"):
+                objects[f"{kind} {obj['metadata']['name']}"] = obj
+        outcome.stages = {name: _ready(obj) for name, obj in objects.items()}
+        # Not compared with observedGeneration: kustomize-controller records it only when an
+        # apply succeeds, and nothing here changes a stage's spec after it is created.
+        failed = [(name, c) for name, c in outcome.stages.items() if c.get("status") == "False"
+                  and c.get("reason") not in TRANSIENT]
+        root_ready = outcome.stages.get("Kustomization flux-system", {}).get("status") == "True"
+        if failed:
+            name, condition = failed[0]
+            outcome.failed_stage = name
+            outcome.problems.append(f"stage {name} failed: {condition.get('reason')}: {condition.get('message', '')}")
+            return
+        if root_ready and all(c.get("status") == "True" for c in outcome.stages.values()):
+            return
+        if time.monotonic() > deadline:
+            waiting = [f"{n} ({c.get('reason') or 'no status'}: {c.get('message', '')})"
+                       for n, c in outcome.stages.items() if c.get("status") != "True"] or ["the flux-system sync"]
+            outcome.failed_stage = waiting[0].split(" (")[0]
+            outcome.problems.append(f"timed out after {int(timeout)} s waiting for {waiting[0]}")
+            return
+        time.sleep(2)
+
+
+def _rlgen(root: Path, cp, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rlgen", *args, "--kubeconfig", str(cp.kubeconfig)], cwd=root,
+                          capture_output=True, text=True)
+
+
+def _status(cp, root: Path, outcome: Outcome, timeout: float) -> None:
+    """``rlgen status --wait``: each run's pods scheduled, or the reason one cannot be."""
+    result = _rlgen(root, cp, "status", "--wait", "--timeout", f"{int(timeout)}s", "--interval", "2",
+                    "--output", "table")
+    outcome.status = result.stdout.rstrip()
+    if result.returncode != 0:
+        lines = result.stderr.strip().splitlines()
+        reason = lines[-1] if lines else f"exit {result.returncode}"
+        outcome.problems.append(f"rlgen status --wait: {reason.removeprefix('rlgen: error: ')}")
+
+
+def _doctor(cp, root: Path, outcome: Outcome) -> None:
+    result = _rlgen(root, cp, "doctor", "--output", "json")
+    try:
+        rows = json.loads(result.stdout)["rows"]
+    except (json.JSONDecodeError, KeyError):
+        outcome.problems.append(f"rlgen doctor: {result.stderr.strip() or 'no output'}")
+        return
+    outcome.doctor = rows
+    for row in rows:
+        if row.get("state") not in ("ok", "skipped"):
+            fix = f" (fix: {row['fix']})" if row.get("fix") else ""
+            outcome.problems.append(f"rlgen doctor: {row['check']}: {row['detail']}{fix}")
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def summary(outcome: Outcome) -> str:
+    """The job summary: the verdict first, then what it rests on."""
+    verdict = "passed" if outcome.passed else "failed"
+    lines = [f"## rlgen e2e {verdict}: clusters/{outcome.cluster}/ at {outcome.commit[:7]}", ""]
+    if outcome.problems:
+        lines += [f"- {_cell(p)}" for p in outcome.problems] + [""]
+    lines += [f"Throwaway control plane, {outcome.seconds:.0f} s; GPU pool: {outcome.pool}; every Secret a "
+              "placeholder.", "", "| stage | ready | reason | message |", "| --- | --- | --- | --- |"]
+    for name, condition in sorted(outcome.stages.items()):
+        lines.append(f"| {name} | {condition.get('status', '-')} | {_cell(condition.get('reason', ''))} "
+                     f"| {_cell(condition.get('message', ''))[:300]} |")
+    if outcome.status:
+        lines += ["", "### rlgen status --wait", "", "```", outcome.status, "```"]
+    if outcome.doctor:
+        lines += ["", "### rlgen doctor", "", "| check | state | detail |", "| --- | --- | --- |"]
+        lines += [f"| {_cell(r['check'])} | {r['state']} | {_cell(r.get('detail', ''))} |" for r in outcome.doctor]
+    return "\n".join(lines) + "\n"
+
+
+def report(outcome: Outcome) -> None:
+    """Print the summary, append it to the job summary of GitHub Actions, and fail on a problem."""
+    text = summary(outcome)
+    print(text)
+    if path := os.environ.get("GITHUB_STEP_SUMMARY"):
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+    if not outcome.passed:
+        raise ProblemsFound(outcome.problems[0])

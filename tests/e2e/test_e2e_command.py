@@ -1,0 +1,144 @@
+"""``rlgen e2e`` as a team's CI runs it (the generated e2e workflow's last step): a process, its
+programs from PATH, its own throwaway control plane. The default repository passes; a run larger
+than the GPU pool and a stage applying a kind no CRD serves fail, each named with its reason in
+the job summary; SIGTERM leaves no process and no folder behind."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.flux import REGISTRY
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.toolchain import BIN, tool
+
+#: The whole command, control plane included; the default repository takes about a minute.
+TIMEOUT = 600
+
+
+@pytest.fixture(scope="module")
+def programs():
+    # Skipped on a developer's machine without the toolchain, failed under CI=true.
+    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller"):
+        tool(name)
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.fixture(scope="module")
+def repo(git_server, tmp_path_factory):
+    """The default repository as ``rlgen new`` leaves it (one commit), its upstream roots fetched
+    from the tests' Git server."""
+    path = tmp_path_factory.mktemp("e2e-command") / "rl-repo"
+    ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", f"rlgen.install={INSTALL}",
+                 *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
+    return path
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@rlgen.invalid", *args],
+                   check=True, capture_output=True)
+
+
+def e2e(repo: Path, env: dict, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, str, float]:
+    """The command, its job summary and its wall time."""
+    summary = tmp_path / "summary.md"
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "rlgen", "e2e", str(repo), "--timeout", "5m", *args],
+                            capture_output=True, text=True, timeout=TIMEOUT,
+                            env={**env, "GITHUB_STEP_SUMMARY": str(summary), "TMPDIR": str(tmp_path)})
+    return result, summary.read_text() if summary.exists() else "", time.monotonic() - start
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    """Processes still running a program of, or in, the command's temporary folder; and the folder."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            # The operators name the folder only in their environment (KUBECONFIG).
+            cmdline, environ = (Path(f"/proc/{pid}/{f}").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                                for f in ("cmdline", "environ"))
+        except OSError:
+            continue
+        if str(tmp_path / "rlgen-e2e-") in cmdline + environ and int(pid) != os.getpid():
+            found.append(f"{pid}: {cmdline[:120]}")
+    return found + [str(p) for p in tmp_path.glob("rlgen-e2e-*")]
+
+
+def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs, tmp_path):
+    result, summary, seconds = e2e(repo, programs, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert summary.startswith(f"## rlgen e2e passed: clusters/production/ at {head}"), summary
+    # Every stage of clusters/production/ Ready, the pool shaped from the repository's pods.
+    for stage in ("flux-system", "platform", "runs"):
+        assert f"| Kustomization {stage} | True |" in summary, summary
+    assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun=true:NoSchedule" in summary
+    assert "| GPU nodes for " in summary and "| problem |" not in summary, summary
+    assert leftovers(tmp_path) == []
+    print(f"rlgen e2e, default repository: {seconds:.0f} s")
+
+
+def test_a_run_larger_than_the_pool_fails_naming_the_run_and_why(repo, programs, tmp_path):
+    git(repo, "checkout", "--quiet", "-b", "too-big", "main")
+    try:
+        ok(run_rlgen("run", "set", "baseline", "trainer.nnodes=2", cwd=repo))
+        result, summary, _ = e2e(repo, programs, tmp_path)
+    finally:
+        git(repo, "checkout", "--quiet", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = result.stderr.strip().splitlines()[-1]
+    assert reason.startswith("rlgen: error: rlgen status --wait: cannot resolve by itself: run baseline: pod "), reason
+    assert "Insufficient nvidia.com/gpu" in reason, reason
+    assert summary.startswith("## rlgen e2e failed:") and "Insufficient nvidia.com/gpu" in summary, summary
+    # doctor, run against the same cluster, says the same of the pool.
+    assert "room for 1 of 2 pod(s) of 8 nvidia.com/gpu" in summary, summary
+    assert leftovers(tmp_path) == []
+
+
+def test_a_stage_applying_a_kind_no_crd_serves_fails_naming_the_stage(repo, programs, tmp_path):
+    git(repo, "checkout", "--quiet", "-b", "unserved-kind", "main")
+    try:
+        platform = repo / "overlays" / "production" / "platform"
+        (platform / "service-monitor.yaml").write_text(
+            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: trainer\n"
+            "  namespace: rl-training\nspec:\n  selector: {}\n  endpoints: []\n")
+        kustomization = platform / "kustomization.yaml"
+        kustomization.write_text(kustomization.read_text().replace("resources:\n", "resources:\n  - service-monitor.yaml\n", 1))
+        git(repo, "add", "overlays/production/platform")
+        git(repo, "commit", "--quiet", "-m", "A ServiceMonitor, whose CRD the cluster does not serve")
+        result, summary, _ = e2e(repo, programs, tmp_path)
+    finally:
+        git(repo, "checkout", "--quiet", "--force", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = result.stderr.strip().splitlines()[-1]
+    assert reason.startswith("rlgen: error: stage Kustomization platform failed: "), reason
+    assert "ServiceMonitor" in reason and "no matches for kind" in reason, reason
+    assert "| Kustomization platform | False |" in summary, summary
+    assert leftovers(tmp_path) == []
+
+
+def test_sigterm_stops_every_process_it_started(repo, programs, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "rlgen", "e2e", str(repo)], stderr=subprocess.PIPE, text=True,
+                            env={**programs, "TMPDIR": str(tmp_path)})
+    try:
+        line = ""
+        while not line.startswith("rlgen e2e: control plane in ") and proc.poll() is None:
+            line = proc.stderr.readline()
+        assert line.startswith("rlgen e2e: control plane in "), proc.stderr.read()
+        apiserver = Path(line.split(" in ", 1)[1].strip()) / "cluster" / "logs" / "kube-apiserver.log"
+        deadline = time.monotonic() + 60
+        while not (apiserver.exists() and apiserver.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert leftovers(tmp_path), "no process of the control plane started"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert leftovers(tmp_path) == []
