@@ -138,8 +138,7 @@ def rlgen_secret_delivery(ctx, secrets):
             "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
             "resources": [*(["namespaces.yaml"] if namespace_names(secrets) else []), "store.yaml",
                           *sorted(_file(s) for s in required)],
-        }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per
-"
+        }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per\n"
            "required Secret (External Secrets fails one whose KMS secret or key is missing).")],
         **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
         f"{SECRETS_FOLDER}/store.yaml": [Document(store(ctx), f"KMS Secrets Manager in {o['region']}; "
