@@ -98,6 +98,20 @@ INGRESS_DELETE = {
 }
 
 
+#: What the sandboxes stand on: upstream's CRDs (deleting one deletes every SandboxSet of its kind)
+#: and the Namespace of the manager and its admin key. Removing this root (a swap to the ACK
+#: add-ons, which serve the same CRDs) must leave them: Flux's garbage collection of a removed
+#: Kustomization skips objects marked prune: disabled (kustomize-controller v1.9.4
+#: ``deleteObjects``), Argo CD skips Prune=false,Delete=false. The name is a placeholder: the
+#: target selects every object of the kind.
+KEEP = tuple({
+    "target": {"kind": kind},
+    "patch": f"apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: kept\n  annotations:\n"
+             "    kustomize.toolkit.fluxcd.io/prune: disabled\n"
+             "    argocd.argoproj.io/sync-options: Prune=false,Delete=false\n",
+} for kind, api in (("CustomResourceDefinition", "apiextensions.k8s.io/v1"), ("Namespace", "v1")))
+
+
 @hookimpl
 def rlgen_upstream_sources(ctx):
     o = ctx.options(NAME)
@@ -111,8 +125,10 @@ def rlgen_upstream_sources(ctx):
             "sandbox-operator", REPO, tag, value("operator_root"), ns,
             images=({"name": "agent-sandbox-controller", "newName": controller, "newTag": controller_tag},),
             creates_namespace=True,
+            patches=KEEP,
             comment=f"CRDs, the agent-sandbox controller and the Namespace {ns}; upstream's image is\n"
-                    "agent-sandbox-controller:latest.",
+                    "agent-sandbox-controller:latest. The CRDs and the Namespace are never deleted by the\n"
+                    "sync (they hold the sandboxes): a swap to the ACK add-ons keeps them.",
         ),
         UpstreamSource(
             "sandbox-manager", REPO, tag, value("manager_root"), ns,

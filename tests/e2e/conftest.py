@@ -189,8 +189,8 @@ def dump_kueue_on_failure(kueue_control_plane, request):
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
          "test_layout_update",
          "test_pull_request_loop",
-         "test_variants", "test_ack_addons", "test_second_cluster", "test_immutable_fields_on_apiserver",
-         "test_secrets_external", "test_e2e_command"]
+         "test_variants", "test_ack_addons", "test_change_matrix", "test_second_cluster",
+         "test_immutable_fields_on_apiserver", "test_secrets_external", "test_e2e_command"]
 LAST = ["test_secrets_sops"]
 
 

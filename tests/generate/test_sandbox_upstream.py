@@ -197,3 +197,26 @@ def test_manager_build_logs_key_ids_not_keys(generate, tmp_path):
     assert '"key"' not in source.read_text() and source.read_text().count('"id"') == 2
     source.write_text('\tlog.Info("api-key generated", "key",  apiKey)\n\tlog.Info("x", "key", apiKey)\n')
     assert subprocess.run(["sh", "-c", check], cwd=tmp_path, capture_output=True).returncode == 1
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_the_operators_crds_and_namespace_outlive_its_removal(generate, tmp_path, sync):
+    """A swap to the ACK add-ons removes the operator's root: the sync engine must not delete
+    the CRDs (every SandboxSet with them) or the Namespace on the way."""
+    repo = generate("--plugin", sync)
+    images, patches = upstream_entries(repo, "sandbox-operator")
+    work = tmp_path / "engine"
+    (work / "upstream").mkdir(parents=True)
+    crds = sorted((REPO / "upstream" / "crds").glob("agents.kruise.io_*.yaml"))
+    for crd in crds:
+        shutil.copy(crd, work / "upstream" / crd.name)
+    (work / "upstream" / "namespace.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: sandbox-system\n")
+    (work / "upstream" / "kustomization.yaml").write_text(yamlio.dump(
+        {"resources": ["namespace.yaml", *(c.name for c in crds)]}))
+    (work / "kustomization.yaml").write_text(yamlio.dump({"resources": ["upstream"], "patches": patches}))
+    objects = build(work)
+    assert {o["kind"] for o in objects} == {"Namespace", "CustomResourceDefinition"} and len(objects) == len(crds) + 1
+    for o in objects:
+        annotations = o["metadata"]["annotations"]
+        assert annotations["kustomize.toolkit.fluxcd.io/prune"] == "disabled", o["metadata"]["name"]
+        assert annotations["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"

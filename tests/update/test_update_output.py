@@ -140,3 +140,12 @@ def test_an_environment_that_is_no_dns_label_is_refused_in_one_line(repo, env):
     line = one_error_line(rlgen_in(repo, "cluster", "add", "c2", "--env", env))
     assert "--env" in line and "DNS-1123" in line or "longer than 63" in line
     assert everything(repo) == before
+
+
+def test_update_names_the_secrets_a_new_namespace_needs_and_only_those(repo):
+    moved = rlgen_in(repo, "update", "--set", "rlgen.namespace=rl-moved", "-o", "table")
+    # The hand-made Secrets stay in the old namespace; the optional hf-token is not asked for.
+    assert ("Secrets to create before the merge syncs: rl-moved/oss-credentials, rl-moved/sandbox-api-key "
+            "(new to this repository") in ok(moved)
+    again = json.loads(ok(rlgen_in(repo, "update", "--set", "flux.interval=15m", "-o", "json")))
+    assert again["secrets"] == []

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import yaml
+
 from rlgen.e2e.programs import module_source, program
 
 #: The labels ACK puts on a Lingjun GPU node, and its taint; ``rdma/hca`` comes from the
@@ -50,7 +52,6 @@ def kwok_stages(path: Path, source: Path | None = None) -> Path:
     then marks the RayJob Failed 30 s later (no Ray job behind it) and deletes its cluster, where
     a real submitter follows the training for hours. Plus its chaos stage that fails a pod on a
     label (``FAIL_POD``). Node stages stay kwok's defaults."""
-    import yaml
 
     folder = (source or module_source("sigs.k8s.io/kwok")) / "kustomize" / "stage" / "pod" / "fast"
     stages = []
@@ -102,6 +103,7 @@ class ControlPlane:
 
     # -- the core ------------------------------------------------------------------------------
 
+    # long: the control plane's programs in the order they must start, each waited for before the next.
     def start(self) -> "ControlPlane":
         (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
         pki = self.workdir / "pki"

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from rlgen.errors import RlgenError
@@ -51,7 +52,6 @@ def install_tools(destination: Path) -> Path:
     build = _build()
     os.environ.setdefault("RLGEN_TOOLCHAIN_CACHE", str(destination / "cache"))
     build.LINKS = destination / "bin"
-    from contextlib import redirect_stdout
 
     # build.py prints the folder; the command prints it once, alone on stdout (for $GITHUB_PATH).
     with redirect_stdout(sys.stderr):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,6 @@ PLACEHOLDER = "rlgen-e2e-placeholder"
 
 def parse_duration(text: str) -> float:
     """Seconds of ``90``, ``90s``, ``5m``, ``1h30m`` (as ``rlgen status --timeout``); ``ValueError`` otherwise."""
-    import re
 
     text = text.strip()
     if re.fullmatch(r"\d+(\.\d+)?", text):
@@ -60,16 +60,18 @@ class Outcome:
         return not self.problems
 
 
-def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
+def _checked(where: Path, cluster: str | None):
+    """The repository, its answers, the cluster to sync and its commit and needs, once every
+    check that needs no control plane has passed."""
+    # Lazy, as the rest of this module's imports: the kubernetes extra is checked first, so a
+    # missing one is one line and not an ImportError.
     from rlgen.e2e.programs import missing_programs
     from rlgen.errors import require_extra
     from rlgen.kube import needs as needs_mod
     from rlgen.repo import sync_engines
     from rlgen.repo.workspace import find_root, load_spec
-    from rlgen.tools.signals import terminate_as_interrupt
 
     require_extra("cluster", "rlgen e2e (rlgen status and doctor against the control plane)", "kubernetes")
-    start = time.monotonic()
     root = find_root(where)
     spec = load_spec(root)
     cluster = cluster or spec.cluster
@@ -85,10 +87,17 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     if engine is not sync_engines.FLUX:
         raise RlgenError(f"{root / 'rlgen.yaml'}: rlgen e2e syncs Flux repositories only "
                          f"(this one syncs with {engine.name if engine else 'no engine'})")
+    return root, spec, cluster, commit, needs
 
+
+def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
+    start = time.monotonic()
+    root, spec, cluster, commit, needs = _checked(where, cluster)
+    # Lazy: see _checked.
     from rlgen.e2e.cluster import add_pool, pool_of, start_operators
     from rlgen.e2e.controlplane import ControlPlane
     from rlgen.e2e.git_server import GitServer
+    from rlgen.tools.signals import terminate_as_interrupt
 
     pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
     outcome = Outcome(cluster, commit, pool.describe())

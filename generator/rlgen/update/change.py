@@ -12,6 +12,7 @@ from rlgen.generate.team_template import clash_line
 from rlgen.output import to_json
 from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
+from rlgen.repo.secret_plan import plan
 from rlgen.tools import git, git_recovery, kustomize
 from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.update.answers_change import Change, new_selection
@@ -37,7 +38,12 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
     if not no_branch:
         _require_synced_branch(branch, answers.branch_hint(root))
     recorded = answers.read(root)
-    outcome = update(root, recorded, new_selection(discover(), recorded, change), change, no_branch, dry_run)
+    selection = new_selection(discover(), recorded, change)
+    before = _required_secrets(plan(root))
+    outcome = update(root, recorded, selection, change, no_branch, dry_run)
+    # A Secret no cluster has yet (a new namespace, a plugin reading a new one) is a step the
+    # sync cannot take: the secrets plugin's way (by hand, sops, a store) must come first.
+    outcome.secrets = sorted(_required_secrets(plan(root, selection)) - before) if outcome.render else []
     for path in outcome.clashes:
         click.echo(clash_line(path), err=True)
     if outcome.render and not outcome.conflicts and (hooks := git.hooks_present(root)):
@@ -49,6 +55,11 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
             sys.exit(1)  # the JSON names them; no second line on stderr
     else:
         _say(outcome, no_branch, dry_run)
+
+
+def _required_secrets(secrets) -> set[str]:
+    """``namespace/name`` of each Secret the repository's objects cannot start without."""
+    return {f"{s.namespace}/{s.name}" for s in secrets.secrets if not s.optional}
 
 
 def _require_synced_branch(branch: str, synced: str | None) -> None:
@@ -82,6 +93,9 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
     if outcome.images:
         click.echo(f"Images to build before the merge syncs: {', '.join(outcome.images)} "
                    "(the images workflow builds them when the branch is pushed; by hand: bash images/build.sh).")
+    if outcome.secrets:
+        click.echo(f"Secrets to create before the merge syncs: {', '.join(outcome.secrets)} "
+                   "(new to this repository: create them as the README's section on Secrets says).")
     if dry_run:
         where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
         click.echo(f"Dry run: nothing written. Would commit on {where}:")
@@ -104,4 +118,4 @@ def _as_json(outcome, dry_run: bool) -> dict:
             "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
             "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
             "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
-            "images": outcome.images, "clashes": outcome.clashes}
+            "images": outcome.images, "secrets": outcome.secrets, "clashes": outcome.clashes}

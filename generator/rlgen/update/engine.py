@@ -44,6 +44,8 @@ class Outcome:
     template_moved: str = ""
     #: The images whose folder the update changed: new tags the registry needs before the merge syncs.
     images: list[str] = field(default_factory=list)
+    #: ``namespace/name`` of the Secrets the new answers read and the old ones did not.
+    secrets: list[str] = field(default_factory=list)
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
