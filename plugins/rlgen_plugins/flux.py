@@ -92,8 +92,14 @@ def _bootstrap_files(ctx) -> dict[str, list[Document]]:
 
 @hookimpl
 def rlgen_sync_files(ctx, stages):
+    return {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
+            f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
+
+
+# Each stage's Kustomization in its cluster's file, and the upstream roots it syncs first.
+def _stage_files(ctx, stages) -> dict[str, list[Document]]:
     o = ctx.options(NAME)
-    files: dict[str, list[Document]] = _bootstrap_files(ctx)
+    files: dict[str, list[Document]] = {}
     names_of: dict[str, list[str]] = {}
     sources: dict[tuple[str, str], str] = {}
     for stage in stages:
@@ -130,7 +136,6 @@ def rlgen_sync_files(ctx, stages):
             files[f"clusters/{ctx.spec.cluster}/{stage.name}.yaml"] = docs
     if sources:
         _add_upstream_kustomizations(files, ctx.spec.cluster)
-    files[f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml"] = [_receiver(ctx)]
     return files
 
 
