@@ -18,7 +18,7 @@ from rlgen.plugin_host.selection import select
 
 
 def _generate(installed=None, **rlgen):
-    return generate(select(installed or discover(), [], {"rlgen": {**CORE_ANSWERS["rlgen"], **rlgen}}, None))
+    return generate(select(installed or discover(), [], {**CORE_ANSWERS, "rlgen": {**CORE_ANSWERS["rlgen"], **rlgen}}, None))
 
 
 def _with_training_packages(packages: list[str]) -> dict:

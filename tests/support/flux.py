@@ -19,6 +19,8 @@ from ruamel.yaml import YAML
 from support.controlplane import ControlPlane, wait_until
 from support.toolchain import module_dir, tool
 
+from rlgen.e2e.run import bootstrap  # noqa: F401 - the objects flux bootstrap leaves, as rlgen e2e makes them
+
 REGISTRY = "registry.cn-hangzhou.aliyuncs.com/rl-team"
 NAMESPACE = "rl-training"
 SYNC_TIMEOUT = 300
@@ -52,20 +54,6 @@ def readme_blocks(readme: str, heading: str) -> list[str]:
     """The ``sh`` code blocks of one README section, as a user copies them."""
     section = readme.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
     return [re.sub(r"^  ", "", block, flags=re.M) for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
-
-
-def bootstrap(cp: ControlPlane, url: str, branch: str, path: str) -> None:
-    """The two objects ``flux bootstrap git --url --branch --path`` leaves in the cluster
-    (flux2 v2.9.3 ``pkg/manifestgen/sync``), pointing at the repository's own folder."""
-    cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-         "metadata": {"name": "flux-system", "namespace": "flux-system"},
-         "spec": {"interval": "1m0s", "url": url, "ref": {"branch": branch}}},
-        {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-         "metadata": {"name": "flux-system", "namespace": "flux-system"},
-         "spec": {"interval": "10m0s", "path": f"./{path}", "prune": True,
-                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
-    ]}))
 
 
 def ready(obj: dict) -> dict | None:

@@ -40,7 +40,8 @@ found a problem, 2 bad input (no such cluster, a program missing from PATH).
               help="Only build the control plane's programs at the pinned releases from source (Go on PATH; "
                    "every dependency checked against go.sum; cached in DIR) and print the folder to put on PATH.")
 def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
-    from rlgen.e2e.run import parse_duration, report, run
+    from rlgen.e2e.run import report, run
+    from rlgen.tools.durations import parse_duration
 
     if install_tools:
         from rlgen.e2e.programs import install_tools as install

@@ -45,7 +45,7 @@ def command(run, watch, wait, timeout, interval, kubeconfig, context, output):
     if watch and wait:
         raise click.UsageError("--watch and --wait exclude each other")
     from rlgen.status import report
-    from rlgen.status.wait import parse_duration
+    from rlgen.tools.durations import parse_duration
 
     try:
         seconds = parse_duration(timeout)

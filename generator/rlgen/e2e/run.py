@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,19 +27,6 @@ from rlgen.errors import ProblemsFound, RlgenError
 #: failed is reported on its own GitRepository, which is watched too).
 TRANSIENT = ("DependencyNotReady", "Progressing", "ProgressingWithRetry", "ArtifactFailed")
 PLACEHOLDER = "rlgen-e2e-placeholder"
-
-
-def parse_duration(text: str) -> float:
-    """Seconds of ``90``, ``90s``, ``5m``, ``1h30m`` (as ``rlgen status --timeout``); ``ValueError`` otherwise."""
-
-    text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
-    if not text or not match:
-        raise ValueError(text)
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
 
 
 @dataclass
@@ -111,7 +97,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             start_operators(cp, needs.csi_drivers)
             _placeholders(cp, needs)
             url = _publish(server, root, spec.git_branch)
-            _bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
+            bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
             _say(f"syncing {commit[:7]} from clusters/{cluster}/")
             _wait_for_stages(cp, outcome, timeout)
             if not outcome.failed_stage:
@@ -158,7 +144,7 @@ def _placeholders(cp, needs) -> None:
                    *(f"--from-literal={key}={PLACEHOLDER}" for key in keys))
 
 
-def _bootstrap(cp, url: str, branch: str, path: str) -> None:
+def bootstrap(cp, url: str, branch: str, path: str) -> None:
     """The two objects ``flux bootstrap git --url --branch --path`` leaves in the cluster
     (flux2 v2.9.3 ``pkg/manifestgen/sync``)."""
     cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [

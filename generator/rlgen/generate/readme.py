@@ -17,7 +17,7 @@ from rlgen.spec import Spec
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
 FOLDERS = {
-    ".github": (False, "CI: validate, diff, e2e (Flux) and rlgen update on pull requests"),
+    ".github": (False, "CI on pull requests: validate, diff and rlgen update, and e2e on a throwaway control plane where rlgen e2e supports the sync engine"),
     "base": (True, "what every environment shares: the platform and the run template"),
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),

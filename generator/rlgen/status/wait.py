@@ -8,7 +8,6 @@ create (a missing Secret key), a run not merged into the branch the cluster sync
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rlgen.kube.client import CannotCheck
@@ -36,17 +35,6 @@ class Verdict:
     state: str
     reason: str = ""
 
-
-def parse_duration(text: str) -> float:
-    """Seconds of ``90``, ``90s``, ``5m``, ``1h30m``; ``ValueError`` otherwise."""
-    text = text.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text)
-    if not text or not match:
-        raise ValueError(text)
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
 
 
 def assess(cluster, repo: Repo, runs: list[str]) -> Verdict:
