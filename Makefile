@@ -73,10 +73,11 @@ test: setup toolchain
 
 # One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py),
 # rlgen installed from a local wheel into a fresh environment, as a generated repository's CI has it.
-# rlgen e2e needs the whole toolchain (its control plane), the other benchmarks kustomize alone.
+# rlgen e2e and bench_push run the control plane, so bench needs the whole toolchain.
 bench: setup toolchain
 	$(WITH_TOOLS) $(PY) benchmarks/bench.py
 	$(WITH_TOOLS) $(PY) benchmarks/bench_scale.py
+	$(WITH_TOOLS) $(PY) benchmarks/bench_push.py
 	$(WITH_TOOLS) $(PY) benchmarks/bench_e2e.py
 
 # Regenerate the CRD-derived schemas of rlgen's catalog from the pinned CRDs in upstream/crds.

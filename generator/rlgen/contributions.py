@@ -191,6 +191,13 @@ class SecretRef:
     used_by: str
     #: The consumers start without it (e.g. a token only private models need).
     optional: bool = False
+    #: Labels the Secret must carry, as ``(key, value)`` pairs: a consumer that finds its Secrets
+    #: by label (Argo CD reads only Secrets labelled ``app.kubernetes.io/part-of: argocd``).
+    labels: tuple[tuple[str, str], ...] = ()
+    #: The namespace is the sync engine's own (``flux-system``, ``argocd``): it exists before any
+    #: stage syncs, and the secrets stage must not create it, or the stage would own a namespace
+    #: the engine's root applies into and would have to sync before that root.
+    engine_namespace: bool = False
 
     def env(self, key: str) -> str:
         """The shell variable a value of ``key`` is read from in the README's commands."""

@@ -362,7 +362,8 @@ def rlgen_secrets(ctx: Context) -> list[SecretRef]:
 
 @first_result("secrets")
 def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDelivery:
-    """Deliver the declared Secrets to the cluster. *First result*: the secrets plugin.
+    """Deliver the declared Secrets to the cluster, each with its ``labels``. *First result*: the
+    secrets plugin.
 
     :param ctx: the selection and its shared names.
     :param secrets: every Secret the selected plugins (and rlgen itself) declare, in slot order.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, hookimpl
-from rlgen_plugins._sync_common import engine_patch, kustomization, repo_name
+from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, hookimpl
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
 
 NAME = "argo"
 ARGOCD_NAMESPACE = "argocd"
@@ -24,6 +24,14 @@ HEALTH_GATE = "rlgen.io/health-gate"
 #: hand, an operator's CRDs); refresh: a retry takes the newest commit, so a fix pushed
 #: meanwhile is what the next attempt applies.
 RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"}, "refresh": True}
+
+#: The push webhook's secret: a Secret of its own, which argocd-secret's webhook key names as
+#: ``$<secret>:<key>``; Argo CD resolves such a reference only in Secrets with this label.
+WEBHOOK_SECRET = "git-webhook-token"
+PART_OF_ARGOCD = ("app.kubernetes.io/part-of", "argocd")
+#: The argocd-secret key of the Git host's webhook secret; Argo CD has no generic HMAC format,
+#: and a host that is neither GitHub nor GitLab is taken to sign as GitHub does.
+WEBHOOK_KEYS = {"github": "webhook.github.secret", "gitlab": "webhook.gitlab.secret", "other": "webhook.github.secret"}
 
 #: Argo CD has no health check for ray.io kinds; without one a RayJob is never Degraded.
 RAYJOB_HEALTH = """\
@@ -215,6 +223,41 @@ def rlgen_sync_files(ctx, stages):
 
 
 @hookimpl
+def rlgen_secrets(ctx):
+    return [SecretRef(WEBHOOK_SECRET, ARGOCD_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
+                      "the Git host's push webhook secret (a long random string, also entered at the Git host)",
+                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[webhook_host(ctx.spec.git_url)]})",
+                      labels=(PART_OF_ARGOCD,), engine_namespace=True)]
+
+
+def _webhook_readme(ctx) -> str:
+    host = webhook_host(ctx.spec.git_url)
+    key = WEBHOOK_KEYS[host]
+    reference = f"${WEBHOOK_SECRET}:{WEBHOOK_TOKEN_KEY}"
+    where = {
+        "github": "On GitHub: *Settings → Webhooks → Add webhook*, event *Just the push event*.",
+        "gitlab": "On GitLab: *Settings → Webhooks*, trigger *Push events*; the secret goes in *Secret token*.",
+        "other": ("Argo CD reads GitHub, GitLab, Bitbucket, Gogs and Azure DevOps payloads only: this host must "
+                  "send GitHub's format (as Gitea does), or take the key of its format instead of "
+                  f"`{key}`."),
+    }[host]
+    return (
+        "### Sync on push\n"
+        "Argo CD looks at this repository every three minutes on its own; the push webhook makes a merge "
+        f"reach the cluster at once. Once per cluster, point `argocd-secret`'s `{key}` at the Secret "
+        f"`{WEBHOOK_SECRET}` (see *Secrets*; Argo CD reads it because it is labelled "
+        f"`{'='.join(PART_OF_ARGOCD)}`). The value is a reference, not the secret:\n\n"
+        "```sh\n"
+        f"kubectl -n {ARGOCD_NAMESPACE} patch secret argocd-secret --type merge "
+        f"-p '{{\"stringData\": {{\"{key}\": \"{reference}\"}}}}'\n"
+        "```\n\n"
+        f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL "
+        "`https://<argocd-server's address>/api/webhook`, content type `application/json`, secret: the value "
+        f"of `{WEBHOOK_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`). " + where
+    )
+
+
+@hookimpl
 def rlgen_readme(ctx):
     spec = ctx.spec
     cluster_dir = f"clusters/{spec.cluster}"
@@ -238,5 +281,6 @@ def rlgen_readme(ctx):
         "the root because they configure Argo CD itself and must exist "
         "before the first wave waits. The file holds only these two keys and is applied server-side, so the "
         "rest of `argocd-cm` stays with whoever installed Argo CD, and it is never pruned. RayJobs sync with "
-        "a plain apply: each run has its own name, so a new run is a new RayJob and never edits a started one."
+        "a plain apply: each run has its own name, so a new run is a new RayJob and never edits a started one.\n\n"
+        + _webhook_readme(ctx)
     ]

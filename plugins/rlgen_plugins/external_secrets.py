@@ -24,7 +24,7 @@ from rlgen.plugin_api import (
     region_error,
     same_account_error,
 )
-from rlgen_plugins._secrets_common import namespaces
+from rlgen_plugins._secrets_common import namespace_names, namespaces
 
 NAME = "external-secrets"
 API = "external-secrets.io/v1"
@@ -96,7 +96,8 @@ def external_secret(ctx, secret) -> dict:
         "spec": {
             "refreshInterval": o["refresh_interval"],
             "secretStoreRef": {"kind": "ClusterSecretStore", "name": o["store"]},
-            "target": {"name": secret.name, "creationPolicy": "Owner"},
+            "target": {"name": secret.name, "creationPolicy": "Owner",
+                       **({"template": {"metadata": {"labels": dict(secret.labels)}}} if secret.labels else {})},
             **({"dataFrom": [{"extract": {"key": kms_name(ctx, secret)}}]} if secret.optional else
                {"data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
                          for k in secret.keys]}),
@@ -135,10 +136,11 @@ def rlgen_secret_delivery(ctx, secrets):
     files = {
         f"{SECRETS_FOLDER}/kustomization.yaml": [Document({
             "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-            "resources": ["namespaces.yaml", "store.yaml", *sorted(_file(s) for s in required)],
+            "resources": [*(["namespaces.yaml"] if namespace_names(secrets) else []), "store.yaml",
+                          *sorted(_file(s) for s in required)],
         }, "The secrets stage, synced before every other stage: the store and one ExternalSecret per\n"
            "required Secret (External Secrets fails one whose KMS secret or key is missing).")],
-        f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets),
+        **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
         f"{SECRETS_FOLDER}/store.yaml": [Document(store(ctx), f"KMS Secrets Manager in {o['region']}; "
                                                   "one store for every namespace.")],
     }

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, duration_error, hookimpl
-from rlgen_plugins._sync_common import engine_patch, kustomization, repo_name
+from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error,
+                              hookimpl)
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
@@ -11,6 +12,20 @@ FLUX_NAMESPACE = "flux-system"
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
 #: A health check expression (CEL): the object's Ready condition is True.
 READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
+#: What ``flux bootstrap`` writes into ``clusters/<c>/flux-system/``: the two manifests it
+#: (re)generates, and the kustomization it keeps when one exists.
+BOOTSTRAP_MANIFESTS = ("gotk-components.yaml", "gotk-sync.yaml")
+RECEIVER = "git-push"
+RECEIVER_SECRET = "git-webhook-token"
+#: notification-controller's Receiver type, the push event's name and why, by Git host.
+RECEIVER_TYPES = {
+    "github": ("github", "push", "GitHub signs each delivery with the token (X-Hub-Signature-256)."),
+    "gitlab": ("gitlab", "Push Hook", "GitLab sends the token itself (X-Gitlab-Token)."),
+    "other": ("generic-hmac", "",
+              "Neither GitHub nor GitLab: each delivery must carry X-Signature:\n"
+              "sha256=<HMAC-SHA256 of the body with the token>. A host that signs as\n"
+              "GitHub does (Gitea, GitHub Enterprise) takes type: github instead."),
+}
 
 
 @hookimpl
@@ -23,6 +38,8 @@ def rlgen_plugin():
             Option("interval", "How often Flux re-applies each stage", "10m", check=duration_error),
             Option("platform_timeout", "How long the platform may take (includes the dataset Job)", "60m",
                    check=duration_error),
+            Option("requeue_dependency", "How soon a stage waiting for the one before it looks again "
+                   "(kustomize-controller's --requeue-dependency, set at bootstrap)", "5s", check=duration_error),
         ),
     )
 
@@ -40,8 +57,47 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
             "metadata": _meta(name), "spec": body}
 
 
+def _receiver(ctx) -> Document:
+    kind, event, why = RECEIVER_TYPES[webhook_host(ctx.spec.git_url)]
+    spec = {"type": kind, "secretRef": {"name": RECEIVER_SECRET},
+            "resources": [{"apiVersion": "source.toolkit.fluxcd.io/v1", **BOOTSTRAP_SOURCE}]}
+    if event:
+        spec["events"] = [event]
+    return Document({"apiVersion": "notification.toolkit.fluxcd.io/v1", "kind": "Receiver",
+                     "metadata": _meta(RECEIVER), "spec": spec},
+                    "The Git host's push webhook: Flux fetches this repository at once instead of at\n"
+                    "its next poll, and the stages follow the new revision; only pushes count.\n"
+                    + why + "\nThe URL path is in status.webhookPath (see the README).")
+
+
+def _bootstrap_files(ctx) -> dict[str, list[Document]]:
+    """Flux's own folder, laid out as ``flux bootstrap`` customization expects: its kustomization
+    with the patch of kustomize-controller's arguments, and the two manifests bootstrap writes,
+    empty until it does."""
+    folder = f"clusters/{ctx.spec.cluster}/{FLUX_NAMESPACE}"
+    requeue = ctx.options(NAME)["requeue_dependency"]
+    doc = Document({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": list(BOOTSTRAP_MANIFESTS),
+        "patches": [{"target": {"kind": "Deployment", "name": "kustomize-controller"},
+                     "patch": "- op: add\n  path: /spec/template/spec/containers/0/args/-\n"
+                              f"  value: --requeue-dependency={requeue}\n"}],
+    }, "Flux's own components. flux bootstrap fills the two files it lists (empty until then)\n"
+       "and keeps this file, installing the components with its patches.\n"
+       f"After a push, a stage whose dependsOn is not ready at the new revision looks again after\n"
+       f"--requeue-dependency ({requeue} here, 30s by default): each stage of the chain waits\n"
+       "up to one such retry before a new run reaches the cluster.")
+    return {f"{folder}/kustomization.yaml": [doc], **{f"{folder}/{name}": [] for name in BOOTSTRAP_MANIFESTS}}
+
+
 @hookimpl
 def rlgen_sync_files(ctx, stages):
+    return {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
+            f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
+
+
+# Each stage's Kustomization in its cluster's file, and the upstream roots it syncs first.
+def _stage_files(ctx, stages) -> dict[str, list[Document]]:
     o = ctx.options(NAME)
     files: dict[str, list[Document]] = {}
     names_of: dict[str, list[str]] = {}
@@ -124,7 +180,15 @@ def _add_upstream_kustomizations(files: dict[str, list[Document]], cluster: str)
 
 
 @hookimpl
+def rlgen_secrets(ctx):
+    return [SecretRef(RECEIVER_SECRET, FLUX_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
+                      "the Git host's push webhook secret (a long random string, also entered at the Git host)",
+                      f"Flux's Receiver {FLUX_NAMESPACE}/{RECEIVER}", engine_namespace=True)]
+
+
+@hookimpl
 def rlgen_readme(ctx):
+    o = ctx.options(NAME)
     return [
         "## Sync: Flux\n"
         f"Bootstrap Flux on the cluster with this repository and the path `clusters/{ctx.spec.cluster}`:\n\n"
@@ -134,5 +198,33 @@ def rlgen_readme(ctx):
         "```\n\n"
         f"Flux then applies the Kustomizations of `clusters/{ctx.spec.cluster}/` in the order of *What syncs "
         "where* (each `dependsOn` the one before and waits for it to be ready), and prunes what is removed "
-        "from Git."
+        "from Git.\n\n"
+        "### Sync on push\n"
+        "Flux fetches this repository every minute on its own; the push webhook makes a merge reach the "
+        f"cluster at once. `clusters/{ctx.spec.cluster}/{RECEIVER}.yaml` is the Receiver the webhook calls "
+        "(notification-controller, which `flux bootstrap` installs). Expose notification-controller's "
+        f"`webhook-receiver` Service of `{FLUX_NAMESPACE}` to the Git host (an Ingress or a LoadBalancer "
+        "Service), then read the Receiver's path once it is ready:\n\n"
+        "```sh\n"
+        f"kubectl -n {FLUX_NAMESPACE} get receiver {RECEIVER} -o jsonpath='{{.status.webhookPath}}'\n"
+        "```\n\n"
+        f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL `https://<the exposed address>` "
+        f"followed by that path, content type `application/json`, secret: the value of "
+        f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
+        + _host_step(webhook_host(ctx.spec.git_url)) + "\n\n"
+        "After the fetch, a stage whose `dependsOn` is not yet at the new revision looks again after "
+        f"kustomize-controller's `--requeue-dependency`: {o['requeue_dependency']} here (`flux.requeue_dependency`), "
+        "30 s unless set. "
+        f"`clusters/{ctx.spec.cluster}/{FLUX_NAMESPACE}/kustomization.yaml` sets it: `flux bootstrap` keeps that "
+        "file, fills the two empty files it lists with Flux's components and sync objects, and installs the "
+        "components with the file's patches (Flux's *bootstrap customization*)."
     ]
+
+
+def _host_step(host: str) -> str:
+    return {
+        "github": "On GitHub: *Settings → Webhooks → Add webhook*, event *Just the push event*.",
+        "gitlab": "On GitLab: *Settings → Webhooks*, trigger *Push events*; the secret goes in *Secret token*.",
+        "other": ("The Receiver expects the signature `X-Signature: sha256=<HMAC-SHA256 of the body>`; "
+                  "a host that signs as GitHub does takes `type: github` in the Receiver instead."),
+    }[host]

@@ -3,7 +3,7 @@ the first sync. Git names the Secrets and never holds a value."""
 from __future__ import annotations
 
 from rlgen.plugin_api import PluginInfo, SecretDelivery, hookimpl
-from rlgen_plugins._secrets_common import kubectl_create
+from rlgen_plugins._secrets_common import kubectl_create, kubectl_label, namespace_names
 
 NAME = "manual-secrets"
 
@@ -17,7 +17,7 @@ def rlgen_plugin():
 @hookimpl
 def rlgen_secret_delivery(ctx, secrets):
     namespaces = "".join(f"kubectl create namespace {ns} --dry-run=client -o yaml | kubectl apply -f -\n"
-                         for ns in sorted({s.namespace for s in secrets}))
+                         for ns in namespace_names(secrets))
     items = "".join(
         f"\n- `{s.name}` in `{s.namespace}`: {s.purpose}, used by {s.used_by}.\n\n"
         f"  ```sh\n  {kubectl_create(s, indent='    ')}\n  ```\n" for s in secrets)
@@ -35,4 +35,4 @@ def _hint(s) -> str:
     values = " ".join(f'--from-literal={k}="${s.env(k)}"' for k in s.keys)
     return (f"Create the Secret on each cluster with all its keys ({', '.join(s.keys)}), values from your "
             f"environment:\n  kubectl create secret generic {s.name} -n {s.namespace} {values} "
-            "--dry-run=client -o yaml | kubectl apply -f -")
+            "--dry-run=client -o yaml | kubectl apply -f -" + kubectl_label(s, "  "))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from rlgen.plugin_api import SECRETS_FOLDER, Document, Option, PluginInfo, SecretDelivery, hookimpl
-from rlgen_plugins._secrets_common import namespaces
+from rlgen_plugins._secrets_common import namespace_names, namespaces
 
 NAME = "sops"
 #: kustomize-controller imports each key of the decryption Secret whose name ends in ``.agekey``
@@ -63,10 +63,10 @@ def sops_config(keys: list[str]) -> str:
     )
 
 
-def kustomization() -> Document:
+def kustomization(secrets) -> Document:
     return Document({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": ["namespaces.yaml"],
+        "resources": ["namespaces.yaml"] if namespace_names(secrets) else [],
         "generatorOptions": {"disableNameSuffixHash": True},
         "secretGenerator": [],
     }, "The secrets stage, synced before every other stage. rlgen secret set NAME KEY adds each\n"
@@ -83,8 +83,8 @@ def rlgen_secret_delivery(ctx, secrets):
         return SecretDelivery(readme)
     return SecretDelivery(readme, {
         ".sops.yaml": sops_config(keys),
-        f"{SECRETS_FOLDER}/kustomization.yaml": [kustomization()],
-        f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets),
+        f"{SECRETS_FOLDER}/kustomization.yaml": [kustomization(secrets)],
+        **({f"{SECRETS_FOLDER}/namespaces.yaml": namespaces(secrets)} if namespace_names(secrets) else {}),
     }, decryption=o["key_secret"])
 
 

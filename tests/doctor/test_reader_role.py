@@ -11,7 +11,8 @@ def test_the_reader_role_is_read_only_names_its_secrets_and_is_not_synced(genera
     assert role["kind"] == "ClusterRole"
     assert {v for rule in role["rules"] for v in rule["verbs"]} <= {"get", "list"}
     secrets = next(r for r in role["rules"] if r["resources"] == ["secrets"])
-    assert secrets["verbs"] == ["get"] and secrets["resourceNames"] == ["hf-token", "oss-credentials", "sandbox-admin-api-key", "sandbox-api-key"]
+    assert secrets["verbs"] == ["get"] and secrets["resourceNames"] == [
+        "git-webhook-token", "hf-token", "oss-credentials", "sandbox-admin-api-key", "sandbox-api-key"]
     paths = {d["spec"].get("path", "").strip("./") for d in plain_manifests(repo) if d["kind"] == "Kustomization"}
     assert not any(p == "rbac" or p.startswith("rbac/") for p in paths)
 

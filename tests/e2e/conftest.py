@@ -1,6 +1,6 @@
 """The control plane the end-to-end tests share: one per session, with the operators a cluster
-running rlgen's repositories has (KubeRay, Flux's source- and kustomize-controller), nodes shaped
-like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
+running rlgen's repositories has (KubeRay, Flux's source-, kustomize- and notification-controller),
+nodes shaped like an ACK Lingjun GPU pool and CPU nodes, and a Git server holding every repository the
 generated repository points at. A module whose repository cannot share that API server (another
 cluster, another variant with the same object names) gets a second control plane of its own."""
 from __future__ import annotations
@@ -28,7 +28,7 @@ CPU_NODES = 2
 
 
 @contextmanager
-def running_cluster(workdir: Path) -> Iterator[ControlPlane]:
+def running_cluster(workdir: Path, requeue_dependency: str | None = "5s") -> Iterator[ControlPlane]:
     """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay, Flux's
     controllers and ACK's OSS CSI driver. Stopped on leaving, whatever happened."""
     cp = ControlPlane(workdir)
@@ -39,7 +39,7 @@ def running_cluster(workdir: Path) -> Iterator[ControlPlane]:
         for i in range(CPU_NODES):
             cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
         start_kuberay(cp)
-        start_flux(cp)
+        start_flux(cp, requeue_dependency)
         # ACK's csi-plugin add-on registers the OSS driver the repository's volumes name.
         cp.kubectl("apply", "-f", "-", input=json.dumps({
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",

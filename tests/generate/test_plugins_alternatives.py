@@ -149,7 +149,7 @@ def test_rrsa_volumes_and_dataset_job_hold_no_access_key(generate):
         assert {e["name"] for e in env} >= {"OSS_BUCKET", "OSS_REGION", "OSS_ENDPOINT"}
         assert not [e for e in env if e["name"].startswith("OSS_ACCESS_KEY")]
     assert YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["external"]["secrets"] == [
-        "hf-token", "sandbox-admin-api-key", "sandbox-api-key"]
+        "git-webhook-token", "hf-token", "sandbox-admin-api-key", "sandbox-api-key"]
     assert "oss-credentials" not in (repo / "README.md").read_text()
 
 

@@ -26,7 +26,7 @@ def test_manual_mode_lists_a_kubectl_step_for_every_declared_secret(generate):
     repo = generate(*MLFLOW)
     readme = (repo / "README.md").read_text()
     secrets = declared(repo)
-    assert ("rl-training", "mlflow-credentials") in secrets and len(secrets) == 5
+    assert ("rl-training", "mlflow-credentials") in secrets and len(secrets) == 6
     for ns, name in secrets:
         assert f"kubectl create secret generic {name} -n {ns}" in readme
     assert not (repo / "secrets").exists() and not (repo / ".sops.yaml").exists()
@@ -115,6 +115,7 @@ def test_sops_decrypts_the_secrets_stage_with_the_age_key_secret(generate):
     assert stages["secrets"]["spec"]["decryption"] == {"provider": "sops", "secretRef": {"name": "sops-age"}}
     assert all("decryption" not in s["spec"] for n, s in stages.items() if n != "secrets")
     namespaces = [o for o in build(repo / "secrets") if o["kind"] == "Namespace"]
+    # Not flux-system, where the webhook's Secret lives: flux bootstrap creates it before any stage.
     assert {n["metadata"]["name"] for n in namespaces} == {"rl-training", "sandbox-system"}
     assert all(n["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"] == "IfNotPresent" for n in namespaces)
     readme = (repo / "README.md").read_text()
@@ -129,7 +130,8 @@ def test_sops_decrypts_the_secrets_stage_with_the_age_key_secret(generate):
         ("Secret/sandbox-system/sandbox-admin-api-key", "key adminApiKey has no encrypted value"),
         ("Secret/rl-training/sandbox-api-key", "key apiKey has no encrypted value"),
         ("Secret/rl-training/oss-credentials", "key akId has no encrypted value"),
-        ("Secret/rl-training/oss-credentials", "key akSecret has no encrypted value")}
+        ("Secret/rl-training/oss-credentials", "key akSecret has no encrypted value"),
+        ("Secret/flux-system/git-webhook-token", "key token has no encrypted value")}
 
 
 def test_sops_refuses_what_is_not_an_age_public_key(tmp_path):

@@ -21,7 +21,8 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
     first = validate(repo, env)
     assert first[0] == 0
     assert sorted(b.rpartition("/repo/")[2] for b in builds(log)) == \
-        ["clusters/production/upstream", "overlays/production/platform", "overlays/production/runs"]
+        ["clusters/production/flux-system", "clusters/production/upstream", "overlays/production/platform",
+         "overlays/production/runs"]
 
     assert validate(repo, env) == first
     assert builds(log) == []
@@ -40,4 +41,4 @@ def test_validate_renders_again_only_what_an_edit_reaches(repo, tmp_path):
 
     shutil.rmtree(repo / ".rlgen-cache")
     assert validate(repo, env) == first
-    assert len(builds(log)) == 3  # the upstream roots, the overlay and runs/
+    assert len(builds(log)) == 4  # the flux-system folder, the upstream roots, the overlay and runs/

@@ -44,7 +44,7 @@ CORRUPTIONS = [
     ("answers-options-list", ANSWERS, replace("options:\n", "options: [a, b]\nold:\n")),
     ("answers-a-list", ANSWERS, whole("- plugins\n- options\n")),
     ("answers-unknown-plugin", ANSWERS, replace("rollout: vllm", "rollout: nope")),
-    ("answers-secrets-string", ANSWERS, replace("secrets:\n    - hf-token\n    - oss-credentials", "secrets: hf-token")),
+    ("answers-secrets-string", ANSWERS, replace("secrets:\n    - git-webhook-token\n    - hf-token", "secrets: hf-token")),
     ("answers-bad-duration", ANSWERS, replace("options:\n", "options:\n  flux: {interval: \"1m\\nbad: true\"}\n")),
     ("answers-bad-bucket", ANSWERS, replace("options:\n", "options:\n  ak-storage: {bucket: UPPER_bucket}\n")),
     ("run-not-utf8", RUN, NOT_UTF8),

@@ -102,7 +102,8 @@ def test_set_encrypts_from_stdin_and_env_commits_and_leaks_nothing(repo, keys, t
     # content with the encrypted values and still names the one required key left unset.
     result = rlgen_in(repo, "validate", "-o", "json", env=_env())
     assert [(p["obj"], p["message"].split(" (")[0]) for p in json.loads(result.stdout)["problems"]] == [
-        ("Secret/rl-training/sandbox-api-key", "key apiKey has no encrypted value")]
+        ("Secret/rl-training/sandbox-api-key", "key apiKey has no encrypted value"),
+        ("Secret/flux-system/git-webhook-token", "key token has no encrypted value")]
     for value in (AK_ID, ADMIN_KEY, "MIIEowIBAAKCAQEA"):
         assert value not in result.stdout + result.stderr
 

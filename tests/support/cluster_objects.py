@@ -73,13 +73,18 @@ def argo_app(name: str, revision: str, sync: str = "Synced", health: str = "Heal
 
 def flux() -> list[dict]:
     return [crd("kustomizations.kustomize.toolkit.fluxcd.io"), crd("gitrepositories.source.toolkit.fluxcd.io"),
+            crd("receivers.notification.toolkit.fluxcd.io"),
             deployment("source-controller", "flux-system", "ghcr.io/fluxcd/source-controller:v1.9.1"),
-            deployment("kustomize-controller", "flux-system", "ghcr.io/fluxcd/kustomize-controller:v1.9.4")]
+            deployment("kustomize-controller", "flux-system", "ghcr.io/fluxcd/kustomize-controller:v1.9.4"),
+            deployment("notification-controller", "flux-system", "ghcr.io/fluxcd/notification-controller:v1.9.2"),
+            # The push webhook's token, which the README has the user create.
+            secret("git-webhook-token", "flux-system", {"token": "recorded-webhook-token"})]
 
 
 def argo() -> list[dict]:
     return [crd("applications.argoproj.io"), crd("appprojects.argoproj.io"),
             deployment("argocd-repo-server", "argocd", "quay.io/argoproj/argocd:v3.5.1"),
+            secret("git-webhook-token", "argocd", {"token": "recorded-webhook-token"}),
             {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("argocd-application-controller", "argocd"),
              "spec": {"replicas": 1}, "status": {"replicas": 1, "readyReplicas": 1}}]
 

@@ -2,16 +2,52 @@
 ``flux bootstrap`` leaves, and waiting for Kustomizations the way ``flux reconcile`` does."""
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import re
+import shutil
+import subprocess
+import tempfile
 import time
+import urllib.error
+import urllib.request
+from pathlib import Path
 
+from ruamel.yaml import YAML
 from support.controlplane import ControlPlane, wait_until
+from support.toolchain import module_dir, tool
 
 from rlgen.e2e.run import bootstrap  # noqa: F401 - the objects flux bootstrap leaves, as rlgen e2e makes them
 
 REGISTRY = "registry.cn-hangzhou.aliyuncs.com/rl-team"
 NAMESPACE = "rl-training"
 SYNC_TIMEOUT = 300
+#: The Receiver and its token Secret the flux plugin generates.
+RECEIVER, RECEIVER_SECRET = "git-push", "git-webhook-token"
+
+
+def bootstrapped_args(repo: Path, cluster: str, controller: str = "kustomize-controller") -> list[str]:
+    """The arguments ``flux bootstrap`` installs ``controller`` with from ``repo``: the cluster's
+    ``flux-system`` kustomization built with the controller's release Deployment (its module's
+    ``config/manager/deployment.yaml``, which flux2 v2.9.3's manifests take) where bootstrap writes
+    ``gotk-components.yaml``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "flux-system"
+        shutil.copytree(repo / "clusters" / cluster / "flux-system", folder)
+        deployment = module_dir("flux", f"github.com/fluxcd/{controller}") / "config" / "manager" / "deployment.yaml"
+        shutil.copy(deployment, folder / "gotk-components.yaml")
+        out = subprocess.run([tool("kustomize"), "build", str(folder)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    (found,) = [d for d in YAML(typ="safe").load_all(out.stdout)
+                if d and d["kind"] == "Deployment" and d["metadata"]["name"] == controller]
+    return found["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def requeue_dependency(args: list[str]) -> str | None:
+    """The ``--requeue-dependency`` of kustomize-controller's ``args`` (None: its default)."""
+    return next((a.partition("=")[2] for a in reversed(args) if a.startswith("--requeue-dependency=")), None)
 
 
 def readme_blocks(readme: str, heading: str) -> list[str]:
@@ -60,3 +96,35 @@ def reconcile(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> dict[str, dict
             for k in ks.values()) and ks,
         timeout=timeout, interval=2,
         on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()))
+
+
+def receiver(cp: ControlPlane) -> dict:
+    """The generated Receiver once notification-controller has it Ready: its path is served."""
+    def found():
+        r = next((r for r in cp.objects("receivers", "-n", "flux-system") if r["metadata"]["name"] == RECEIVER), None)
+        return r if r and (c := ready(r)) and c["status"] == "True" else None
+    return wait_until(f"Receiver {RECEIVER} Ready", found, timeout=SYNC_TIMEOUT, interval=1)
+
+
+def webhook_token(cp: ControlPlane) -> str:
+    secret = json.loads(cp.kubectl("get", "secret", RECEIVER_SECRET, "-n", "flux-system", "-o", "json").stdout)
+    return base64.b64decode(secret["data"]["token"]).decode()
+
+
+def post_push(cp: ControlPlane, path: str, token: str, commit: str, branch: str = "main") -> int:
+    """What a Git host sends after a push to a ``generic-hmac`` Receiver: a JSON body naming the
+    pushed commit, signed with the shared token (``X-Signature: sha256=<HMAC>``). The HTTP status."""
+    body = json.dumps({"ref": f"refs/heads/{branch}", "after": commit}).encode()
+    signature = "sha256=" + hmac.new(token.encode(), body, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(cp.endpoints["webhook-receiver"] + path, data=body, method="POST",
+                                     headers={"Content-Type": "application/json", "X-Signature": signature})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def fetched_revision(cp: ControlPlane) -> str:
+    source = next(r for r in cp.objects("gitrepositories", "-n", "flux-system") if r["metadata"]["name"] == "flux-system")
+    return source.get("status", {}).get("artifact", {}).get("revision", "")

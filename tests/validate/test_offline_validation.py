@@ -138,7 +138,8 @@ def test_schema_dir_override_comes_first(repo, tmp_path):
 def test_generated_repository_carries_the_schemas_of_its_custom_kinds(generate):
     for args, expected in [
         ((), ["agents.kruise.io/sandboxset_v1alpha1.json", "kustomize.toolkit.fluxcd.io/kustomization_v1.json",
-              "ray.io/rayjob_v1.json", "source.toolkit.fluxcd.io/gitrepository_v1.json"]),
+              "notification.toolkit.fluxcd.io/receiver_v1.json", "ray.io/rayjob_v1.json",
+              "source.toolkit.fluxcd.io/gitrepository_v1.json"]),
         (ARGO + ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.example.com"),
          ["agents.kruise.io/sandboxset_v1alpha1.json", "alibabacloud.com/albconfig_v1.json",
           "argoproj.io/application_v1alpha1.json", "argoproj.io/appproject_v1alpha1.json", "ray.io/rayjob_v1.json"]),

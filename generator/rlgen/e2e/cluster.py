@@ -14,6 +14,7 @@ from rlgen.e2e.programs import pinned
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
 SOURCE_CONTROLLER = "github.com/fluxcd/source-controller"
 KUSTOMIZE_CONTROLLER = "github.com/fluxcd/kustomize-controller"
+NOTIFICATION_CONTROLLER = "github.com/fluxcd/notification-controller"
 OPERATOR = "kuberay-operator"
 OPERATOR_NAMESPACE = "kuberay-system"
 GPU = "nvidia.com/gpu"
@@ -50,10 +51,11 @@ def addresses() -> list[str]:
     return ["--metrics-addr", f"127.0.0.1:{free_port()}", "--health-addr", f"127.0.0.1:{free_port()}"]
 
 
-def start_flux(cp: ControlPlane) -> None:
-    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes."""
+def start_flux(cp: ControlPlane, requeue_dependency: str | None = "5s") -> None:
+    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes.
+    ``requeue_dependency=None`` keeps kustomize-controller's own default, as on a cluster."""
     cp.kubectl("create", "namespace", "flux-system")
-    for module in (SOURCE_CONTROLLER, KUSTOMIZE_CONTROLLER):
+    for module in (SOURCE_CONTROLLER, KUSTOMIZE_CONTROLLER, NOTIFICATION_CONTROLLER):
         name = module.rsplit("/", 1)[1]
         cp.add_deployment("flux-system", name, f"ghcr.io/fluxcd/{name}:{pinned(module)}")
         install_crds(cp, cp.source(module) / "config" / "crd" / "bases")
@@ -67,10 +69,17 @@ def start_flux(cp: ControlPlane) -> None:
     ], env=env)
     cp.spawn("kustomize-controller", [
         cp.tool("kustomize-controller"), *addresses(),
-        # A stage waiting for the one before it retries every 30 s on a cluster; a throwaway
-        # cluster has no reason to sleep that long between stages.
-        "--requeue-dependency", "5s",
+        # A stage waiting for the one before it retries this often: 5 s is what the generated
+        # clusters/<c>/flux-system/kustomization.yaml has flux bootstrap install (30 s without it).
+        *(["--requeue-dependency", requeue_dependency] if requeue_dependency else []),
     ], env=env)
+    # The Git host's push webhooks arrive here (a cluster exposes it as the webhook-receiver Service).
+    receiver = f"127.0.0.1:{free_port()}"
+    cp.spawn("notification-controller", [
+        cp.tool("notification-controller"), *addresses(),
+        "--receiverAddr", receiver, "--events-addr", f"127.0.0.1:{free_port()}",
+    ], env=env)
+    cp.endpoints["webhook-receiver"] = f"http://{receiver}"
 
 
 def add_csi_drivers(cp: ControlPlane, drivers) -> None:

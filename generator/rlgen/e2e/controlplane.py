@@ -98,6 +98,8 @@ class ControlPlane:
     tool: Callable[[str], str] = program
     #: The source folder of a Go module at its pinned version (CRDs, kwok's stages).
     source: Callable[[str], Path] = module_source
+    #: Base URLs of the host processes' servers a client outside calls (the push webhook's receiver), by name.
+    endpoints: dict[str, str] = field(default_factory=dict)
 
     # -- the core ------------------------------------------------------------------------------
 

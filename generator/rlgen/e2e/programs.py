@@ -24,7 +24,8 @@ from rlgen.errors import RlgenError
 TOOLCHAIN = Path(__file__).resolve().parent / "toolchain"
 #: Go module -> the toolchain folder whose go.mod pins its release.
 FOLDERS = {"sigs.k8s.io/kwok": "kwok", "github.com/ray-project/kuberay/ray-operator": "kuberay",
-           "github.com/fluxcd/source-controller": "flux", "github.com/fluxcd/kustomize-controller": "flux"}
+           "github.com/fluxcd/source-controller": "flux", "github.com/fluxcd/kustomize-controller": "flux",
+           "github.com/fluxcd/notification-controller": "flux"}
 #: The toolchain folders whose programs the control plane runs (kubectl, openssl, git and go
 #: are the runner's own).
 TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "flux")
@@ -61,7 +62,7 @@ def install_tools(destination: Path) -> Path:
 
 #: Every program the throwaway control plane runs, found on PATH.
 PROGRAMS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl",
-            "ray-operator", "source-controller", "kustomize-controller", "openssl", "git", "go")
+            "ray-operator", "source-controller", "kustomize-controller", "notification-controller", "openssl", "git", "go")
 
 
 class MissingProgram(RlgenError):

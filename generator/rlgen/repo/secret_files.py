@@ -27,8 +27,9 @@ def generators(root: Path) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def add(root: Path, namespace: str, name: str, key: str) -> None:
-    """List ``key`` of Secret ``namespace/name`` in the generator (once; entries and files sorted)."""
+def add(root: Path, namespace: str, name: str, key: str, labels: dict[str, str] | None = None) -> None:
+    """List ``key`` of Secret ``namespace/name`` in the generator (once; entries and files sorted),
+    with the ``labels`` the Secret must carry."""
     path = root / KUSTOMIZATION
     doc = _read(root)
     entries = doc.get("secretGenerator")
@@ -42,6 +43,8 @@ def add(root: Path, namespace: str, name: str, key: str) -> None:
         entry = {"name": name, "namespace": namespace, "files": []}
         entries.append(entry)
         entries.sort(key=lambda e: (str(e.get("namespace")), str(e.get("name"))))
+    if labels:
+        entry["options"] = {"labels": dict(sorted(labels.items()))}
     files = entry.setdefault("files", [])
     item = f"{key}={value_path(namespace, name, key).removeprefix(SECRETS_FOLDER + '/')}"
     if item not in files:

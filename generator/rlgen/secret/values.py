@@ -41,7 +41,7 @@ def set_value(root: Path, name: str, key: str, namespace: str | None, env: str |
     with GitChange(root, [target.parent, root / secret_files.KUSTOMIZATION], dry_run) as change:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(encrypted)
-        secret_files.add(root, secret.namespace, secret.name, key)
+        secret_files.add(root, secret.namespace, secret.name, key, dict(secret.labels))
         if not change.changed():
             _report(output, change, f"{rel}: unchanged", **fields, file=rel, hint=None)
             return

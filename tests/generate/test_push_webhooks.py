@@ -1,0 +1,141 @@
+"""The Git host's push webhook: Flux's Receiver and Argo CD's webhook secret, shaped by the Git
+host of the repository's URL, their token Secret delivered by whichever secrets plugin is chosen
+(with the label Argo CD selects its Secrets by, and never a stage of its own for the sync
+engine's namespace), and the README steps that connect the host. After the fetch, the stages'
+wait for each other: kustomize-controller's --requeue-dependency as ``flux bootstrap`` installs
+it from the generated flux-system kustomization."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from support.flux import bootstrapped_args
+from support.repos import GIT_URL, REQUIRED, build, commit_all, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
+from support.toolchain import tool
+
+RECIPIENT = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
+ESO = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
+       "--set", "external-secrets.role_arn=acs:ram::1234:role/eso",
+       "--set", "external-secrets.oidc_provider_arn=acs:ram::1234:oidc-provider/ack-rrsa-c0ffee")
+PART_OF_ARGOCD = {"app.kubernetes.io/part-of": "argocd"}
+
+
+def receiver(repo) -> dict:
+    (found,) = [d for d in plain_manifests(repo) if d["kind"] == "Receiver"]
+    return found
+
+
+def secrets(repo) -> dict[str, dict]:
+    return {r["name"]: r for r in json.loads(rlgen_in(repo, "secret", "list", "-o", "json").stdout)["secrets"]}
+
+
+@pytest.mark.parametrize("url, kind, events", [
+    ("https://github.com/acme/rl-repo.git", "github", ["push"]),
+    ("git@gitlab.com:acme/rl-repo.git", "gitlab", ["Push Hook"]),
+    (GIT_URL, "generic-hmac", None),
+])
+def test_flux_receives_the_push_webhook_of_the_repositorys_git_host(generate, url, kind, events):
+    repo = generate("--set", f"rlgen.git_url={url}")
+    found = receiver(repo)
+    assert found["metadata"] == {"name": "git-push", "namespace": "flux-system"}
+    assert found["spec"]["type"] == kind and found["spec"].get("events") == events
+    # The repository's own source, the one `flux bootstrap` creates, fetched at once.
+    assert found["spec"]["resources"] == [
+        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "name": "flux-system"}]
+    token = secrets(repo)[found["spec"]["secretRef"]["name"]]
+    assert token["namespace"] == "flux-system" and list(token["keys"]) == ["token"]
+    readme = (repo / "README.md").read_text()
+    assert "kubectl -n flux-system get receiver git-push -o jsonpath='{.status.webhookPath}'" in readme
+    # What the push still waits for after the fetch, and where it is set.
+    assert "`--requeue-dependency`: 5s here (`flux.requeue_dependency`)" in readme
+    result = rlgen_in(repo, "validate", "--offline", "-o", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    kinds = {s["kind"]: s["location"] for s in json.loads(result.stdout)["schemas"]}
+    assert kinds["Receiver"] == "crds/notification.toolkit.fluxcd.io/receiver_v1.json"
+
+
+def test_a_receiver_of_a_type_notification_controller_lacks_is_a_problem(generate, tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(generate(), repo)
+    path = next((repo / "clusters").glob("*/git-push.yaml"))
+    path.write_text(path.read_text().replace("type: generic-hmac", "type: codeup"))
+    result = rlgen_in(repo, "validate", "--offline", "-o", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert any(p["obj"].startswith("Receiver/") for p in json.loads(result.stdout)["problems"]), result.stdout
+
+
+@pytest.mark.parametrize("url, key", [("https://github.com/acme/rl-repo.git", "webhook.github.secret"),
+                                      ("https://gitlab.com/acme/rl-repo.git", "webhook.gitlab.secret")])
+def test_argo_points_argocd_secret_at_a_labelled_secret_of_the_secrets_slot(generate, url, key):
+    repo = generate("--plugin", "argo", "--set", f"rlgen.git_url={url}")
+    token = secrets(repo)["git-webhook-token"]
+    assert token["namespace"] == "argocd"
+    readme = (repo / "README.md").read_text()
+    # Manual mode: the Secret is created and labelled; argocd-secret holds only the reference.
+    assert ("kubectl create secret generic git-webhook-token -n argocd \\\n"
+            "    --from-literal=token=\"$GIT_WEBHOOK_TOKEN\"\n"
+            "  kubectl label secret git-webhook-token -n argocd app.kubernetes.io/part-of=argocd\n") in readme
+    assert (f"kubectl -n argocd patch secret argocd-secret --type merge "
+            f"-p '{{\"stringData\": {{\"{key}\": \"$git-webhook-token:token\"}}}}'") in readme
+    assert "/api/webhook" in readme
+    assert "kubectl create namespace argocd" not in readme
+    assert not any(d["kind"] == "Receiver" for d in plain_manifests(repo))
+
+
+def test_external_secrets_labels_the_webhook_secret_for_argo(generate):
+    repo = generate("--plugin", "argo", *ESO)
+    objects = build(repo / "secrets")
+    externals = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ExternalSecret"}
+    # Argo CD's own namespace exists before any stage: a stage creating it would have to come
+    # before the root that applies every stage.
+    assert "argocd" not in {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+    external = externals.pop("git-webhook-token")
+    assert external["spec"]["target"]["template"] == {"metadata": {"labels": PART_OF_ARGOCD}}
+    # The Secrets nobody selects by label stay as they were.
+    assert externals and all("template" not in o["spec"]["target"] for o in externals.values())
+
+
+def test_sops_generates_the_webhook_secret_with_its_label(tmp_path):
+    target = tmp_path / "repo"
+    env = {**os.environ, "PATH": str(Path(tool("sops")).parent) + os.pathsep + os.environ["PATH"]}
+    made = run_rlgen("new", str(target), *REQUIRED, "--plugin", "argo", "--plugin", "sops",
+                     "--set", f"sops.age_recipients={RECIPIENT}", "--no-input", env=env)
+    assert made.returncode == 0, made.stderr
+    result = rlgen_in(target, "secret", "set", "git-webhook-token", "token", input="a-long-random-string", env=env)
+    assert result.returncode == 0, result.stderr
+    (secret,) = [o for o in build(target / "secrets") if o["kind"] == "Secret"]
+    assert secret["metadata"]["name"] == "git-webhook-token" and secret["metadata"]["labels"] == PART_OF_ARGOCD
+
+
+def test_flux_bootstrap_installs_kustomize_controller_with_a_short_dependency_requeue(generate, tmp_path):
+    repo = generate()
+    folder = repo / "clusters" / "production" / "flux-system"
+    # As Flux's bootstrap customization lays it out: the two files bootstrap writes, empty until it does.
+    assert (folder / "gotk-components.yaml").read_text() == "" and (folder / "gotk-sync.yaml").read_text() == ""
+    args = bootstrapped_args(repo, "production")
+    assert "--watch-all-namespaces" in args and args[-1] == "--requeue-dependency=5s"
+    assert bootstrapped_args(generate("--set", "flux.requeue_dependency=2s"), "production")[-1] == \
+        "--requeue-dependency=2s"
+    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--set", "flux.requeue_dependency=soon", "--no-input"))
+    assert "flux.requeue_dependency" in line
+    # Argo CD has no dependency requeue to set.
+    assert not (generate("--plugin", "argo") / "clusters" / "production" / "flux-system").exists()
+
+
+def test_an_update_keeps_what_flux_bootstrap_wrote(repo):
+    folder = repo / "clusters" / "production" / "flux-system"
+    components = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n"
+    sync = ("apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n"
+            "  namespace: flux-system\nspec:\n  interval: 1m0s\n  ref:\n    branch: main\n  url: " + GIT_URL + "\n")
+    (folder / "gotk-components.yaml").write_text(components)
+    (folder / "gotk-sync.yaml").write_text(sync)
+    commit_all(repo, "Add Flux v2.9.3 component manifests")
+
+    ok(rlgen_in(repo, "update", "--set", "flux.requeue_dependency=10s"))
+
+    assert (folder / "gotk-components.yaml").read_text() == components
+    assert (folder / "gotk-sync.yaml").read_text() == sync
+    assert "value: --requeue-dependency=10s" in (folder / "kustomization.yaml").read_text()
