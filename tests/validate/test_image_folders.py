@@ -7,10 +7,12 @@ not for build.sh."""
 from __future__ import annotations
 
 import json
+import shutil
 
 from support.repos import commit_all, run_rlgen
 
 from rlgen.generate import image_builds
+from rlgen.validate.image_folders import image_findings
 
 
 def validate(repo, *args):
@@ -69,3 +71,13 @@ def test_a_hand_edited_sandbox_manager_script_is_named_too(repo):
     (problem,) = image_problems(result)
     assert problem["source"] == "images/sandbox-manager/"
     assert problem["obj"] == f"image {listed(repo)['images/sandbox-manager']}"
+
+
+def test_given_no_git_listing_every_file_of_the_folder_counts(repo):
+    # rlgen validate itself stops outside a git checkout (its conflict scan asks git); the rule
+    # alone then reads the folder as it is.
+    shutil.rmtree(repo / ".git")
+    assert image_findings(repo) == []
+    (repo / "images/data/notes.txt").write_text("not in git, yet in the folder\n")
+    (finding,) = image_findings(repo)
+    assert finding.source == "images/data/"
