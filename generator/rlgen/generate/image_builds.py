@@ -1,5 +1,6 @@
 """The images a repository builds (``images/training``, ``images/data``, and a plugin's such as
-``images/sandbox-manager``, ``rlgen_images``): each one's build context as rlgen writes it, and its tag: a readable prefix and a hash of the context's files.
+``images/sandbox-manager``, ``rlgen_images``): each one's build context as rlgen writes it, and
+its tag: a readable prefix and a hash of the context's files.
 
 A changed Dockerfile (mlflow on, a plugin's ``rlgen_training_packages``) thus gives a new tag,
 the RayJob and Jobs that run it new names, and nodes that already hold the old image pull the
@@ -18,7 +19,7 @@ from typing import Mapping
 from rlgen.contributions import ImageBuild
 from rlgen.naming import IMAGE_HASH_LENGTH as HASH_LENGTH, context_hash
 
-__all__ = ["HASH_LENGTH", "SCRIPT", "ImageBuild", "build", "context_hash", "listed", "split_reference"]
+__all__ = ["HASH_LENGTH", "SCRIPT", "ImageBuild", "build", "context_hash", "follows", "listed", "split_reference"]
 
 SCRIPT = "images/build.sh"
 
@@ -26,6 +27,12 @@ SCRIPT = "images/build.sh"
 def build(files: Mapping[str, bytes], context: str, repository: str, prefix: str) -> ImageBuild:
     """``context``'s image, tagged ``<prefix>-<hash>`` (without a prefix: the hash)."""
     return ImageBuild.of(files, context, repository, prefix)
+
+
+def follows(tag: str, digest: str) -> bool:
+    """Whether ``tag`` ends in ``digest`` (a context hash cut to :data:`HASH_LENGTH`), as
+    ``images/build.sh`` checks it: the whole tag, or its part after the last ``-``."""
+    return tag == digest or tag.endswith(f"-{digest}")
 
 
 def split_reference(image: str) -> tuple[str, str]:

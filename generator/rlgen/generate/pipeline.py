@@ -216,7 +216,7 @@ def plugin_images(b: Build) -> None:
         for image in images:
             files = {p: c for p, c in b.tree.files.items() if p.startswith(image.context.rstrip("/") + "/")}
             digest = image_builds.context_hash(files, image.context)[:image_builds.HASH_LENGTH] if files else None
-            if not digest or (image.tag != digest and not image.tag.endswith(f"-{digest}")):
+            if not digest or not image_builds.follows(image.tag, digest):
                 # The plugin hashed other files than it wrote: build.sh would refuse the folder.
                 raise PluginFailed(plugin, "rlgen_images", ValueError(
                     f"{image.ref} is not tagged with the hash of {image.context}'s files "

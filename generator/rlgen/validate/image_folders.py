@@ -45,7 +45,7 @@ def image_findings(repo: Path, target: Path | None = None, tracked: list[str] | 
         files = {p: repo_files.read_bytes(repo / p, repo) for p in inside if (repo / p).is_file()}
         tag = image_builds.split_reference(ref)[1]
         digest = image_builds.context_hash(files, context)[:image_builds.HASH_LENGTH] if files else "nothing"
-        if tag != digest and not tag.endswith(f"-{digest}"):
+        if not image_builds.follows(tag, digest):
             found.append(Finding(
                 f"{context}/", f"image {ref}",
                 f"no longer matches its tag {tag} (its files hash to {digest}): merged as it is, images/build.sh "
