@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 # What a plugin says of itself, defined apart (rlgen's own answers are checked against it
 # without the rest of this module) and part of what hooks return like the rest.
 from rlgen.plugin_info import SLOTS, Option, PluginInfo  # noqa: F401
+from rlgen.naming import IMAGE_HASH_LENGTH, context_hash
 
 if TYPE_CHECKING:
     from rlgen.spec import Spec
@@ -174,6 +175,28 @@ class TrainingImage:
 
     base: str
     tag: str
+
+
+@dataclass(frozen=True)
+class ImageBuild:
+    """An image the repository builds: its build context (a folder of the repository), where it
+    is pushed and its tag, which ends in a hash of the folder's files (:meth:`of`), so a changed
+    folder is a new tag and the cluster pulls the new image. ``images/build.sh`` builds it."""
+
+    context: str
+    repository: str
+    tag: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+    @classmethod
+    def of(cls, files: Mapping[str, bytes], context: str, repository: str, prefix: str) -> ImageBuild:
+        """``context``'s image in ``files`` (``{path: bytes}``), tagged ``<prefix>-<hash>``
+        (without a prefix: the hash)."""
+        digest = context_hash(files, context)[:IMAGE_HASH_LENGTH]
+        return cls(context, repository, f"{prefix}-{digest}" if prefix else digest)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         DatasetFormat,
         Document,
         Finding,
+        ImageBuild,
         Patch,
         PluginInfo,
         Problem,
@@ -392,6 +393,35 @@ def rlgen_files(ctx: Context) -> dict[str, str]:
         @hookimpl
         def rlgen_files(ctx):
             return {"docs/sandbox.md": "# The sandbox\\n"}
+    """
+
+
+@hookspec
+def rlgen_images(ctx: Context) -> list[ImageBuild]:
+    """Return the images the repository builds from folders the plugin writes (``rlgen_files``).
+
+    Each is tagged :meth:`ImageBuild.of` the folder's files, as ``images/training`` is, so the
+    objects that run it follow the folder: a changed file is a new tag. ``images/build.sh``
+    (which the images workflow runs) lists each one, builds it when the registry lacks its tag
+    and refuses a folder whose files no longer match it. A folder holding a ``build.sh`` is
+    built by it, run as ``sh <folder>/build.sh <reference>`` (it must push the reference);
+    any other folder is a Docker build context.
+
+    :param ctx: the selection and its shared names.
+
+    Example::
+
+        PROXY = {"images/proxy/Dockerfile": "FROM nginx:1.27\\n"}
+
+        @hookimpl
+        def rlgen_files(ctx):
+            return PROXY
+
+        @hookimpl
+        def rlgen_images(ctx):
+            # The tag the plugin's objects name (an image: field): the same files, hashed.
+            files = {path: text.encode() for path, text in PROXY.items()}
+            return [ImageBuild.of(files, "images/proxy", f"{ctx.spec.registry}/proxy", "v1")]
     """
 
 

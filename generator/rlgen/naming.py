@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Mapping
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -44,6 +45,23 @@ def hashed_name(base: str, data: bytes, max_length: int = MAX_RAYJOB_NAME) -> st
         tag = short_hash(base.encode(), 4)
         base = base[: room - len(tag) - 1].rstrip("-") + "-" + tag
     return base + suffix
+
+
+#: Hex digits of an image's context hash in its tag: 48 bits, no collision among one repository's builds.
+IMAGE_HASH_LENGTH = 12
+
+
+def context_hash(files: Mapping[str, bytes], context: str) -> str:
+    """The hash of ``context``'s files: the sha256 of the lines ``sha256sum`` prints for them,
+    sorted by their path inside the context, as the generated ``images/build.sh`` computes it.
+    Here, below the plugin API, because a plugin that writes an image folder tags it too."""
+    prefix = context.rstrip("/") + "/"
+    inside = sorted(path.removeprefix(prefix).encode() for path in files if path.startswith(prefix))
+    if not inside:
+        raise ValueError(f"no files in {context}")
+    listing = b"".join(hashlib.sha256(files[prefix + path.decode()]).hexdigest().encode() + b"  " + path + b"\n"
+                       for path in inside)
+    return hashlib.sha256(listing).hexdigest()
 
 
 #: Second-level domains RFC 2606 reserves for examples: no registry or Git server lives there.

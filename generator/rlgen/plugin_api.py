@@ -7,7 +7,7 @@ What is not here is rlgen's inside and may change in any release; the built-in p
 from __future__ import annotations
 
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
-from rlgen.contributions import DatasetFormat, Document, Finding, Layer, Option, Patch, PluginInfo, Problem
+from rlgen.contributions import DatasetFormat, Document, Finding, ImageBuild, Layer, Option, Patch, PluginInfo, Problem
 from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef
 from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource
 from rlgen.hookspecs import hookimpl
@@ -50,7 +50,7 @@ __all__ = [
     "hookimpl",
     # What hooks receive and return (rlgen.contributions).
     "SLOTS", "ConfigFile", "Context", "DatasetFormat", "Document", "Layer", "Option", "Patch", "PluginInfo",
-    "Problem", "Resource", "SecretDelivery", "SecretRef", "Stage", "TrainingImage", "UpstreamSource",
+    "Problem", "Resource", "SecretDelivery", "SecretRef", "Stage", "TrainingImage", "UpstreamSource", "ImageBuild",
     "SECRETS_FOLDER", "OPTIONAL_SECRETS_FOLDER",
     "UPSTREAM_FOLDER",
     # What rlgen_validate_rules reads and returns.

@@ -33,7 +33,8 @@ PINS = {
                             "(pushes openkruise/agent-sandbox-controller:<ref name>)"),
     "manager_commit": Pin("136236a8095d93a02416246ba7f3f38a90f8bf76",
                           "openkruise/agents refs/pull/165/head (MCP server, not merged), 2026-05-06"),
-    "manager_tag": Pin("mcp-136236a8", "the tag this repository builds the manager under "
+    "manager_tag": Pin("mcp-136236a8", "the start of the tag this repository builds the manager under, "
+                       "before the hash of images/sandbox-manager "
                        "(make docker-build-manager at manager_commit)"),
     "envoy_image": Pin("envoyproxy/envoy:v1.33.0", "openkruise/agents@v0.3.0 config/sandbox-manager/"
                        "image_patch.yaml floats envoyproxy/envoy:v1.33-latest; pinned to its release"),

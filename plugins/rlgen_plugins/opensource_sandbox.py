@@ -3,6 +3,7 @@ from the upstream repository at the versions of :mod:`rlgen_plugins._openkruise_
 from __future__ import annotations
 
 from rlgen.plugin_api import (
+    ImageBuild,
     Option,
     PluginInfo,
     SecretRef,
@@ -53,16 +54,28 @@ def rlgen_plugin():
         options=(
             Option("controller_image", "agent-sandbox-controller image (upstream publishes it on Docker Hub)",
                    value("controller_image"), check=_image_error),
-            Option("manager_image", "sandbox-manager image with the MCP endpoint "
-                   f"(default: <rlgen.registry>/sandbox-manager:{value('manager_tag')})", "", check=_image_error),
+            Option("manager_image", "sandbox-manager image with the MCP endpoint (default: "
+                   f"<rlgen.registry>/sandbox-manager:{value('manager_tag')}-<hash of images/sandbox-manager>, "
+                   "which the images workflow builds)", "", check=_image_error),
             Option("envoy_image", "Envoy sidecar of the sandbox-manager (upstream floats v1.33-latest)",
                    value("envoy_image"), check=_image_error),
         ) + _sandbox_common.OPTIONS,
     )
 
 
+def manager_build(ctx) -> ImageBuild | None:
+    """The manager image this repository builds: ``images/sandbox-manager`` tagged with the hash
+    of its files, so a new build script (another commit, another patch line) is a new tag and
+    the cluster pulls the new image. None when the user names the image
+    (``opensource-sandbox.manager_image``): theirs is used as it is."""
+    if ctx.options(NAME)["manager_image"]:
+        return None
+    return ImageBuild.of({path: text.encode() for path, text in manager_files().items()}, MANAGER_CONTEXT,
+                         f"{ctx.spec.registry}/sandbox-manager", value("manager_tag"))
+
+
 def manager_image(ctx) -> str:
-    return ctx.options(NAME)["manager_image"] or f"{ctx.spec.registry}/sandbox-manager:{value('manager_tag')}"
+    return ctx.options(NAME)["manager_image"] or manager_build(ctx).ref
 
 
 def _split_image(image: str) -> tuple[str, str]:
@@ -164,7 +177,8 @@ def rlgen_secrets(ctx):
             _sandbox_common.trainer_key_secret(ctx)]
 
 
-BUILD_SCRIPT = "images/sandbox-manager/build.sh"
+MANAGER_CONTEXT = "images/sandbox-manager"
+BUILD_SCRIPT = f"{MANAGER_CONTEXT}/build.sh"
 #: The key store logs every key it creates at Info, whatever -v says (openkruise/agents v0.3.0
 #: and #165, pkg/servers/e2b/keys/secret.go): the build logs their ids instead.
 KEY_LOG_EDITS = (
@@ -174,17 +188,23 @@ KEY_LOG_EDITS = (
 KEY_LOG_FILE = "pkg/servers/e2b/keys/secret.go"
 
 
-def build_script(ctx) -> str:
-    image = manager_image(ctx)
+def build_script() -> str:
+    """The manager's build. It names no image: its tag is a hash of this text, so it takes the
+    reference to push as its argument (images/build.sh passes the tag rlgen wrote)."""
     commit = value("manager_commit")
     seds = " ".join(f"-e 's/{old}/{new}/'" for old, new in KEY_LOG_EDITS)
     return f"""\
 #!/bin/sh
-# Builds the sandbox-manager this repository runs and pushes it as {image}:
+# Builds the sandbox-manager this repository runs and pushes it as the reference given:
 # openkruise/agents pull request #165 (the MCP server; no release has one) at {commit[:8]},
 # with the key store logging key ids instead of the keys themselves: upstream logs the admin
 # key and every new API key at Info, whatever -v is, so they would land in the cluster's logs.
+# images/build.sh runs it with the reference rlgen tagged with a hash of this folder, which
+# is why the tag is not written here.
+#
+#   sh images/sandbox-manager/build.sh REGISTRY/sandbox-manager:TAG
 set -eu
+image="${{1:?usage: sh {BUILD_SCRIPT} IMAGE_REFERENCE}}"
 work="$(mktemp -d)"
 git clone --quiet {REPO}.git "$work/agents"
 cd "$work/agents"
@@ -196,14 +216,23 @@ if grep -n '"key",' {KEY_LOG_FILE}; then
   echo "the key store still logs keys: check {KEY_LOG_FILE}" >&2
   exit 1
 fi
-make docker-build-manager MANAGER_IMG={image}
-docker push {image}
+make docker-build-manager MANAGER_IMG="$image"
+docker push "$image"
 """
+
+
+def manager_files() -> dict[str, str]:
+    return {BUILD_SCRIPT: build_script()}
 
 
 @hookimpl
 def rlgen_files(ctx):
-    return {BUILD_SCRIPT: build_script(ctx)}
+    return manager_files()
+
+
+@hookimpl
+def rlgen_images(ctx):
+    return [image] if (image := manager_build(ctx)) else []
 
 
 @hookimpl
@@ -215,10 +244,13 @@ def rlgen_readme(ctx):
         f"The sync engine installs `{value('operator_root')}` (CRDs, controller, Namespace `{ns}`) and then "
         f"`{value('manager_root')}` of {REPO} at `{value('tag')}`. The controller image is upstream's "
         f"`{ctx.options(NAME)['controller_image']}`. Upstream's sandbox-manager has no MCP endpoint yet: build "
-        f"it from pull request #165 (commit `{commit[:8]}`) and push it as `{manager_image(ctx)}` with "
-        f"`sh {BUILD_SCRIPT}`, which also makes the key store log key ids instead of the admin key and "
-        "new API keys (upstream logs them at Info at any `-v`).\n\n"
-        f"#165 branches from `{BASE_COMMIT[:8]}`, {BASE_BEHIND} commits before `{value('tag')}`, whose CRDs, RBAC and "
+        f"it from pull request #165 (commit `{commit[:8]}`): `sh {BUILD_SCRIPT} {manager_image(ctx)}` builds "
+        f"and pushes `{manager_image(ctx)}`, and makes the key store log key ids instead of the admin key and "
+        "new API keys (upstream logs them at Info at any `-v`). "
+        + (f"The tag ends in a hash of `{MANAGER_CONTEXT}`: `images/build.sh` lists it, so the images workflow "
+           "builds it with the other images, and a new build script is a new tag the cluster pulls.\n\n"
+           if manager_build(ctx) else "\n\n")
+        + f"#165 branches from `{BASE_COMMIT[:8]}`, {BASE_BEHIND} commits before `{value('tag')}`, whose CRDs, RBAC and "
         f"controller the cluster runs: those commits add optional fields to the CRDs and three rules to the "
         "manager's RBAC, which the older manager leaves unused. #165 does not merge cleanly into "
         f"`{value('tag')}` (a conflict in `pkg/sandbox-manager/infra/interface.go`), so the build stays on "

@@ -15,6 +15,7 @@ from support.repos import CORE_ANSWERS, build
 
 from rlgen import contributions, hookspecs
 from rlgen.errors import RlgenError
+from rlgen.generate import image_builds, pipeline
 from rlgen.plugin_host.discovery import Installed, discover
 from rlgen.plugin_host.selection import select
 
@@ -23,6 +24,12 @@ HOOKS = {name: fn for name, fn in inspect.getmembers(hookspecs, inspect.isfuncti
 
 def example(hook: str):
     """The function an example defines, executed with the names a plugin imports."""
+    return example_module(hook)[hook]
+
+
+def example_module(hook: str) -> dict:
+    """Every name an example defines (an example may need a second hook, as rlgen_images
+    needs rlgen_files), executed with the names a plugin imports."""
     doc = inspect.getdoc(HOOKS[hook])
     code = textwrap.dedent(re.search(r"Example::\n\n(.*)", doc, re.S)[1])
     from rlgen_plugins.gsm8k import map_row
@@ -32,7 +39,7 @@ def example(hook: str):
     namespace = {"hookimpl": hookspecs.hookimpl, "map_row": map_row, "verl_release": verl_release,
                  **{n: getattr(contributions, n) for n in dir(contributions) if n[0].isupper()}}
     exec(compile(code, f"<example of {hook}>", "exec"), namespace)
-    return namespace[hook]
+    return namespace
 
 
 def with_example(installed: dict, plugin: str, hook: str) -> dict:
@@ -207,9 +214,10 @@ CASES = {
     "rlgen_training_packages": ("flux", (), None, _packages),
     "rlgen_upstream_sources": ("flux", ("marketplace-sandbox",), MARKETPLACE, _upstream),
     "rlgen_sync_files": ("flux", (), None, _sync_files),
-    "rlgen_files": ("flux", (), None, _files),
     "rlgen_secrets": ("flux", (), None, _secrets),
     "rlgen_secret_delivery": ("manual-secrets", (), None, _secret_delivery),
+    "rlgen_files": ("flux", (), None, _files),
+    "rlgen_images": None,  # needs the example's rlgen_files too: below
     "rlgen_readme": ("flux", (), None, _readme),
     "rlgen_dataset_format": ("gsm8k", (), None, _dataset_format),
     "rlgen_validate_rules": ("flux", (), None, _validate_rules),
@@ -221,6 +229,23 @@ CASES = {
 def test_example_changes_the_generated_repository(hook, tmp_path):
     plugin, plugins, sets, check = CASES[hook]
     check(generate(hook, plugin, plugins, sets), tmp_path)
+
+
+def test_images_example_is_built_by_images_build_sh_under_its_folders_hash():
+    installed = discover()
+    original = installed["flux"]
+    module = types.ModuleType("flux_with_example")
+    for name in dir(original.module):
+        if name.startswith("rlgen_"):
+            setattr(module, name, getattr(original.module, name))
+    namespace = example_module("rlgen_images")
+    module.rlgen_files, module.rlgen_images = namespace["rlgen_files"], namespace["rlgen_images"]
+    b = pipeline.generate(select({**installed, "flux": Installed(module, original.info, original.version)}, [],
+                            CORE_ANSWERS, None))
+    digest = image_builds.context_hash(b.tree.files, "images/proxy")[:12]
+    ref = f"{CORE_ANSWERS['rlgen']['registry']}/proxy:v1-{digest}"
+    assert ("images/proxy", ref) in image_builds.listed(text(b, image_builds.SCRIPT))
+    assert f"`{ref}`" in text(b, "README.md")
 
 
 def test_migrate_example_moves_the_page_of_an_older_version():

@@ -2,11 +2,15 @@
 (the pinned CNCF distribution, with logins) and the pinned crane: it builds and pushes exactly
 the images whose tag the registry lacks, each pullable by its digest with its folder's files; a
 change rlgen makes (a plugin adding packages to the training image) rebuilds that image alone,
-under the tag the RayJob now names; a folder edited by hand, or a refused login, stops it."""
+under the tag the RayJob now names; a folder edited by hand, or a refused login, stops it. The
+sandbox-manager, which its own build script builds from upstream's source, is built by that
+script under the tag the cluster's manifests name (git, make and docker stand-ins: no network
+and no Docker daemon here)."""
 from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -19,6 +23,28 @@ from support.toolchain import tool
 
 BUILDER = Path(__file__).resolve().parents[1] / "support" / "layer_build.py"
 USER, PASSWORD = "ci-pusher", "s3cret-for-the-test"
+#: Stand-ins on PATH for what images/sandbox-manager/build.sh runs: the clone of openkruise/agents
+#: gives the key store's lines as upstream writes them (the rest of git is git), make records its
+#: arguments, and docker push lays the edited key store onto the stand-in base (crane append).
+STUBS = {
+    "git": """#!/bin/sh
+case "$1" in
+  clone) mkdir -p "$4/pkg/servers/e2b/keys" && echo "clone $3" >> "$STUB_LOG"
+         printf '\\t\\tlog.Info("create admin key success", "key", adminKey.Key)\\n\\tlog.Info("api-key generated", "key", apiKey)\\n' \\
+           > "$4/pkg/servers/e2b/keys/secret.go" ;;
+  fetch|checkout) echo "$*" >> "$STUB_LOG" ;;
+  *) exec "$REAL_GIT" "$@" ;;
+esac
+""",
+    "make": """#!/bin/sh
+echo "make $*" >> "$STUB_LOG"
+""",
+    "docker": """#!/bin/sh
+[ "$1" = push ] || { echo "docker stand-in: only push" >&2; exit 1; }
+tar -cf "$STUB_DIR/layer.tar" pkg/servers/e2b/keys/secret.go
+exec crane append --base "$STUB_BASE" --new_layer "$STUB_DIR/layer.tar" --new_tag "$2"
+""",
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +73,20 @@ def env(tmp_path, registry):
     pushed = crane("append", "--new_layer", str(tmp_path / "base.tar"), "--new_tag", base, env=env)
     assert pushed.returncode == 0, pushed.stderr
     (config / "config.json").unlink()  # the script logs in itself, from the secrets
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    for name, text in STUBS.items():
+        (stubs / name).write_text(text)
+        (stubs / name).chmod(0o755)
     return {**env, "IMAGE_BUILD": f"{sys.executable} {BUILDER} {base}",
-            "REGISTRY_USERNAME": USER, "REGISTRY_PASSWORD": PASSWORD}
+            "REGISTRY_USERNAME": USER, "REGISTRY_PASSWORD": PASSWORD,
+            "PATH": f"{stubs}{os.pathsep}{env['PATH']}", "REAL_GIT": shutil.which("git"),
+            "STUB_DIR": str(stubs), "STUB_LOG": str(stubs / "log"), "STUB_BASE": base}
 
 
-def new_repo(tmp_path: Path, registry: str) -> tuple[Path, str]:
+def new_repo(tmp_path: Path, registry: str, namespace: str = "team") -> tuple[Path, str]:
     target = tmp_path / "repo"
-    out = ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={registry}/team", "--set",
+    out = ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={registry}/{namespace}", "--set",
                        f"rlgen.git_url={GIT_URL}", "--set", f"rlgen.install={INSTALL}", *storage_answers(), "--no-input",
                        "--output", "table"))
     return target, out
@@ -74,6 +107,17 @@ def refs(repo: Path) -> dict[str, str]:
             "images/data": job["spec"]["template"]["spec"]["containers"][0]["image"]}
 
 
+def manager_ref(repo: Path) -> str:
+    """The sandbox-manager the cluster runs: the image the sync engine sets on upstream's root."""
+    from ruamel.yaml import YAML
+
+    for doc in YAML(typ="safe").load_all((repo / "infrastructure/upstream/openkruise-agents.yaml").read_text()):
+        for image in (doc or {}).get("spec", {}).get("images", []):
+            if image["name"] == "sandbox-manager":
+                return f"{image['newName']}:{image['newTag']}"
+    raise AssertionError("no sandbox-manager image")
+
+
 def files_of(reference: str, env: dict) -> dict[str, bytes]:
     """The files of the image ``reference`` names, as a runtime would unpack them (crane export)."""
     exported = subprocess.run([tool("crane"), "export", reference, "-"], env=env, capture_output=True)
@@ -84,13 +128,15 @@ def files_of(reference: str, env: dict) -> dict[str, bytes]:
 
 def test_pushes_what_the_registry_lacks_and_only_that(tmp_path, registry, env):
     repo, created = new_repo(tmp_path, registry)
-    wanted = refs(repo)
-    assert f"Images to build before the first sync: {wanted['images/training']}, {wanted['images/data']} " in created
+    wanted, manager = refs(repo), manager_ref(repo)
+    assert (f"Images to build before the first sync: {wanted['images/training']}, {wanted['images/data']}, "
+            f"{manager} ") in created
 
     listed = build(repo, env, "--list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == [f"{wanted['images/training']} (images/training)",
-                                          f"{wanted['images/data']} (images/data)"]
+                                          f"{wanted['images/data']} (images/data)",
+                                          f"{manager} (images/sandbox-manager)"]
 
     first = build(repo, env)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -138,3 +184,27 @@ def test_refuses_a_folder_edited_by_hand_and_a_refused_login(tmp_path, registry,
     assert edited.returncode == 1
     assert f"images/data no longer matches its tag {tag}" in edited.stderr
     assert "Building" not in edited.stdout
+
+
+def test_the_sandbox_manager_is_built_by_its_own_script_under_the_tag_the_cluster_runs(tmp_path, registry, env):
+    # A namespace of its own: the module's registry already holds the other tests' images.
+    repo, _ = new_repo(tmp_path, registry, "sandbox")
+    manager = manager_ref(repo)
+    assert manager.startswith(f"{registry}/sandbox/sandbox-manager:mcp-136236a8-")
+
+    built = build(repo, env)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert f"Building {manager} from images/sandbox-manager" in built.stdout
+    log = (Path(env["STUB_DIR"]) / "log").read_text().splitlines()
+    assert log[0] == "clone https://github.com/openkruise/agents.git"
+    assert f"make docker-build-manager MANAGER_IMG={manager}" in log
+    # The pushed image holds the key store as the script edited it: key ids, never keys.
+    secret_go = files_of(manager, env)["pkg/servers/e2b/keys/secret.go"].decode()
+    assert '"id", adminKey.ID)' in secret_go and '"key",' not in secret_go
+
+    # A hand edit of the script is refused like a Dockerfile's: the cluster would run the old image.
+    with (repo / "images/sandbox-manager/build.sh").open("a") as script:
+        script.write("echo patched by hand\n")
+    edited = build(repo, env)
+    assert edited.returncode == 1
+    assert f"images/sandbox-manager no longer matches its tag {manager.rpartition(':')[2]}" in edited.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from rlgen.naming import context_hash
 from rlgen.tools import yamlio
 from support.repos import REPO, REGISTRY, build, plain_manifests
 
@@ -52,7 +53,10 @@ def test_rendered_manager_args_are_all_flags_of_the_pinned_image(generate, tmp_p
     assert set(flags) <= MANAGER_FLAGS, set(flags) - MANAGER_FLAGS
     assert "--mcp-enabled=true" in container["args"]
     assert f"--mcp-port={value('mcp_port')}" in container["args"]
-    assert container["image"] == f"{REGISTRY}/sandbox-manager:{value('manager_tag')}"
+    # The tag rlgen gives the manager: its pin, then the hash of images/sandbox-manager (build.sh's list).
+    digest = context_hash({"b/build.sh": (repo / "images/sandbox-manager/build.sh").read_bytes()}, "b")[:12]
+    assert container["image"] == f"{REGISTRY}/sandbox-manager:{value('manager_tag')}-{digest}"
+    assert f'"images/sandbox-manager {container["image"]}"' in (repo / "images/build.sh").read_text()
     # The published key is gone; the key comes from a Secret through $(VAR) expansion.
     assert "some-api-key" not in yamlio.dump_all(objects)
     assert "--e2b-admin-key=$(E2B_ADMIN_KEY)" in container["args"]

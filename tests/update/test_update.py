@@ -2,6 +2,8 @@
 swap, conflicts stop with markers and --abort undoes them, deleted files stay deleted."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from support.repos import INDEX, commit_all, git, ok, one_error_line, pinned, repo_files, rlgen_in
 from support.updates import branch, copy_of, head, names_in, recorded_render, status, validate
@@ -202,3 +204,27 @@ def test_an_update_from_another_branch_than_the_synced_one_is_refused(repo):
     assert git(repo, "rev-parse", "HEAD") == before and status(repo) == ""
     assert "rlgen/update-" not in git(repo, "branch", "--list")
     ok(rlgen_in(repo, "update", "--set", "vllm.gpu_memory_utilization=0.6", "--no-branch"))
+
+
+def test_a_repository_from_before_gets_the_sandbox_manager_tag_of_its_build_script(repo):
+    # As earlier rlgen versions generated it: the manager tagged mcp-136236a8 whatever its build
+    # script said, the script naming that tag, images/build.sh not listing it.
+    build_list = repo / "images/build.sh"
+    (current,) = re.findall(r'"images/sandbox-manager (\S+)"', build_list.read_text())
+    old = current.rpartition("-")[0]
+    for path in ("infrastructure/upstream/openkruise-agents.yaml", "README.md"):
+        (repo / path).write_text((repo / path).read_text().replace(current, old))
+    build_list.write_text(build_list.read_text().replace(f'  "images/sandbox-manager {current}"\n', ""))
+    script = repo / "images/sandbox-manager/build.sh"
+    script.write_text(re.sub(r'(?m)^image=.*\n', "", script.read_text()).replace('"$image"', old))
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--amend", "--no-edit")
+
+    out = ok(rlgen_in(repo, "update", "--no-branch", "--output", "table"))
+
+    assert f"Images to build before the merge syncs: {current} " in out
+    assert f'  "images/sandbox-manager {current}"\n' in build_list.read_text()
+    upstream = (repo / "infrastructure/upstream/openkruise-agents.yaml").read_text()
+    assert f"newTag: {current.rpartition(':')[2]}\n" in upstream and f"newTag: {old.rpartition(':')[2]}\n" not in upstream
+    assert old not in script.read_text() and status(repo) == ""
+    ok(validate(repo))

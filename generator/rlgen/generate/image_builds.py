@@ -1,5 +1,6 @@
-"""The images a repository builds (``images/training``, ``images/data``): each one's build
-context as rlgen writes it, and its tag: a readable prefix and a hash of the context's files.
+"""The images a repository builds (``images/training``, ``images/data``, and a plugin's such as
+``images/sandbox-manager``, ``rlgen_images``): each one's build context as rlgen writes it, and
+its tag: a readable prefix and a hash of the context's files.
 
 A changed Dockerfile (mlflow on, a plugin's ``rlgen_training_packages``) thus gives a new tag,
 the RayJob and Jobs that run it new names, and nodes that already hold the old image pull the
@@ -10,44 +11,28 @@ whose files no longer match the tag rlgen wrote.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+import re
 from typing import Mapping
 
-#: Hex digits of the context hash in a tag: 48 bits, no collision among one repository's builds.
-HASH_LENGTH = 12
+# The hash and the image live below the plugin API, where a plugin that writes an image folder
+# (opensource-sandbox's images/sandbox-manager) tags it with the same function.
+from rlgen.contributions import ImageBuild
+from rlgen.naming import IMAGE_HASH_LENGTH as HASH_LENGTH, context_hash
+
+__all__ = ["HASH_LENGTH", "SCRIPT", "ImageBuild", "build", "context_hash", "follows", "listed", "split_reference"]
+
 SCRIPT = "images/build.sh"
-
-
-@dataclass(frozen=True)
-class ImageBuild:
-    """One image: its build context (a folder of the repository), where it is pushed, its tag."""
-
-    context: str
-    repository: str
-    tag: str
-
-    @property
-    def ref(self) -> str:
-        return f"{self.repository}:{self.tag}"
-
-
-def context_hash(files: Mapping[str, bytes], context: str) -> str:
-    """The hash of ``context``'s files: the sha256 of the lines ``sha256sum`` prints for them,
-    sorted by their path inside the context, as ``images/build.sh`` computes it."""
-    prefix = context.rstrip("/") + "/"
-    inside = sorted(path.removeprefix(prefix).encode() for path in files if path.startswith(prefix))
-    if not inside:
-        raise ValueError(f"no files in {context}")
-    listing = b"".join(hashlib.sha256(files[prefix + path.decode()]).hexdigest().encode() + b"  " + path + b"\n"
-                       for path in inside)
-    return hashlib.sha256(listing).hexdigest()
 
 
 def build(files: Mapping[str, bytes], context: str, repository: str, prefix: str) -> ImageBuild:
     """``context``'s image, tagged ``<prefix>-<hash>`` (without a prefix: the hash)."""
-    digest = context_hash(files, context)[:HASH_LENGTH]
-    return ImageBuild(context, repository, f"{prefix}-{digest}" if prefix else digest)
+    return ImageBuild.of(files, context, repository, prefix)
+
+
+def follows(tag: str, digest: str) -> bool:
+    """Whether ``tag`` ends in ``digest`` (a context hash cut to :data:`HASH_LENGTH`), as
+    ``images/build.sh`` checks it: the whole tag, or its part after the last ``-``."""
+    return tag == digest or tag.endswith(f"-{digest}")
 
 
 def split_reference(image: str) -> tuple[str, str]:
@@ -57,3 +42,21 @@ def split_reference(image: str) -> tuple[str, str]:
     if colon and "/" not in tag:
         return name, tag
     return image.partition("@")[0], ""
+
+
+#: An entry of the ``images=(...)`` list of ``images/build.sh``: ``"<folder> <reference>"``.
+_ENTRY = re.compile(r'^\s*"(\S+) (\S+)"\s*$')
+
+
+def listed(script: str) -> list[tuple[str, str]]:
+    """(folder, reference) of each image ``images/build.sh`` builds, read from its list, the
+    one the images workflow builds from."""
+    found, inside = [], False
+    for line in script.splitlines():
+        if line.startswith("images=("):
+            inside = True
+        elif inside and line.strip() == ")":
+            break
+        elif inside and (entry := _ENTRY.match(line)):
+            found.append((entry[1], entry[2]))
+    return found

@@ -209,6 +209,21 @@ def plugin_files(b: Build) -> None:
             b.tree.add(path, text)
 
 
+def plugin_images(b: Build) -> None:
+    """The plugins' images (``rlgen_images``) join training and data in ``images/build.sh``'s list
+    and ``rlgen update``'s images to build, each checked against the folder the plugin wrote."""
+    for plugin, images in b.hooks.images(b.ctx):
+        for image in images:
+            files = {p: c for p, c in b.tree.files.items() if p.startswith(image.context.rstrip("/") + "/")}
+            digest = image_builds.context_hash(files, image.context)[:image_builds.HASH_LENGTH] if files else None
+            if not digest or not image_builds.follows(image.tag, digest):
+                # The plugin hashed other files than it wrote: build.sh would refuse the folder.
+                raise PluginFailed(plugin, "rlgen_images", ValueError(
+                    f"{image.ref} is not tagged with the hash of {image.context}'s files "
+                    f"({digest or 'the plugin wrote none'})"))
+            b.images += (image,)
+
+
 def reader_role(b: Build) -> None:
     """The read-only role of rlgen doctor and rlgen status (applied by hand, never synced)."""
     sync_objects = [d for path, text in sorted(b.tree.files.items()) if path.startswith("clusters/")
@@ -276,7 +291,7 @@ def team_template(b: Build) -> None:
 
 #: The platform before the training base: its roots' builds (:data:`READY`) start the sooner.
 STAGES = (check_selection, images, plugin_components, platform_base, training_base, secret_delivery, sync_entry_points,
-          plugin_files,
+          plugin_files, plugin_images,
           reader_role, schemas, first_run, answers_file, skeleton, team_template)
 
 #: The kustomization roots whose files are all in the tree once a stage has run: each

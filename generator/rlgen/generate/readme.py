@@ -21,7 +21,7 @@ FOLDERS = {
     "base": (True, "what every environment shares: the platform and the run template"),
     "clusters": (True, "the sync engine's entry points, one folder per cluster"),
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
-    "images": (False, "the Dockerfiles of the training and data images, and build.sh, which builds and pushes them"),
+    "images": (False, "the build contexts of the images the repository builds (training, data, a plugin's), and build.sh, which builds and pushes them"),
     "infrastructure": (True, "what every cluster syncs first: the upstream roots (upstream/, which each cluster folder includes) and add-on settings"),
     "overlays": (True, "each environment a cluster syncs: its platform, and the index of its runs"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
@@ -136,7 +136,7 @@ def first_sync_steps(secrets_section: str, sections: list[str]) -> list[str]:
     sync = next((s for s in sections if s.lstrip().startswith("## Sync")), "")
     return [
         "Check the cluster, read-only: `rlgen doctor` ([Before the first sync](#before-the-first-sync)).",
-        "Build and push the two images "
+        "Build and push the images "
         "([Images to build and push before the first sync](#images-to-build-and-push-before-the-first-sync)).",
         f"Give the Secrets their values ({link(secrets_section, 'the secrets plugin section below')}).",
         f"Install the sync engine and point it at `clusters/<cluster>/` ({link(sync, 'the sync plugin section below')}).",

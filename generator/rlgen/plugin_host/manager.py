@@ -92,6 +92,10 @@ class Hooks:
     def files(self, ctx: contributions.Context) -> list[dict[str, str]]:
         return [files for _, files in self._answers("rlgen_files", ctx=ctx)]
 
+    def images(self, ctx: contributions.Context) -> list[tuple[str, list[contributions.ImageBuild]]]:
+        """Each plugin's images, by plugin: a tag that does not follow its folder names the plugin."""
+        return [(plugin, list(items)) for plugin, items in self._answers("rlgen_images", ctx=ctx)]
+
     def secrets(self, ctx: contributions.Context) -> list[contributions.SecretRef]:
         return self._items("rlgen_secrets", ctx=ctx)
 

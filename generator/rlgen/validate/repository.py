@@ -44,6 +44,7 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         from rlgen.repo import answers, run_files
         from rlgen.repo.workspace import Workspace, load_selection, load_spec
         from rlgen.validate.conflicts import conflict_findings
+        from rlgen.validate.image_folders import image_findings, tracked_files
 
         if conflicts := conflict_findings(root):
             # Files with markers do not load or render: report them alone.
@@ -59,7 +60,7 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         from rlgen.rules.tools import acknowledged
         from rlgen.validate.schema_findings import schema_sources
 
-        stale = stale_findings(repo, ws.spec, runs, target)
+        stale = stale_findings(repo, ws.spec, runs, target) + image_findings(repo, target, tracked_files(repo))
         external = answers.read(repo)["external_secrets"]
         plugins = (selection.hooks(), selection.context(ws.spec))
         secret_plan = _secret_plan(repo, selection)

@@ -14,7 +14,9 @@
 #
 # Needs crane (github.com/google/go-containerregistry/cmd/crane) on PATH, and docker with buildx
 # unless IMAGE_BUILD names another builder, run as `$IMAGE_BUILD CONTEXT REFERENCE`, which
-# must build CONTEXT and push REFERENCE. With REGISTRY_USERNAME and REGISTRY_PASSWORD set, it
+# must build CONTEXT and push REFERENCE. A folder with a build.sh of its own (a plugin's image
+# built from upstream source, such as images/sandbox-manager) is built by it, whatever
+# IMAGE_BUILD says: `sh CONTEXT/build.sh REFERENCE` builds and pushes REFERENCE. With REGISTRY_USERNAME and REGISTRY_PASSWORD set, it
 # logs in to each registry first (crane auth login: docker's config file, which docker reads too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,7 +79,9 @@ for entry in "${missing[@]}"; do
     echo "$ref ($context)"
   else
     echo "Building $ref from $context"
-    if [ -n "${IMAGE_BUILD:-}" ]; then
+    if [ -f "$context/build.sh" ]; then
+      sh "$context/build.sh" "$ref"
+    elif [ -n "${IMAGE_BUILD:-}" ]; then
       # shellcheck disable=SC2086 # split on purpose: a command and its arguments
       $IMAGE_BUILD "$context" "$ref"
     else
