@@ -14,18 +14,26 @@ from pathlib import Path
 import pytest
 from support.flux import REGISTRY
 from support.repos import INSTALL, ok, run_rlgen, storage_answers
-from support.toolchain import BIN, tool
+from support.toolchain import BIN, build, tool
 
 #: The whole command, control plane included; the default repository takes about a minute.
 TIMEOUT = 600
 
 
 @pytest.fixture(scope="module")
-def programs():
+def programs(tmp_path_factory):
+    """The environment of the e2e workflow's last step: on PATH, what ``rlgen e2e --install-tools``
+    installs (from the tests' toolchain cache: nothing is built) and the runner's own programs,
+    none of the project's other tools."""
     # Skipped on a developer's machine without the toolchain, failed under CI=true.
-    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller"):
+    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller",
+                 "kustomize", "sops", "age-keygen"):
         tool(name)
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    installed = run_rlgen("e2e", "--install-tools", str(tmp_path_factory.mktemp("e2e-tools")),
+                          env={**os.environ, "RLGEN_TOOLCHAIN_CACHE": str(build.cache_root())})
+    assert installed.returncode == 0, installed.stderr
+    others = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p).resolve() != BIN.resolve()]
+    return {**os.environ, "PATH": os.pathsep.join([installed.stdout.strip(), *others])}
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +150,36 @@ def test_sigterm_stops_every_process_it_started(repo, programs, tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert leftovers(tmp_path) == []
+
+
+def test_a_sops_repository_syncs_without_the_teams_age_key(git_server, programs, tmp_path):
+    """The values are encrypted for a key rlgen e2e never sees: it syncs a stand-in commit whose
+    files are placeholders encrypted for a key of its own, and leaves the repository as it was."""
+    key = tmp_path / "team.agekey"
+    subprocess.run([tool("age-keygen"), "-o", str(key)], check=True, capture_output=True)
+    public = subprocess.run([tool("age-keygen"), "-y", str(key)], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    key.unlink()
+    repo = tmp_path / "sops-repo"
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", f"rlgen.install={INSTALL}",
+                 *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}",
+                 "--plugin", "sops", "--set", f"sops.age_recipients={public}", env=programs))
+    ok(run_rlgen("secret", "set", "hf-token", "token", cwd=repo, env=programs, input="hf_" + "x" * 34))
+    objects = git_objects(repo)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    (tmp_path / "run").mkdir()
+    result, summary, _ = e2e(repo, programs, tmp_path / "run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "| Kustomization secrets | True |" in summary, summary
+    assert "every Secret a placeholder (1 SOPS file(s) too, encrypted for an age key made for this run)" in summary
+    # Nothing written into the repository: no commit, no object, no file.
+    assert git_objects(repo) == objects
+    assert subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+
+
+def git_objects(repo: Path) -> set[str]:
+    listed = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch-check"],
+                            capture_output=True, text=True, check=True).stdout
+    return set(listed.split("\n"))

@@ -13,7 +13,8 @@ kube-apiserver, controller manager and scheduler, kwok nodes shaped like the GPU
 (rlgen.gpus_per_node GPUs each, the labels, taints and RDMA resources the runs' pods ask
 for), KubeRay's operator and Flux's controllers, at the versions rlgen pins, all from PATH
 (the generated .github/workflows/e2e.yaml installs them). Every Secret the repository reads
-is created with a placeholder value.
+is created with a placeholder value; SOPS-encrypted values are synced as placeholders encrypted
+for an age key made for the run, so the team's key is never needed.
 
 \b
 It waits for every stage Ready, then runs rlgen status --wait (each run's pods scheduled)

@@ -26,9 +26,10 @@ TOOLCHAIN = Path(__file__).resolve().parent / "toolchain"
 FOLDERS = {"sigs.k8s.io/kwok": "kwok", "github.com/ray-project/kuberay/ray-operator": "kuberay",
            "github.com/fluxcd/source-controller": "flux", "github.com/fluxcd/kustomize-controller": "flux",
            "github.com/fluxcd/notification-controller": "flux"}
-#: The toolchain folders whose programs the control plane runs (kubectl, openssl, git and go
-#: are the runner's own).
-TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "flux")
+#: The toolchain folders whose programs rlgen e2e runs (kubectl, openssl, git and go are the
+#: runner's own): the control plane's, kustomize (rlgen renders the repository with it), and
+#: sops and age, which stand in for a SOPS repository's values (rlgen.e2e.sops_stand_in).
+TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "flux", "kustomize", "sops", "age")
 
 
 @functools.cache
@@ -60,9 +61,12 @@ def install_tools(destination: Path) -> Path:
         raise RlgenError(f"building the pinned control plane into {destination} failed (exit {code})")
     return build.LINKS
 
-#: Every program the throwaway control plane runs, found on PATH.
+#: Every program the throwaway control plane runs, and rlgen's renders, found on PATH.
 PROGRAMS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl",
-            "ray-operator", "source-controller", "kustomize-controller", "notification-controller", "openssl", "git", "go")
+            "ray-operator", "source-controller", "kustomize-controller", "notification-controller", "kustomize",
+            "openssl", "git", "go")
+#: What a repository whose secrets stage Flux decrypts with SOPS needs besides.
+SOPS_PROGRAMS = ("sops", "age-keygen")
 
 
 class MissingProgram(RlgenError):
@@ -77,8 +81,8 @@ def program(name: str) -> str:
     return found
 
 
-def missing_programs() -> list[str]:
-    return [name for name in PROGRAMS if not shutil.which(name)]
+def missing_programs(sops: bool = False) -> list[str]:
+    return [name for name in PROGRAMS + (SOPS_PROGRAMS if sops else ()) if not shutil.which(name)]
 
 
 @functools.cache

@@ -10,6 +10,7 @@ value: nothing here ever holds a credential.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -40,6 +41,8 @@ class Outcome:
     status: str = ""
     doctor: list = field(default_factory=list)
     seconds: float = 0.0
+    #: SOPS-encrypted files synced as placeholders encrypted for the run's own age key.
+    sops_files: int = 0
 
     @property
     def passed(self) -> bool:
@@ -65,15 +68,22 @@ def _checked(where: Path, cluster: str | None):
     if cluster not in known:
         raise RlgenError(f"--cluster: no cluster '{cluster}' syncs {root} (clusters/: {', '.join(known)})")
     if missing := missing_programs():
-        raise RlgenError(f"not on PATH: {', '.join(missing)} (rlgen e2e runs the pinned control plane's "
-                         "programs from PATH; the e2e workflow's install step puts them there)")
-    commit = _git(root, "rev-parse", "HEAD")
+        raise _not_on_path(missing)
     needs = needs_mod.read(root)
+    # Known once rendered: a secrets stage Flux decrypts needs SOPS's stand-in programs too.
+    if needs.decryption_keys and (missing := missing_programs(sops=True)):
+        raise _not_on_path(missing)
+    commit = _git(root, "rev-parse", "HEAD")
     engine = sync_engines.engine_of(needs.sync_objects)
     if engine is not sync_engines.FLUX:
         raise RlgenError(f"{root / 'rlgen.yaml'}: rlgen e2e syncs Flux repositories only "
                          f"(this one syncs with {engine.name if engine else 'no engine'})")
     return root, spec, cluster, commit, needs
+
+
+def _not_on_path(missing: list[str]) -> RlgenError:
+    return RlgenError(f"not on PATH: {', '.join(missing)} (rlgen e2e runs the pinned control plane's "
+                      "programs from PATH; the e2e workflow's install step puts them there)")
 
 
 def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
@@ -83,6 +93,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.e2e.cluster import add_pool, pool_of, start_operators
     from rlgen.e2e.controlplane import ControlPlane
     from rlgen.e2e.git_server import GitServer
+    from rlgen.e2e.sops_stand_in import AGE_KEY, stand_in
     from rlgen.tools.signals import terminate_as_interrupt
 
     pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
@@ -95,8 +106,10 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             cp.start()
             add_pool(cp, pool)
             start_operators(cp, needs.csi_drivers)
-            _placeholders(cp, needs)
-            url = _publish(server, root, spec.git_branch)
+            sops = stand_in(root, commit, work / "sops", PLACEHOLDER.encode()) if needs.decryption_keys else None
+            outcome.sops_files = sops.files if sops else 0
+            _placeholders(cp, needs, {AGE_KEY: sops.identity} if sops else {})
+            url = _publish(server, root, sops.commit if sops else commit, spec.git_branch, sops.env if sops else None)
             bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
             _say(f"syncing {commit[:7]} from clusters/{cluster}/")
             _wait_for_stages(cp, outcome, timeout)
@@ -124,21 +137,31 @@ def _git(root: Path, *args: str) -> str:
     return result.stdout.strip()
 
 
-def _publish(server, root: Path, branch: str) -> str:
-    """HEAD of ``root`` at ``branch`` of a bare repository the Git server serves."""
+def _publish(server, root: Path, commit: str, branch: str, env: dict | None) -> str:
+    """``commit`` of ``root`` at ``branch`` of a bare repository the Git server serves; ``env``
+    lets Git find a commit written outside the repository (the SOPS stand-in's)."""
     url = server.create("repository.git")
     # A CI checkout is shallow: the server takes its history as it is.
     subprocess.run(["git", "-C", str(server.root / "repository.git"), "config", "receive.shallowUpdate", "true"],
                    check=True)
-    _git(root, "push", "--quiet", url, f"HEAD:refs/heads/{branch}")
+    pushed = subprocess.run(["git", "-C", str(root), "push", "--quiet", url, f"{commit}:refs/heads/{branch}"],
+                            env=env, capture_output=True, text=True)
+    if pushed.returncode != 0:
+        raise RlgenError(f"{root}: git push: {pushed.stderr.strip() or 'failed'}")
     return url
 
 
-def _placeholders(cp, needs) -> None:
+def _placeholders(cp, needs, age_key: dict[str, str]) -> None:
     """Every Secret the repository reads (its secret plan and its rendered references), each key a
-    placeholder, in namespaces created ahead of the sync (it adopts them)."""
+    placeholder, in namespaces created ahead of the sync (it adopts them); an age key Flux
+    decrypts with holds ``age_key`` (the stand-in's identity), sent on standard input."""
     for (namespace, name), need in sorted(needs.secrets.items()):
         cp.kubectl("create", "namespace", namespace, check=False)
+        if (namespace, name) in needs.decryption_keys and age_key:
+            data = {k: base64.b64encode(v.encode()).decode() for k, v in age_key.items()}
+            cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {
+                "name": name, "namespace": namespace}, "data": data}))
+            continue
         keys = sorted(need.keys) or ["value"]
         cp.kubectl("create", "secret", "generic", name, "-n", namespace,
                    *(f"--from-literal={key}={PLACEHOLDER}" for key in keys))
@@ -234,8 +257,10 @@ def summary(outcome: Outcome) -> str:
     lines = [f"## rlgen e2e {verdict}: clusters/{outcome.cluster}/ at {outcome.commit[:7]}", ""]
     if outcome.problems:
         lines += [f"- {_cell(p)}" for p in outcome.problems] + [""]
+    stand_in = (f" ({outcome.sops_files} SOPS file(s) too, encrypted for an age key made for this run)"
+                if outcome.sops_files else "")
     lines += [f"Throwaway control plane, {outcome.seconds:.0f} s; GPU pool: {outcome.pool}; every Secret a "
-              "placeholder.", "", "| stage | ready | reason | message |", "| --- | --- | --- | --- |"]
+              f"placeholder{stand_in}.", "", "| stage | ready | reason | message |", "| --- | --- | --- | --- |"]
     for name, condition in sorted(outcome.stages.items()):
         lines.append(f"| {name} | {condition.get('status', '-')} | {_cell(condition.get('reason', ''))} "
                      f"| {_cell(condition.get('message', ''))[:300]} |")

@@ -87,6 +87,8 @@ class Needs:
     queue_objects: list[dict] = field(default_factory=list)
     #: The plugin of each slot, as rlgen.yaml records it (a fix names the plugin's option).
     plugins: dict[str, str] = field(default_factory=dict)
+    #: (namespace, Secret) of each age key a Flux Kustomization decrypts SOPS files with.
+    decryption_keys: set[tuple[str, str]] = field(default_factory=set)
 
     def secret(self, namespace: str, name: str) -> SecretNeed:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
@@ -127,6 +129,7 @@ def _collect(needs: Needs, obj: dict, source: str) -> None:
         if kind == "Kustomization" and (key := get(obj, "spec", "decryption", "secretRef", "name")):
             # kustomize-controller imports the keys named *.agekey; the README names it age.agekey.
             _use(needs, ns, key, "age.agekey", False, f"{label} (SOPS decryption)")
+            needs.decryption_keys.add((ns, key))
     if kind == "ClusterSecretStore":
         needs.secret_stores.add(get(obj, "metadata", "name"))
     if kind == "ExternalSecret":

@@ -33,6 +33,21 @@ def encrypt(root: Path, path: Path, value: bytes) -> bytes:
     return result.stdout
 
 
+def encrypt_for(recipient: str, value: bytes, name: str, cwd: Path) -> bytes:
+    """``value`` encrypted (sops binary format) for one age ``recipient`` given on the command
+    line, as the file ``name``; ``cwd`` must have no ``.sops.yaml`` above it."""
+    binary = shutil.which("sops")
+    if binary is None:
+        raise RlgenError("sops is not on PATH: install sops 3.9 or newer (it encrypts the value)")
+    cmd = [binary, "encrypt", "--age", recipient, "--input-type", "binary", "--output-type", "binary",
+           "--filename-override", name]
+    result = children.run(cmd, cwd=cwd, input=value)
+    if result.returncode != 0 or not is_encrypted(result.stdout):
+        message = " ".join(result.stderr.decode(errors="replace").split())[:300]
+        raise RlgenError(f"sops could not encrypt for {name}: {message or 'no encrypted file returned'}")
+    return result.stdout
+
+
 def metadata(content: bytes) -> dict | None:
     """The ``sops`` block of an encrypted file (binary, JSON or YAML format), or None."""
     try:
