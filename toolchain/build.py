@@ -6,6 +6,14 @@ dependency. A build lands in the cache under ``<folder>-<version>/`` with a stam
 that shaped it (go.mod, go.sum, the Go version, the link flags); a second run with the same stamp
 builds nothing. ``.toolchain/bin/`` in the project links every command of the current builds.
 
+A folder whose commands embed files their module leaves out (``go:embed`` of generated files)
+has a ``source.py``: run with a folder to write into, it writes there a copy of each such module
+with the files added, and ``replace.json`` (module path -> that copy). The build then uses the
+folder's go.mod with those replacements (``-modfile``), so nothing is written into the module
+cache (``go install -overlay`` refuses files beneath GOMODCACHE). A ``# needs: <folder> ...``
+line in the script names the toolchain folders whose commands it runs; they are built first and
+put on its PATH. The stamp of such a folder covers every file in it.
+
     python3 toolchain/build.py            # build what is missing, print the bin folder
     python3 toolchain/build.py --check    # exit 1 when a build is missing or stale
 
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -41,10 +50,16 @@ LDFLAGS = {
     "kubeconform": "-X main.version={version}",
     "cyclonus": "-X github.com/mattfenwick/cyclonus/pkg/cli.version={version}",
     "kueue": "-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",
+    # goreleaser's {{ .Version }} (flux2's .goreleaser.yml): no "v"; flux prefixes it to name the
+    # release whose manifests it embeds.
+    "flux-cli": "-X main.VERSION={release}",
 }
 
 #: Commands whose package is not named as upstream's release names the binary.
 RENAMED = {"go.etcd.io/etcd/server/v3": "etcd"}
+
+#: The script that writes the module sources a folder's ``go:embed`` patterns need (module doc).
+SOURCE = "source.py"
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,18 @@ class Module:
 
     def binaries(self) -> list[str]:
         return [RENAMED.get(tool, go_binary(tool)) for tool in self.tools]
+
+    @property
+    def source(self) -> Path | None:
+        script = self.folder / SOURCE
+        return script if script.is_file() else None
+
+    def needs(self) -> list[str]:
+        """The toolchain folders whose commands the source script runs."""
+        if not self.source:
+            return []
+        found = re.search(r"^# needs: (.+)$", self.source.read_text(), re.MULTILINE)
+        return found.group(1).split() if found else []
 
 
 def go_binary(tool: str) -> str:
@@ -131,7 +158,9 @@ def go_version() -> str:
 def ldflags(module: Module) -> str:
     version = module.version
     major, minor = (version.lstrip("v").split(".") + ["", ""])[:2]
-    return ("-s -w " + LDFLAGS.get(module.name, "").format(version=version, major=major, minor=minor)).strip()
+    flags = LDFLAGS.get(module.name, "").format(version=version, major=major, minor=minor,
+                                                 release=version.lstrip("v"))
+    return ("-s -w " + flags).strip()
 
 
 def stamp(module: Module, go: str) -> str:
@@ -139,6 +168,10 @@ def stamp(module: Module, go: str) -> str:
     for part in ((module.folder / "go.mod").read_bytes(), (module.folder / "go.sum").read_bytes(),
                  go.encode(), ldflags(module).encode()):
         digest.update(hashlib.sha256(part).digest())
+    if module.source:
+        # The script and what it reads (the versions and checksums it pins) shape the build too.
+        for path in sorted(p for p in module.folder.iterdir() if p.is_file() and p.name not in ("go.mod", "go.sum")):
+            digest.update(hashlib.sha256(path.name.encode() + b"\0" + path.read_bytes()).digest())
     return digest.hexdigest()
 
 
@@ -153,6 +186,20 @@ def is_current(module: Module, go: str) -> bool:
             and all((dest / "bin" / b).is_file() for b in module.binaries()))
 
 
+def with_sources(module: Module, out: Path) -> Path:
+    """Run the folder's source script into ``out``; return a go.mod that builds with its copies."""
+    tools = [str(destination(m) / "bin") for m in modules() if m.name in module.needs()]
+    subprocess.run([sys.executable, str(module.source), str(out)], cwd=module.folder, check=True,
+                   env=go_env() | {"PATH": os.pathsep.join([*tools, os.environ.get("PATH", "")])})
+    replace = json.loads((out / "replace.json").read_text())
+    text = (module.folder / "go.mod").read_text()
+    text += "".join(f"\nreplace {path} => {folder}\n" for path, folder in sorted(replace.items()))
+    (out / "go.mod").write_text(text)
+    # -modfile reads go.sum beside the go.mod it is given.
+    shutil.copyfile(module.folder / "go.sum", out / "go.sum")
+    return out / "go.mod"
+
+
 def build(module: Module, go: str) -> float:
     """Build into a temporary folder beside the cache entry, then rename: never half-written."""
     dest = destination(module)
@@ -162,7 +209,8 @@ def build(module: Module, go: str) -> float:
         staged = Path(tmp) / "entry"
         (staged / "bin").mkdir(parents=True)
         env = go_env() | {"GOBIN": str(staged / "bin")}
-        subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", "tool"],
+        flags = [f"-modfile={with_sources(module, Path(tmp) / 'source')}"] if module.source else []
+        subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", *flags, "tool"],
                        cwd=module.folder, env=env, check=True)
         for tool in module.tools:
             if tool in RENAMED:
@@ -181,9 +229,10 @@ def download(modules: list[Module]) -> None:
     """Fetch every module's sources at once: the network overlaps instead of waiting between
     compiles, which use every core on their own."""
     def one(module: Module) -> None:
-        # Listing the tools' packages fetches exactly the modules their build needs.
-        subprocess.run(["go", "list", "-deps", "tool"], cwd=module.folder, env=go_env(), check=True,
-                       stdout=subprocess.DEVNULL)
+        # Listing the tools' packages fetches exactly the modules their build needs. -e: a source
+        # script's files are not written yet, which fails the listing, not the download.
+        subprocess.run(["go", "list", *(["-e"] if module.source else []), "-deps", "tool"], cwd=module.folder,
+                       env=go_env(), check=True, stdout=subprocess.DEVNULL)
 
     with ThreadPoolExecutor(max_workers=len(modules) or 1) as pool:
         list(pool.map(one, modules))
@@ -208,7 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         print("toolchain: the go command is not on PATH (Go 1.26 builds the pinned tools)", file=sys.stderr)
         return 2
     go = go_version()
-    chosen = [m for m in modules() if not args.names or m.name in args.names]
+    every = modules()
+    names = set(args.names or (m.name for m in every))
+    # A source script's tools are built before it runs: first in the order, and chosen with it.
+    names |= {need for m in every if m.name in names for need in m.needs()}
+    chosen = sorted((m for m in every if m.name in names), key=lambda m: bool(m.source))
     stale = [m for m in chosen if not is_current(m, go)]
     if args.check:
         for m in stale:
