@@ -23,7 +23,8 @@ TIMEOUT = 600
 @pytest.fixture(scope="module")
 def programs():
     # Skipped on a developer's machine without the toolchain, failed under CI=true.
-    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller"):
+    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller",
+                 "flux"):
         tool(name)
     return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
 
@@ -80,6 +81,8 @@ def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs,
         assert f"| Kustomization {stage} | True |" in summary, summary
     assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun=true:NoSchedule" in summary
     assert "| GPU nodes for " in summary and "| problem |" not in summary, summary
+    # The pinned flux CLI is on PATH (the toolchain's): Flux is installed by its bootstrap.
+    assert "rlgen e2e: flux bootstrap git --path=clusters/production" in result.stderr, result.stderr
     assert leftovers(tmp_path) == []
     print(f"rlgen e2e, default repository: {seconds:.0f} s")
 

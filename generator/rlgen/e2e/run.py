@@ -4,9 +4,10 @@ would sync it, before the commit is merged.
 The control plane (etcd, kube-apiserver, controller manager, scheduler, kwok's GPU-shaped nodes,
 KubeRay, Flux's controllers) runs from PATH in a temporary folder on 127.0.0.1 and is gone when
 the command ends, however it ends (an error, Ctrl-C, SIGTERM). The commit is served by a Git
-server of its own at the branch the cluster follows; Flux starts from ``clusters/<cluster>/``,
-as ``flux bootstrap --path`` leaves it. Every Secret the repository reads gets a placeholder
-value: nothing here ever holds a credential.
+server of its own at the branch the cluster follows; Flux starts from ``clusters/<cluster>/``:
+with the flux CLI on PATH, ``flux bootstrap git --path`` itself installs Flux's components and
+commits them on top (to that server only), else the two objects it leaves are created. Every
+Secret the repository reads gets a placeholder value: nothing here ever holds a credential.
 """
 from __future__ import annotations
 
@@ -86,6 +87,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.tools.signals import terminate_as_interrupt
 
     pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
+    flux = shutil.which("flux")
     outcome = Outcome(cluster, commit, pool.describe())
     work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
     cp = ControlPlane(work / "cluster")
@@ -94,12 +96,15 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             _say(f"control plane in {work}")
             cp.start()
             add_pool(cp, pool)
-            start_operators(cp, needs.csi_drivers)
+            # The CLI applies Flux's own Deployments; without it, the ones an install leaves.
+            start_operators(cp, needs.csi_drivers, flux_deployments=flux is None)
             _placeholders(cp, needs)
             url = _publish(server, root, spec.git_branch)
-            bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
             _say(f"syncing {commit[:7]} from clusters/{cluster}/")
-            _wait_for_stages(cp, outcome, timeout)
+            bootstrap_cli(cp, flux, url, spec.git_branch, f"clusters/{cluster}", timeout, outcome, work) if flux \
+                else bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
+            if not outcome.failed_stage:
+                _wait_for_stages(cp, outcome, timeout)
             if not outcome.failed_stage:
                 _status(cp, root, outcome, timeout)
             _doctor(cp, root, outcome)
@@ -158,8 +163,35 @@ def bootstrap(cp, url: str, branch: str, path: str) -> None:
     ]}))
 
 
+def bootstrap_cli(cp, flux: str, url: str, branch: str, path: str, timeout: float, outcome: Outcome,
+                  work: Path) -> None:
+    """``flux bootstrap git`` against the throwaway Git server, which speaks plain HTTP and takes
+    any password: ``--token-auth`` (an https URL is otherwise turned into SSH with a new deploy
+    key) and ``--allow-insecure-http``. A failure (the flux-system sync failing, a component not
+    available) is the flux-system stage's."""
+    _say(f"flux bootstrap git --path={path} (the flux CLI on PATH)")
+    result = subprocess.run([flux, "bootstrap", "git", f"--url={url}", f"--branch={branch}", f"--path={path}",
+                             "--token-auth", "--allow-insecure-http", f"--timeout={int(timeout)}s"],
+                            capture_output=True, text=True, cwd=work,
+                            env={**os.environ, **cp.env(), "GIT_PASSWORD": PLACEHOLDER})
+    if result.returncode != 0:
+        lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+        outcome.failed_stage = "Kustomization flux-system"
+        outcome.problems.append(f"flux bootstrap git failed: {lines[-1] if lines else f'exit {result.returncode}'}")
+        outcome.stages = _stages(cp)
+
+
 def _ready(obj: dict) -> dict:
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+
+
+def _stages(cp) -> dict:
+    """The Ready condition of every Kustomization and GitRepository of flux-system, by name."""
+    objects = {}
+    for plural, kind in [("kustomizations", "Kustomization"), ("gitrepositories", "GitRepository")]:
+        for obj in cp.objects(plural, "-n", "flux-system"):
+            objects[f"{kind} {obj['metadata']['name']}"] = obj
+    return {name: _ready(obj) for name, obj in objects.items()}
 
 
 def _wait_for_stages(cp, outcome: Outcome, timeout: float) -> None:
@@ -167,12 +199,7 @@ def _wait_for_stages(cp, outcome: Outcome, timeout: float) -> None:
     retry is the stage's interval), or ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
-        kinds = [("kustomizations", "Kustomization"), ("gitrepositories", "GitRepository")]
-        objects = {}
-        for plural, kind in kinds:
-            for obj in cp.objects(plural, "-n", "flux-system"):
-                objects[f"{kind} {obj['metadata']['name']}"] = obj
-        outcome.stages = {name: _ready(obj) for name, obj in objects.items()}
+        outcome.stages = _stages(cp)
         # Not compared with observedGeneration: kustomize-controller records it only when an
         # apply succeeds, and nothing here changes a stage's spec after it is created.
         failed = [(name, c) for name, c in outcome.stages.items() if c.get("status") == "False"
