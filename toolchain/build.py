@@ -6,6 +6,14 @@ dependency. A build lands in the cache under ``<folder>-<version>/`` with a stam
 that shaped it (go.mod, go.sum, the Go version, the link flags); a second run with the same stamp
 builds nothing. ``.toolchain/bin/`` in the project links every command of the current builds.
 
+A folder whose commands embed files their module leaves out (``go:embed`` of generated files)
+has a ``source.py``: run with a folder to write into, it writes there a copy of each such module
+with the files added, and ``replace.json`` (module path -> that copy). The build then uses the
+folder's go.mod with those replacements (``-modfile``), so nothing is written into the module
+cache (``go install -overlay`` refuses files beneath GOMODCACHE). A ``# needs: <folder> ...``
+line in the script names the toolchain folders whose commands it runs; they are built first and
+put on its PATH. The stamp of such a folder covers every file in it.
+
     python3 toolchain/build.py            # build what is missing, print the bin folder
     python3 toolchain/build.py --check    # exit 1 when a build is missing or stale
 
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -24,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +50,9 @@ LDFLAGS = {
     "kubeconform": "-X main.version={version}",
     "cyclonus": "-X github.com/mattfenwick/cyclonus/pkg/cli.version={version}",
     "kueue": "-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",
+    # goreleaser's {{ .Version }} (flux2's .goreleaser.yml): no "v"; flux prefixes it to name the
+    # release whose manifests it embeds.
+    "flux-cli": "-X main.VERSION={release}",
 }
 
 #: Builds run side by side. Each ``go install`` compiles on every core; two keep both cores busy
@@ -49,6 +61,9 @@ BUILDS_AT_ONCE = 2
 
 #: Commands whose package is not named as upstream's release names the binary.
 RENAMED = {"go.etcd.io/etcd/server/v3": "etcd"}
+
+#: The script that writes the module sources a folder's ``go:embed`` patterns need (module doc).
+SOURCE = "source.py"
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,18 @@ class Module:
 
     def binaries(self) -> list[str]:
         return [RENAMED.get(tool, go_binary(tool)) for tool in self.tools]
+
+    @property
+    def source(self) -> Path | None:
+        script = self.folder / SOURCE
+        return script if script.is_file() else None
+
+    def needs(self) -> list[str]:
+        """The toolchain folders whose commands the source script runs."""
+        if not self.source:
+            return []
+        found = re.search(r"^# needs: (.+)$", self.source.read_text(), re.MULTILINE)
+        return found.group(1).split() if found else []
 
 
 def go_binary(tool: str) -> str:
@@ -135,7 +162,9 @@ def go_version() -> str:
 def ldflags(module: Module) -> str:
     version = module.version
     major, minor = (version.lstrip("v").split(".") + ["", ""])[:2]
-    return ("-s -w " + LDFLAGS.get(module.name, "").format(version=version, major=major, minor=minor)).strip()
+    flags = LDFLAGS.get(module.name, "").format(version=version, major=major, minor=minor,
+                                                 release=version.lstrip("v"))
+    return ("-s -w " + flags).strip()
 
 
 def stamp(module: Module, go: str) -> str:
@@ -143,6 +172,10 @@ def stamp(module: Module, go: str) -> str:
     for part in ((module.folder / "go.mod").read_bytes(), (module.folder / "go.sum").read_bytes(),
                  go.encode(), ldflags(module).encode()):
         digest.update(hashlib.sha256(part).digest())
+    if module.source:
+        # The script and what it reads (the versions and checksums it pins) shape the build too.
+        for path in sorted(p for p in module.folder.iterdir() if p.is_file() and p.name not in ("go.mod", "go.sum")):
+            digest.update(hashlib.sha256(path.name.encode() + b"\0" + path.read_bytes()).digest())
     return digest.hexdigest()
 
 
@@ -157,6 +190,20 @@ def is_current(module: Module, go: str) -> bool:
             and all((dest / "bin" / b).is_file() for b in module.binaries()))
 
 
+def with_sources(module: Module, out: Path) -> Path:
+    """Run the folder's source script into ``out``; return a go.mod that builds with its copies."""
+    tools = [str(destination(m) / "bin") for m in modules() if m.name in module.needs()]
+    subprocess.run([sys.executable, str(module.source), str(out)], cwd=module.folder, check=True,
+                   env=go_env() | {"PATH": os.pathsep.join([*tools, os.environ.get("PATH", "")])})
+    replace = json.loads((out / "replace.json").read_text())
+    text = (module.folder / "go.mod").read_text()
+    text += "".join(f"\nreplace {path} => {folder}\n" for path, folder in sorted(replace.items()))
+    (out / "go.mod").write_text(text)
+    # -modfile reads go.sum beside the go.mod it is given.
+    shutil.copyfile(module.folder / "go.sum", out / "go.sum")
+    return out / "go.mod"
+
+
 def build(module: Module, go: str) -> float:
     """Build into a temporary folder beside the cache entry, then rename: never half-written."""
     dest = destination(module)
@@ -166,7 +213,8 @@ def build(module: Module, go: str) -> float:
         staged = Path(tmp) / "entry"
         (staged / "bin").mkdir(parents=True)
         env = go_env() | {"GOBIN": str(staged / "bin")}
-        subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", "tool"],
+        flags = [f"-modfile={with_sources(module, Path(tmp) / 'source')}"] if module.source else []
+        subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", *flags, "tool"],
                        cwd=module.folder, env=env, check=True)
         for tool in module.tools:
             if tool in RENAMED:
@@ -186,9 +234,10 @@ def download(modules: list[Module]) -> dict[str, int]:
     compiles) and answer how many packages each build compiles: its cost, to start the slowest
     first."""
     def one(module: Module) -> int:
-        # Listing the tools' packages fetches exactly the modules their build needs.
-        listed = subprocess.run(["go", "list", "-deps", "tool"], cwd=module.folder, env=go_env(), check=True,
-                                stdout=subprocess.PIPE, text=True)
+        # Listing the tools' packages fetches exactly the modules their build needs. -e: a source
+        # script's files are not written yet, which fails the listing, not the download.
+        listed = subprocess.run(["go", "list", *(["-e"] if module.source else []), "-deps", "tool"],
+                                cwd=module.folder, env=go_env(), check=True, stdout=subprocess.PIPE, text=True)
         return len(listed.stdout.split())
 
     with ThreadPoolExecutor(max_workers=len(modules) or 1) as pool:
@@ -199,6 +248,29 @@ def build_logged(module: Module, go: str) -> None:
     print(f"toolchain: building {module.name} {module.version} ({', '.join(module.binaries())})", file=sys.stderr)
     seconds = build(module, go)
     print(f"toolchain: built {module.name} {module.version} in {seconds:.0f} s", file=sys.stderr)
+
+
+def build_all(stale: list[Module], packages: dict[str, int], go: str) -> None:
+    """Two builds at once, each started as soon as the folders its source script needs are built:
+    what another build needs first, then the most packages first. One build's links and serial
+    steps leave a core idle that the other's compiles take, and the last to finish is a short one."""
+    needed = {need for m in stale for need in m.needs()}
+    waiting = sorted(stale, key=lambda m: (m.name not in needed, -packages[m.name]))
+    done: set[str] = {m.name for m in modules()} - {m.name for m in stale}
+    running: dict = {}
+    with ThreadPoolExecutor(max_workers=BUILDS_AT_ONCE) as pool:
+        while waiting or running:
+            ready = [m for m in waiting if set(m.needs()) <= done]
+            while ready and len(running) < BUILDS_AT_ONCE:
+                module = ready.pop(0)
+                waiting.remove(module)
+                running[pool.submit(build_logged, module, go)] = module.name
+            if not running:
+                raise SystemExit(f"toolchain: {', '.join(m.name for m in waiting)} need folders that are not built")
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()  # a failed build stops the rest
+                done.add(running.pop(future))
 
 
 def link(module: Module) -> None:
@@ -220,17 +292,17 @@ def main(argv: list[str] | None = None) -> int:
         print("toolchain: the go command is not on PATH (Go 1.26 builds the pinned tools)", file=sys.stderr)
         return 2
     go = go_version()
-    chosen = [m for m in modules() if not args.names or m.name in args.names]
+    every = modules()
+    names = set(args.names or (m.name for m in every))
+    # A source script's tools are built before it runs: first in the order, and chosen with it.
+    names |= {need for m in every if m.name in names for need in m.needs()}
+    chosen = sorted((m for m in every if m.name in names), key=lambda m: bool(m.source))
     stale = [m for m in chosen if not is_current(m, go)]
     if args.check:
         for m in stale:
             print(f"toolchain: {m.name} {m.version} is not built for {go}", file=sys.stderr)
         return 1 if stale else 0
-    packages = download(stale)
-    # Slowest first, two at once: one build's links and serial steps leave a core idle that the
-    # other's compiles take, and the last to finish is a short one.
-    with ThreadPoolExecutor(max_workers=BUILDS_AT_ONCE) as pool:
-        list(pool.map(lambda m: build_logged(m, go), sorted(stale, key=lambda m: -packages[m.name])))
+    build_all(stale, download(stale), go)
     for m in chosen:
         link(m)
     print(LINKS)

@@ -39,7 +39,8 @@ def running_cluster(workdir: Path, requeue_dependency: str | None = "5s") -> Ite
         for i in range(CPU_NODES):
             cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
         start_kuberay(cp)
-        start_flux(cp, requeue_dependency)
+        # Without Deployments: `flux bootstrap` applies Flux's own (sync_as_the_readme_says).
+        start_flux(cp, requeue_dependency, deployments=False)
         # ACK's csi-plugin add-on registers the OSS driver the repository's volumes name.
         cp.kubectl("apply", "-f", "-", input=json.dumps({
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
@@ -95,7 +96,8 @@ SECRET_VALUES = {"SANDBOX_ADMIN_API_KEY": "admin-key-e2e", "SANDBOX_API_KEY": "a
 
 def sync_as_the_readme_says(cp: ControlPlane, repo: Path, url: str, path: str) -> dict[str, dict]:
     """The README's Secret commands run on the cluster, Flux bootstrapped at ``path`` of the
-    pushed repository, and every Kustomization Ready: their objects, by name."""
+    pushed repository by the README's command (the clone ``repo`` pulls what it commits), and
+    every Kustomization Ready: their objects, by name."""
     readme = (repo / "README.md").read_text()
     for block in readme_blocks(readme, "Secrets to create before the first sync"):
         # A plugin an earlier module selected (mlflow, say) adds Secrets of its own: a value each.
@@ -103,7 +105,7 @@ def sync_as_the_readme_says(cp: ControlPlane, repo: Path, url: str, path: str) -
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
                                 env={**os.environ, **asked, **SECRET_VALUES, **cp.env()})
         assert result.returncode == 0, f"the README's command fails on a new cluster:\n{block}{result.stderr}"
-    bootstrap(cp, url, "main", path)
+    bootstrap(cp, repo, url, "main", path)
     return wait_until(
         "every Flux Kustomization Ready",
         lambda: (ks := kustomizations(cp)) and len(ks) > 1 and all(

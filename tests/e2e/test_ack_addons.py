@@ -83,7 +83,11 @@ def ack_synced(second_control_plane, git_server, sync_repository, tmp_path_facto
                  "--plugin", "rrsa-storage", *storage_answers("rrsa-storage"),
                  "--set", f"rrsa-storage.role_name={ROLE}",
                  "--set", f"rrsa-storage.pipeline_role_name={PIPELINE_ROLE}"))
-    subprocess.run(["git", "-C", str(repo), "push", "--quiet", url, "HEAD:main"], check=True, capture_output=True)
+    # A clone that follows the remote branch, as a user's does: the README's `git pull` after
+    # bootstrap needs it.
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", url], check=True)
+    subprocess.run(["git", "-C", str(repo), "push", "--quiet", "-u", "origin", "HEAD:main"], check=True,
+                   capture_output=True)
     install_ack_addons(cp)
     return {"repo": repo, "kustomizations": sync_repository(cp, repo, url, "clusters/production")}
 

@@ -7,6 +7,7 @@ ConfigMap, a PVC that is not Bound) is checked here on every scheduled pod.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 from support.controlplane import LINGJUN_LABELS, wait_until
@@ -24,6 +25,25 @@ def test_every_stage_becomes_ready_after_the_stages_it_depends_on(synced):
     for name, k in ks.items():
         for dep in k["spec"].get("dependsOn", []):
             assert ready(ks[dep["name"]])["lastTransitionTime"] <= ready(k)["lastTransitionTime"], (name, dep)
+
+
+def test_flux_bootstrap_installed_flux_through_the_repositorys_own_folder(control_plane, synced):
+    """The README's `flux bootstrap git` committed Flux's components and sync objects beside the
+    generated kustomization.yaml, which it kept (its patch is on the installed Deployment), and
+    the clone pulled them (the README's `git pull`)."""
+    cp, folder = control_plane, synced["repo"] / "clusters" / "production" / "flux-system"
+    log = subprocess.run(["git", "-C", str(synced["repo"]), "log", "--format=%s", "-3"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log[:2] == ["Add Flux sync manifests", "Add Flux v2.9.3 component manifests"], log
+    assert "kind: GitRepository" in (folder / "gotk-sync.yaml").read_text()
+    assert "--requeue-dependency=5s" in (folder / "kustomization.yaml").read_text()
+    deployments = {d["metadata"]["name"]: d for d in cp.objects("deployments", "-n", "flux-system")}
+    assert set(deployments) >= {"source-controller", "kustomize-controller", "helm-controller",
+                                "notification-controller"}
+    for name, d in deployments.items():
+        assert any(c["type"] == "Available" and c["status"] == "True" for c in d["status"]["conditions"]), name
+    args = deployments["kustomize-controller"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[-1] == "--requeue-dependency=5s", args
 
 
 def test_the_run_becomes_a_ray_cluster_whose_pods_land_on_lingjun_nodes(control_plane, synced):

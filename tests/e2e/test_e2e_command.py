@@ -27,7 +27,7 @@ def programs(tmp_path_factory):
     none of the project's other tools."""
     # Skipped on a developer's machine without the toolchain, failed under CI=true.
     for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller",
-                 "kustomize", "sops", "age-keygen"):
+                 "flux", "kustomize", "sops", "age-keygen"):
         tool(name)
     installed = run_rlgen("e2e", "--install-tools", str(tmp_path_factory.mktemp("e2e-tools")),
                           env={**os.environ, "RLGEN_TOOLCHAIN_CACHE": str(build.cache_root())})
@@ -88,6 +88,8 @@ def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs,
         assert f"| Kustomization {stage} | True |" in summary, summary
     assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun=true:NoSchedule" in summary
     assert "| GPU nodes for " in summary and "| problem |" not in summary, summary
+    # Flux is installed by the pinned CLI's own bootstrap.
+    assert "rlgen e2e: flux bootstrap git --path=clusters/production" in result.stderr, result.stderr
     assert leftovers(tmp_path) == []
     print(f"rlgen e2e, default repository: {seconds:.0f} s")
 

@@ -28,10 +28,17 @@ def test_an_old_layout_updated_syncs_and_recreates_nothing(control_plane, synced
     cp, repo = control_plane, synced["repo"]
     git(repo, "checkout", "--quiet", "main")
     start = git(repo, "rev-parse", "HEAD").strip()
+    # What flux bootstrap wrote on main; rlgen's renders have these files as `rlgen new` left them.
+    rendered = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    bootstrapped = [str(p.relative_to(repo)) for p in sorted(repo.glob("clusters/*/flux-system/gotk-*.yaml"))]
     try:
         as_old_layout(repo)
+        for path in bootstrapped:
+            (repo / path).write_text(git(repo, "show", f"{rendered}:{path}"))
         commit_all(repo, "The layout of an earlier rlgen")
         old = git(repo, "rev-parse", "HEAD").strip()
+        # The branch the cluster follows keeps bootstrap's commits on top of that render.
+        git(repo, "checkout", start, "--", *bootstrapped)
         # rlgen's last render, as that rlgen would have recorded it: the old layout itself.
         answers = repo / "rlgen.yaml"
         text = answers.read_text()

@@ -42,8 +42,11 @@ def staging(control_plane, second_control_plane, synced, sync_repository):
     git(repo, "checkout", "--quiet", "main")
     git(repo, "merge", "--quiet", "--no-ff", "-m", f"Merge {branch}", branch)
     git(repo, "push", "--quiet", "origin", "main")
-    first = reconcile(control_plane)
+    reconcile(control_plane)
     second = sync_repository(second_control_plane, repo, synced["url"], f"clusters/{CLUSTER}")
+    # The second cluster's bootstrap committed its components under clusters/staging/: the first
+    # cluster follows that commit too (nothing of clusters/production/ changed).
+    first = reconcile(control_plane)
     return {"repo": repo, "run": run, "first": first, "second": second}
 
 
@@ -61,8 +64,8 @@ def test_the_second_cluster_syncs_the_staging_overlays_and_the_first_keeps_produ
     assert second["flux-system"]["spec"]["path"] == f"./clusters/{CLUSTER}"
     assert second["platform"]["spec"]["path"] == "./overlays/staging/platform"
     assert first["platform"]["spec"]["path"] == "./overlays/production/platform"
-    # Both at the commit that added the cluster (the stages of this repository; sandbox-operator
-    # applies the upstream release's own repository).
+    # Both at one commit, the last one bootstrap pushed (the stages of this repository;
+    # sandbox-operator applies the upstream release's own repository).
     revisions = {k["status"]["lastAppliedRevision"] for ks in (first, second) for k in ks.values()
                  if k["spec"]["sourceRef"]["name"] == "flux-system"}
     assert len(revisions) == 1, revisions

@@ -106,7 +106,7 @@ def test_external_secrets_sync_from_kms_and_an_optional_secret_blocks_nothing(
         if key != missing:
             cloud.secrets[kms[key]] = json.dumps(data)
 
-    bootstrap(cp, url, "main", "clusters/production")
+    bootstrap(cp, repo, url, "main", "clusters/production")
     wait_until("the secrets stage to fail on the missing Secret", lambda: (
         (r := ready(kustomizations(cp).get("secrets") or {})) and r["status"] == "False" and r),
         timeout=SYNC_TIMEOUT, interval=2, on_timeout=lambda: "\n".join(cloud.calls[-20:]) + cp.logs(30))

@@ -1,11 +1,13 @@
-"""Flux on the local control plane as a user meets it: the README's set-up steps, the objects
-``flux bootstrap`` leaves, and waiting for Kustomizations the way ``flux reconcile`` does."""
+"""Flux on the local control plane as a user meets it: the README's set-up steps, ``flux
+bootstrap git`` run by the pinned flux CLI, and waiting for Kustomizations the way ``flux
+reconcile`` does."""
 from __future__ import annotations
 
 import base64
 import hashlib
 import hmac
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,7 +21,6 @@ from ruamel.yaml import YAML
 from support.controlplane import ControlPlane, wait_until
 from support.toolchain import module_dir, tool
 
-from rlgen.e2e.run import bootstrap  # noqa: F401 - the objects flux bootstrap leaves, as rlgen e2e makes them
 
 REGISTRY = "registry.cn-hangzhou.aliyuncs.com/rl-team"
 NAMESPACE = "rl-training"
@@ -54,6 +55,30 @@ def readme_blocks(readme: str, heading: str) -> list[str]:
     """The ``sh`` code blocks of one README section, as a user copies them."""
     section = readme.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
     return [re.sub(r"^  ", "", block, flags=re.M) for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
+
+
+#: What the local Git server (plain HTTP, no accounts) needs beyond the README's arguments:
+#: credentials over HTTPS or SSH otherwise (an https URL without --token-auth is turned into an
+#: SSH URL with a new deploy key). Any password: the server takes every request.
+LOCAL_GIT = "--token-auth --allow-insecure-http"
+GIT_PASSWORD = "rlgen-e2e"
+
+
+def bootstrap(cp: ControlPlane, repo: Path, url: str, branch: str, path: str) -> None:
+    """The README's *Sync: Flux* commands run in the clone ``repo``: ``flux bootstrap git`` (the
+    pinned CLI) installs Flux's components, commits them and the sync objects to ``branch`` and
+    waits for the flux-system Kustomization, which the controller processes reconcile; then the
+    clone pulls those commits. Another cluster of the repository (``path``) gets the same command
+    with its own path, as ``rlgen cluster add`` says."""
+    command = f"flux bootstrap git --url={url} --branch={branch} --path={path}"
+    block = readme_blocks((repo / "README.md").read_text(), "Sync: Flux")[0]
+    script = block if command in block else block.replace(block.split("\n")[0], command)
+    assert command in script, f"the README's bootstrap is not `{command}`:\n{block}"
+    # The README's lines as written; only the flux command gets the local server's flags.
+    wrapper = f'flux() {{ "{tool("flux")}" "$@" {LOCAL_GIT}; }}\n'
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", wrapper + script], cwd=repo, capture_output=True,
+                            text=True, env={**os.environ, **cp.env(), "GIT_PASSWORD": GIT_PASSWORD})
+    assert result.returncode == 0, f"the README's bootstrap fails:\n{script}\n{result.stdout}{result.stderr}"
 
 
 def ready(obj: dict) -> dict | None:

@@ -51,13 +51,17 @@ def addresses() -> list[str]:
     return ["--metrics-addr", f"127.0.0.1:{free_port()}", "--health-addr", f"127.0.0.1:{free_port()}"]
 
 
-def start_flux(cp: ControlPlane, requeue_dependency: str | None = "5s") -> None:
-    """What ``flux bootstrap`` installs, minus the Deployments: the controllers run as processes.
-    ``requeue_dependency=None`` keeps kustomize-controller's own default, as on a cluster."""
+def start_flux(cp: ControlPlane, requeue_dependency: str | None = "5s", deployments: bool = True) -> None:
+    """Flux's controllers as processes, with their CRDs (a controller stops at once without its
+    kinds). ``deployments``: the Deployments ``flux bootstrap`` installs too, for a bootstrap
+    without the flux CLI; the CLI applies its own (kwok keeps their pods Running, the processes
+    do the work). ``requeue_dependency=None`` keeps kustomize-controller's own default, as on a
+    cluster."""
     cp.kubectl("create", "namespace", "flux-system")
     for module in (SOURCE_CONTROLLER, KUSTOMIZE_CONTROLLER, NOTIFICATION_CONTROLLER):
         name = module.rsplit("/", 1)[1]
-        cp.add_deployment("flux-system", name, f"ghcr.io/fluxcd/{name}:{pinned(module)}")
+        if deployments:
+            cp.add_deployment("flux-system", name, f"ghcr.io/fluxcd/{name}:{pinned(module)}")
         install_crds(cp, cp.source(module) / "config" / "crd" / "bases")
     storage = cp.workdir / "flux-artifacts"
     storage.mkdir()
@@ -142,9 +146,9 @@ def add_pool(cp: ControlPlane, pool: Pool, cpu_nodes: int = 2) -> None:
         cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
 
 
-def start_operators(cp: ControlPlane, csi_drivers=()) -> None:
+def start_operators(cp: ControlPlane, csi_drivers=(), flux_deployments: bool = True) -> None:
     start_kuberay(cp)
-    start_flux(cp)
+    start_flux(cp, deployments=flux_deployments)
     add_csi_drivers(cp, csi_drivers)
     # An installed operator is an available Deployment; doctor reads it so.
     cp.kubectl("wait", "--for=condition=Available", "deployment", "--all", "-A", "--timeout=180s")

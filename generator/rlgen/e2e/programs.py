@@ -27,9 +27,10 @@ FOLDERS = {"sigs.k8s.io/kwok": "kwok", "github.com/ray-project/kuberay/ray-opera
            "github.com/fluxcd/source-controller": "flux", "github.com/fluxcd/kustomize-controller": "flux",
            "github.com/fluxcd/notification-controller": "flux"}
 #: The toolchain folders whose programs rlgen e2e runs (kubectl, openssl, git and go are the
-#: runner's own): the control plane's, kustomize (rlgen renders the repository with it), and
+#: runner's own): the control plane's, the flux CLI (``flux bootstrap``), kustomize (rlgen
+#: renders the repository with it), and
 #: sops and age, which stand in for a SOPS repository's values (rlgen.e2e.sops_stand_in).
-TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "flux", "kustomize", "sops", "age")
+TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "flux", "flux-cli", "kustomize", "sops", "age")
 
 
 @functools.cache
@@ -63,7 +64,7 @@ def install_tools(destination: Path) -> Path:
 
 #: Every program the throwaway control plane runs, and rlgen's renders, found on PATH.
 PROGRAMS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl",
-            "ray-operator", "source-controller", "kustomize-controller", "notification-controller", "kustomize",
+            "ray-operator", "source-controller", "kustomize-controller", "notification-controller", "flux", "kustomize",
             "openssl", "git", "go")
 #: What a repository whose secrets stage Flux decrypts with SOPS needs besides.
 SOPS_PROGRAMS = ("sops", "age-keygen")

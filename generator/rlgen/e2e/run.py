@@ -4,9 +4,10 @@ would sync it, before the commit is merged.
 The control plane (etcd, kube-apiserver, controller manager, scheduler, kwok's GPU-shaped nodes,
 KubeRay, Flux's controllers) runs from PATH in a temporary folder on 127.0.0.1 and is gone when
 the command ends, however it ends (an error, Ctrl-C, SIGTERM). The commit is served by a Git
-server of its own at the branch the cluster follows; Flux starts from ``clusters/<cluster>/``,
-as ``flux bootstrap --path`` leaves it. Every Secret the repository reads gets a placeholder
-value: nothing here ever holds a credential.
+server of its own at the branch the cluster follows; ``flux bootstrap git --path
+clusters/<cluster>`` installs Flux's components and commits them on top (to that server only).
+Every Secret the repository reads gets a placeholder value (SOPS files: see sops_stand_in):
+nothing here ever holds a credential.
 """
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.e2e.cluster import add_pool, pool_of, start_operators
     from rlgen.e2e.controlplane import ControlPlane
     from rlgen.e2e.git_server import GitServer
-    from rlgen.e2e.sops_stand_in import AGE_KEY, stand_in
+    from rlgen.e2e.programs import program
     from rlgen.tools.signals import terminate_as_interrupt
 
     pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
@@ -105,14 +106,13 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             _say(f"control plane in {work}")
             cp.start()
             add_pool(cp, pool)
-            start_operators(cp, needs.csi_drivers)
-            sops = stand_in(root, commit, work / "sops", PLACEHOLDER.encode()) if needs.decryption_keys else None
-            outcome.sops_files = sops.files if sops else 0
-            _placeholders(cp, needs, {AGE_KEY: sops.identity} if sops else {})
-            url = _publish(server, root, sops.commit if sops else commit, spec.git_branch, sops.env if sops else None)
-            bootstrap(cp, url, spec.git_branch, f"clusters/{cluster}")
+            # flux bootstrap applies Flux's own Deployments.
+            start_operators(cp, needs.csi_drivers, flux_deployments=False)
+            url = _secrets_and_commit(cp, server, root, needs, spec.git_branch, outcome, work)
             _say(f"syncing {commit[:7]} from clusters/{cluster}/")
-            _wait_for_stages(cp, outcome, timeout)
+            bootstrap(cp, program("flux"), url, spec.git_branch, f"clusters/{cluster}", timeout, outcome, work)
+            if not outcome.failed_stage:
+                _wait_for_stages(cp, outcome, timeout)
             if not outcome.failed_stage:
                 _status(cp, root, outcome, timeout)
             _doctor(cp, root, outcome)
@@ -135,6 +135,17 @@ def _git(root: Path, *args: str) -> str:
     if result.returncode != 0:
         raise RlgenError(f"{root}: git {' '.join(args)}: {result.stderr.strip().splitlines()[-1:] or ['failed']}")
     return result.stdout.strip()
+
+
+def _secrets_and_commit(cp, server, root: Path, needs, branch: str, outcome: Outcome, work: Path) -> str:
+    """The Secrets and the served commit: placeholders, and for SOPS files the stand-in commit."""
+    # Lazy: see _checked.
+    from rlgen.e2e.sops_stand_in import AGE_KEY, stand_in
+
+    sops = stand_in(root, outcome.commit, work / "sops", PLACEHOLDER.encode()) if needs.decryption_keys else None
+    outcome.sops_files = sops.files if sops else 0
+    _placeholders(cp, needs, {AGE_KEY: sops.identity} if sops else {})
+    return _publish(server, root, sops.commit if sops else outcome.commit, branch, sops.env if sops else None)
 
 
 def _publish(server, root: Path, commit: str, branch: str, env: dict | None) -> str:
@@ -167,22 +178,35 @@ def _placeholders(cp, needs, age_key: dict[str, str]) -> None:
                    *(f"--from-literal={key}={PLACEHOLDER}" for key in keys))
 
 
-def bootstrap(cp, url: str, branch: str, path: str) -> None:
-    """The two objects ``flux bootstrap git --url --branch --path`` leaves in the cluster
-    (flux2 v2.9.3 ``pkg/manifestgen/sync``)."""
-    cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-         "metadata": {"name": "flux-system", "namespace": "flux-system"},
-         "spec": {"interval": "1m0s", "url": url, "ref": {"branch": branch}}},
-        {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-         "metadata": {"name": "flux-system", "namespace": "flux-system"},
-         "spec": {"interval": "10m0s", "path": f"./{path}", "prune": True,
-                  "sourceRef": {"kind": "GitRepository", "name": "flux-system"}}},
-    ]}))
+def bootstrap(cp, flux: str, url: str, branch: str, path: str, timeout: float, outcome: Outcome,
+                  work: Path) -> None:
+    """``flux bootstrap git`` against the throwaway Git server, which speaks plain HTTP and takes
+    any password: ``--token-auth`` (an https URL is otherwise turned into SSH with a new deploy
+    key) and ``--allow-insecure-http``. A failure (the flux-system sync failing, a component not
+    available) is the flux-system stage's."""
+    _say(f"flux bootstrap git --path={path}")
+    result = subprocess.run([flux, "bootstrap", "git", f"--url={url}", f"--branch={branch}", f"--path={path}",
+                             "--token-auth", "--allow-insecure-http", f"--timeout={int(timeout)}s"],
+                            capture_output=True, text=True, cwd=work,
+                            env={**os.environ, **cp.env(), "GIT_PASSWORD": PLACEHOLDER})
+    if result.returncode != 0:
+        lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+        outcome.failed_stage = "Kustomization flux-system"
+        outcome.problems.append(f"flux bootstrap git failed: {lines[-1] if lines else f'exit {result.returncode}'}")
+        outcome.stages = _stages(cp)
 
 
 def _ready(obj: dict) -> dict:
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+
+
+def _stages(cp) -> dict:
+    """The Ready condition of every Kustomization and GitRepository of flux-system, by name."""
+    objects = {}
+    for plural, kind in [("kustomizations", "Kustomization"), ("gitrepositories", "GitRepository")]:
+        for obj in cp.objects(plural, "-n", "flux-system"):
+            objects[f"{kind} {obj['metadata']['name']}"] = obj
+    return {name: _ready(obj) for name, obj in objects.items()}
 
 
 def _wait_for_stages(cp, outcome: Outcome, timeout: float) -> None:
@@ -190,12 +214,7 @@ def _wait_for_stages(cp, outcome: Outcome, timeout: float) -> None:
     retry is the stage's interval), or ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
-        kinds = [("kustomizations", "Kustomization"), ("gitrepositories", "GitRepository")]
-        objects = {}
-        for plural, kind in kinds:
-            for obj in cp.objects(plural, "-n", "flux-system"):
-                objects[f"{kind} {obj['metadata']['name']}"] = obj
-        outcome.stages = {name: _ready(obj) for name, obj in objects.items()}
+        outcome.stages = _stages(cp)
         # Not compared with observedGeneration: kustomize-controller records it only when an
         # apply succeeds, and nothing here changes a stage's spec after it is created.
         failed = [(name, c) for name, c in outcome.stages.items() if c.get("status") == "False"
