@@ -8,9 +8,9 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
-import types
 
 import pytest
+from support.plugins import with_hooks
 from support.repos import CORE_ANSWERS, build
 
 from rlgen import contributions, hookspecs
@@ -44,13 +44,7 @@ def example_module(hook: str) -> dict:
 
 def with_example(installed: dict, plugin: str, hook: str) -> dict:
     """``installed`` where ``plugin`` also has (or now has) the example's ``hook``."""
-    original = installed[plugin]
-    module = types.ModuleType(f"{plugin}_with_example")
-    for name in dir(original.module):
-        if name.startswith("rlgen_"):
-            setattr(module, name, getattr(original.module, name))
-    setattr(module, hook, example(hook))
-    return {**installed, plugin: Installed(module, original.info, original.version)}
+    return with_hooks(installed, plugin, **{hook: example(hook)})
 
 
 def generate(hook: str, plugin: str, plugins=(), sets=None):
@@ -233,14 +227,10 @@ def test_example_changes_the_generated_repository(hook, tmp_path):
 
 def test_images_example_is_built_by_images_build_sh_under_its_folders_hash():
     installed = discover()
-    original = installed["flux"]
-    module = types.ModuleType("flux_with_example")
-    for name in dir(original.module):
-        if name.startswith("rlgen_"):
-            setattr(module, name, getattr(original.module, name))
     namespace = example_module("rlgen_images")
-    module.rlgen_files, module.rlgen_images = namespace["rlgen_files"], namespace["rlgen_images"]
-    b = pipeline.generate(select({**installed, "flux": Installed(module, original.info, original.version)}, [],
+    with_images = with_hooks(installed, "flux", rlgen_files=namespace["rlgen_files"],
+                             rlgen_images=namespace["rlgen_images"])
+    b = pipeline.generate(select(with_images, [],
                             CORE_ANSWERS, None))
     digest = image_builds.context_hash(b.tree.files, "images/proxy")[:12]
     ref = f"{CORE_ANSWERS['rlgen']['registry']}/proxy:v1-{digest}"

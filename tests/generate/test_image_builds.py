@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import types
 
 import pytest
 from rlgen_plugins import opensource_sandbox
+from support.plugins import with_hooks
 from support.repos import CORE_ANSWERS
 
 from rlgen.contributions import ImageBuild
@@ -18,7 +18,7 @@ from rlgen.errors import PluginFailed
 from rlgen.generate import image_builds
 from rlgen.generate.pipeline import generate
 from rlgen.hookspecs import hookimpl
-from rlgen.plugin_host.discovery import Installed, discover
+from rlgen.plugin_host.discovery import discover
 from rlgen.plugin_host.selection import select
 
 
@@ -29,14 +29,7 @@ def _generate(installed=None, options=None, **rlgen):
 
 def _with_training_packages(packages: list[str]) -> dict:
     """The installed plugins, vllm also asking the training image for ``packages``."""
-    installed = discover()
-    original = installed["vllm"]
-    module = types.ModuleType("vllm_with_packages")
-    for name in dir(original.module):
-        if name.startswith("rlgen_"):
-            setattr(module, name, getattr(original.module, name))
-    module.rlgen_training_packages = hookimpl(lambda ctx: list(packages))
-    return {**installed, "vllm": Installed(module, original.info, original.version)}
+    return with_hooks(discover(), "vllm", rlgen_training_packages=hookimpl(lambda ctx: list(packages)))
 
 
 def _text(b, path: str) -> str:
@@ -135,13 +128,7 @@ def test_a_manager_image_answer_is_used_as_it_is_and_not_built_here():
 
 
 def test_a_plugin_image_whose_tag_does_not_follow_its_folder_is_the_plugins_bug():
-    installed = discover()
-    original = installed["opensource-sandbox"]
-    module = types.ModuleType("sandbox_with_a_stale_tag")
-    for name in dir(original.module):
-        if name.startswith("rlgen_"):
-            setattr(module, name, getattr(original.module, name))
-    module.rlgen_images = hookimpl(lambda ctx: [ImageBuild("images/sandbox-manager", "r.test/m", "mcp-136236a8")])
+    stale = hookimpl(lambda ctx: [ImageBuild("images/sandbox-manager", "r.test/m", "mcp-136236a8")])
     with pytest.raises(PluginFailed, match="opensource-sandbox.*rlgen_images.*not tagged with the hash of "
                                            "images/sandbox-manager"):
-        _generate({**installed, "opensource-sandbox": Installed(module, original.info, original.version)})
+        _generate(with_hooks(discover(), "opensource-sandbox", rlgen_images=stale))

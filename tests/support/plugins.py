@@ -5,7 +5,10 @@ import os
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
+
+from rlgen.plugin_host.discovery import Installed
 
 SOURCE = Path(__file__).resolve().parents[1] / "contract" / "thirdparty_plugin"
 #: Where a repository's CI and data image install the example distribution from: installed from
@@ -23,3 +26,15 @@ def install_example_plugin(work: Path) -> dict[str, str]:
     assert result.returncode == 0, result.stderr
     path = [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def with_hooks(installed: dict, plugin: str, **hooks) -> dict:
+    """``installed`` where ``plugin``'s module also has (or now has) ``hooks``, name -> function."""
+    original = installed[plugin]
+    module = types.ModuleType(f"{plugin}_with_hooks")
+    for name in dir(original.module):
+        if name.startswith("rlgen_"):
+            setattr(module, name, getattr(original.module, name))
+    for name, function in hooks.items():
+        setattr(module, name, function)
+    return {**installed, plugin: Installed(module, original.info, original.version)}
