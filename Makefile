@@ -23,6 +23,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 # The pinned upstream tools (toolchain/*/go.mod), built from source into a cache keyed by version;
 # a second run builds nothing. Commands and tests find them in .toolchain/bin, first on PATH.
+# Argo CD 3.6 needs Go 1.27: the go command fetches this release through the module proxy.
+export GOTOOLCHAIN ?= go1.27.3
 TOOLS := $(CURDIR)/.toolchain/bin
 WITH_TOOLS := PATH="$(TOOLS):$$PATH"
 
