@@ -102,8 +102,9 @@ def rlgen_plugin() -> PluginInfo:
 def rlgen_check(ctx: Context) -> list[Problem]:
     """Look at the whole selection and return its problems (empty when it is fine).
 
-    Each problem names the plugins involved; any problem stops ``rlgen new`` with exit code 2
-    before anything is written.
+    Each problem names the plugins involved; any problem stops ``rlgen new``, ``rlgen update``
+    and ``rlgen cluster`` (which render the selection again) with exit code 2 before anything
+    is written.
 
     :param ctx: the selection and its shared names.
 

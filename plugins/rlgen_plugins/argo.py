@@ -8,6 +8,11 @@ from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, h
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
 
 NAME = "argo"
+#: The Argo CD release the README installs: the one rlgen's control-plane tests build and run
+#: (toolchain/argocd/go.mod), whose behaviour docs/upstream.md records.
+ARGOCD_RELEASE = "v3.6.1"
+#: Upstream's install manifest of that release (docs/getting_started.md, pinned to the tag).
+INSTALL_MANIFEST = f"https://raw.githubusercontent.com/argoproj/argo-cd/{ARGOCD_RELEASE}/manifests/install.yaml"
 ARGOCD_NAMESPACE = "argocd"
 PROJECT = "rlgen"
 IN_CLUSTER = "https://kubernetes.default.svc"
@@ -273,9 +278,18 @@ def rlgen_readme(ctx):
     cluster_dir = f"clusters/{spec.cluster}"
     return [
         "## Sync: Argo CD\n"
-        f"Install Argo CD in namespace `{ARGOCD_NAMESPACE}`, give it read access to {spec.git_url}, then "
-        "apply the root once; from then on Argo CD manages the root too:\n\n"
-        "```sh\nkubectl create namespace argocd --dry-run=client -o yaml | kubectl apply -f -\nkubectl apply -n argocd --server-side --force-conflicts -f https://raw.githubusercontent.com/argoproj/argo-cd/v3.6.1/manifests/install.yaml\n```\n\n"
+        f"Install Argo CD {ARGOCD_RELEASE} (the release rlgen is tested with) in namespace `{ARGOCD_NAMESPACE}` "
+        "from upstream's manifest, server-side as upstream's instructions say: its CRDs are too large for a "
+        "client-side apply, and an `argocd-cm` that still carries a client-side apply's annotation would keep "
+        f"`{cluster_dir}/argocd-cm.yaml` (below) OutOfSync. Then wait for the CRDs the root's kinds need:\n\n"
+        "```sh\n"
+        f"kubectl create namespace {ARGOCD_NAMESPACE} --dry-run=client -o yaml | kubectl apply -f -\n"
+        f"kubectl apply -n {ARGOCD_NAMESPACE} --server-side --force-conflicts -f {INSTALL_MANIFEST}\n"
+        "kubectl wait --for=condition=Established --timeout=60s "
+        "crd/applications.argoproj.io crd/appprojects.argoproj.io\n"
+        "```\n\n"
+        f"Give it read access to {spec.git_url}, then apply the root once; from then on Argo CD manages the "
+        "root too:\n\n"
         "```sh\n"
         f"kubectl apply -n {ARGOCD_NAMESPACE} -f {cluster_dir}/{ROOT}.yaml\n"
         "```\n\n"

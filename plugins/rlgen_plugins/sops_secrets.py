@@ -5,12 +5,13 @@ file) into ``secrets/<namespace>/<name>/<key>`` and adds it to the ``secrets`` s
 ``secretGenerator``; kustomize-controller decrypts each generator file before it builds
 (``spec.decryption``) with the age key of one Secret in ``flux-system``. Encrypting needs only
 the public keys (the recipients), so anyone with write access to the repository can set a value.
+Only Flux decrypts: with the ``argo`` sync plugin the selection is refused (:func:`rlgen_check`).
 """
 from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import SECRETS_FOLDER, Document, Option, PluginInfo, SecretDelivery, hookimpl
+from rlgen.plugin_api import SECRETS_FOLDER, Document, Option, PluginInfo, Problem, SecretDelivery, hookimpl
 from rlgen_plugins._secrets_common import namespace_names, namespaces
 
 NAME = "sops"
@@ -39,7 +40,7 @@ def recipients_error(value: str) -> str | None:
 def rlgen_plugin():
     return PluginInfo(
         name=NAME, slot="secrets",
-        summary="Secrets encrypted with SOPS (age) in Git; Flux decrypts them (rlgen secret set)",
+        summary="Secrets encrypted with SOPS (age) in Git; Flux decrypts them, Argo CD cannot (rlgen secret set)",
         options=(
             Option("age_recipients", "age public keys the values are encrypted for, comma-separated "
                    "(age-keygen -y KEYFILE prints one)", required=True, check=recipients_error),
@@ -47,6 +48,20 @@ def rlgen_plugin():
                    "sops-age"),
         ),
     )
+
+
+@hookimpl
+def rlgen_check(ctx):
+    # Argo CD's repo server runs plain `kustomize build`, which puts each encrypted
+    # secretGenerator file into its Secret as it is; KSOPS decrypts only its own generator
+    # (kind: ksops), not these files (docs/upstream.md).
+    sync = ctx.plugins["sync"]
+    if sync != "argo":
+        return []
+    return [Problem(
+        "Argo CD cannot decrypt SOPS: it would apply the encrypted files as the Secrets' values; "
+        "with argo use the external-secrets or manual-secrets secrets plugin, or keep sops with the "
+        "flux sync plugin", (NAME, sync))]
 
 
 def recipients(ctx) -> list[str]:
@@ -110,11 +125,7 @@ def _readme(o, keys: list, secrets) -> str:
         f"kubectl create secret generic {o['key_secret']} -n {FLUX_NAMESPACE} "
         f"--from-file={AGE_KEY}=\"$AGE_KEY_FILE\"\n"
         "```\n\n"
-        f"Flux decrypts the stage with it (`spec.decryption: {{provider: sops, secretRef: {o['key_secret']}}}`). "
-        "Argo CD has no SOPS support of its own: with the `argo` sync plugin, install a config management "
-        "plugin that runs kustomize with SOPS decryption (for example KSOPS, or kustomize with the "
-        f"`sops` binary and the age key mounted in the repo server) and use it for the `{SECRETS_FOLDER}` "
-        "Application; without one Argo CD applies the encrypted values as they are.\n\n"
+        f"Flux decrypts the stage with it (`spec.decryption: {{provider: sops, secretRef: {o['key_secret']}}}`).\n\n"
         "To rotate a value, set it again. To add or remove a recipient, change `.sops.yaml` "
         "(`rlgen update --set sops.age_recipients=...`) and set every value again; `rlgen validate` "
         "reports a file whose recipients differ from `.sops.yaml`. With no private key on your "

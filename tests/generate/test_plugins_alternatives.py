@@ -245,6 +245,26 @@ def test_argo_applications(generate):
     assert "Flux" not in (repo / ".github" / "workflows" / "validate.yaml").read_text()
 
 
+def test_argo_readme_installs_the_tested_release_server_side_before_the_root(generate):
+    """Each step is one sh block a test can run as written: upstream's manifest of the pinned
+    release, applied server-side (the CRDs are too large for a client-side apply), the CRDs
+    established, then the root."""
+    from rlgen_plugins.argo import ARGOCD_RELEASE
+
+    readme = (generate("--plugin", "argo") / "README.md").read_text()
+    section = readme.split("## Sync: Argo CD\n", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert ARGOCD_RELEASE == "v3.6.1" and f"Install Argo CD {ARGOCD_RELEASE}" in section
+    assert blocks == [
+        "kubectl create namespace argocd --dry-run=client -o yaml | kubectl apply -f -\n"
+        "kubectl apply -n argocd --server-side --force-conflicts -f "
+        "https://raw.githubusercontent.com/argoproj/argo-cd/v3.6.1/manifests/install.yaml\n"
+        "kubectl wait --for=condition=Established --timeout=60s "
+        "crd/applications.argoproj.io crd/appprojects.argoproj.io\n",
+        "kubectl apply -n argocd -f clusters/production/root.yaml\n",
+    ]
+
+
 def test_argo_learns_the_health_of_rayjobs_and_applications(generate):
     (settings,) = [o for o in plain_manifests(generate("--plugin", "argo")) if o["kind"] == "ConfigMap"]
     assert (settings["metadata"]["name"], settings["metadata"]["namespace"]) == ("argocd-cm", "argocd")
@@ -325,7 +345,9 @@ def test_only_the_runs_application_does_not_hold_up_the_root(generate, annotatio
     (settings,) = [o for o in plain_manifests(generate("--plugin", "argo")) if o["kind"] == "ConfigMap"]
     check = settings["data"]["resource.customizations.health.argoproj.io_Application"]
     obj = _lua_value({"metadata": {"annotations": annotations} if annotations else {},
-                      "status": {"health": {"status": "Progressing", "message": "Running (Ray job RUNNING)"}}})
+                      # Argo CD 3.6 fills an Application's health message with the resources causing it.
+                      "status": {"health": {"status": "Progressing",
+                                            "message": "Caused by ray.io/RayJob:rl-training/gsm8k-ppo"}}})
     script = f"obj = {obj}\nlocal function check()\n{check}\nend\nlocal hs = check()\nprint(hs.status)\nprint(hs.message)\n"
     result = subprocess.run([LUA, "-"], input=script, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -1,22 +1,18 @@
 """The Git host's push webhook: Flux's Receiver and Argo CD's webhook secret, shaped by the Git
 host of the repository's URL, their token Secret delivered by whichever secrets plugin is chosen
 (with the label Argo CD selects its Secrets by, and never a stage of its own for the sync
-engine's namespace), and the README steps that connect the host. After the fetch, the stages'
+engine's namespace; argo with sops is refused, tests/generate/test_secrets_plugins.py), and the README steps that connect the host. After the fetch, the stages'
 wait for each other: kustomize-controller's --requeue-dependency as ``flux bootstrap`` installs
 it from the generated flux-system kustomization."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 from support.flux import bootstrapped_args
 from support.repos import GIT_URL, REQUIRED, build, commit_all, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
-from support.toolchain import tool
 
-RECIPIENT = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
 ESO = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
        "--set", "external-secrets.role_arn=acs:ram::1234:role/eso",
        "--set", "external-secrets.oidc_provider_arn=acs:ram::1234:oidc-provider/ack-rrsa-c0ffee")
@@ -99,18 +95,6 @@ def test_external_secrets_labels_the_webhook_secret_for_argo(generate):
     assert external["spec"]["target"]["template"] == {"metadata": {"labels": PART_OF_ARGOCD}}
     # The Secrets nobody selects by label stay as they were.
     assert externals and all("template" not in o["spec"]["target"] for o in externals.values())
-
-
-def test_sops_generates_the_webhook_secret_with_its_label(tmp_path):
-    target = tmp_path / "repo"
-    env = {**os.environ, "PATH": str(Path(tool("sops")).parent) + os.pathsep + os.environ["PATH"]}
-    made = run_rlgen("new", str(target), *REQUIRED, "--plugin", "argo", "--plugin", "sops",
-                     "--set", f"sops.age_recipients={RECIPIENT}", "--no-input", env=env)
-    assert made.returncode == 0, made.stderr
-    result = rlgen_in(target, "secret", "set", "git-webhook-token", "token", input="a-long-random-string", env=env)
-    assert result.returncode == 0, result.stderr
-    (secret,) = [o for o in build(target / "secrets") if o["kind"] == "Secret"]
-    assert secret["metadata"]["name"] == "git-webhook-token" and secret["metadata"]["labels"] == PART_OF_ARGOCD
 
 
 def test_flux_bootstrap_installs_kustomize_controller_with_a_short_dependency_requeue(generate, tmp_path):

@@ -120,7 +120,8 @@ def test_sops_decrypts_the_secrets_stage_with_the_age_key_secret(generate):
     assert all(n["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"] == "IfNotPresent" for n in namespaces)
     readme = (repo / "README.md").read_text()
     assert "kubectl create secret generic sops-age -n flux-system --from-file=age.agekey=" in readme
-    assert "Argo CD has no SOPS support of its own" in readme
+    # Argo CD with sops is refused (test_argo_with_sops_is_refused...): nothing to tell its users.
+    assert "Argo CD" not in readme and "KSOPS" not in readme
     assert "| 1 | `secrets/` | the Secrets the later stages read, and their namespaces |" in readme
     assert "sops-age" in (repo / "rbac" / "rlgen-reader.yaml").read_text()
     # Before any value is set, validate names each required key that has none (hf-token is optional).
@@ -132,6 +133,20 @@ def test_sops_decrypts_the_secrets_stage_with_the_age_key_secret(generate):
         ("Secret/rl-training/oss-credentials", "key akId has no encrypted value"),
         ("Secret/rl-training/oss-credentials", "key akSecret has no encrypted value"),
         ("Secret/flux-system/git-webhook-token", "key token has no encrypted value")}
+
+
+def test_argo_with_sops_is_refused_naming_what_works_and_writes_nothing(tmp_path):
+    """Argo CD runs plain kustomize: it would apply the encrypted files as the Secrets' values."""
+    target = tmp_path / "r"
+    for order in (("--plugin", "argo", *SOPS), (*SOPS, "--plugin", "argo")):
+        result = run_rlgen("new", str(target), *REQUIRED, *order, "--no-input")
+        line = one_error_line(result)
+        assert line.startswith("rlgen: error: sops + argo: Argo CD cannot decrypt SOPS"), line
+        assert all(name in line for name in ("external-secrets", "manual-secrets", "flux")), line
+        assert result.stdout == "" and not target.exists() and list(tmp_path.iterdir()) == []
+    # -o json: the same one line on stderr, and nothing on stdout.
+    result = run_rlgen("new", str(target), *REQUIRED, "--plugin", "argo", *SOPS, "--no-input", "-o", "json")
+    assert "sops + argo" in one_error_line(result) and result.stdout == "" and not target.exists()
 
 
 def test_sops_refuses_what_is_not_an_age_public_key(tmp_path):

@@ -10,8 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.repos import REQUIRED, commit_all, git, one_error_line, rlgen_in, run_rlgen
+from support.repos import REQUIRED, build, commit_all, git, one_error_line, rlgen_in, run_rlgen
 from support.toolchain import tool
+
+from rlgen.repo import secret_files
 
 #: Values shaped like credentials the scanner knows (an AWS key id, a GitHub token, a private key).
 AK_ID = "AKIAZ7QX3V5N8K2M4P6R"
@@ -164,3 +166,14 @@ def test_set_in_json_and_as_a_dry_run(repo):
     assert done["file"] == "secrets/rl-training/hf-token/token" and done["dry_run"] is False
     assert done["commit"] == git(repo, "rev-parse", "HEAD").strip()
     assert "secrets/rl-training/hf-token/token" in done["files"]["added"]
+
+
+def test_a_secret_read_by_its_labels_gets_them_from_the_generator(repo):
+    """A plugin that finds its Secret by label (SecretRef.labels; Argo CD's webhook Secret did,
+    but argo with sops is refused) gets the Secret the generator makes with those labels."""
+    value = repo / secret_files.value_path("flux-system", "git-webhook-token", "token")
+    value.parent.mkdir(parents=True)
+    value.write_text("ciphertext: kustomize reads the file as it is")
+    secret_files.add(repo, "flux-system", "git-webhook-token", "token", {"example.com/reader": "webhook"})
+    (secret,) = [o for o in build(repo / "secrets") if o["kind"] == "Secret"]
+    assert secret["metadata"]["labels"] == {"example.com/reader": "webhook"}

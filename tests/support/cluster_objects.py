@@ -3,7 +3,7 @@
 RayJob status: ray-project/kuberay v1.7.0 ``ray-operator/apis/ray/v1/rayjob_types.go``
 (RayJobStatus) and ``rayjob_controller.go`` (dashboardURL = FetchHeadServiceURL). Flux:
 kustomize-controller v1.9.4 (``Ready`` condition, reason ``ReconciliationSucceeded``, message
-``Applied revision: <branch>@sha1:<sha>``). Argo CD v3.5.1 ``pkg/apis/application/v1alpha1``
+``Applied revision: <branch>@sha1:<sha>``). Argo CD v3.6.1 ``pkg/apis/application/v1alpha1``
 (``status.sync.status``, ``status.health.status``, ``status.operationState.phase``).
 """
 from __future__ import annotations
@@ -83,7 +83,7 @@ def flux() -> list[dict]:
 
 def argo() -> list[dict]:
     return [crd("applications.argoproj.io"), crd("appprojects.argoproj.io"),
-            deployment("argocd-repo-server", "argocd", "quay.io/argoproj/argocd:v3.5.1"),
+            deployment("argocd-repo-server", "argocd", "quay.io/argoproj/argocd:v3.6.1"),
             secret("git-webhook-token", "argocd", {"token": "recorded-webhook-token"}),
             {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("argocd-application-controller", "argocd"),
              "spec": {"replicas": 1}, "status": {"replicas": 1, "readyReplicas": 1}}]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from support.repos import CORE_ANSWERS, ok, one_error_line, rlgen_in
+from support.repos import CORE_ANSWERS, commit_all, git, ok, one_error_line, rlgen_in
 from support.updates import copy_of
 
 from rlgen.errors import RlgenError
@@ -15,6 +15,10 @@ from rlgen.plugin_info import Option
 from rlgen.tools import yamlio
 from rlgen.update.answers_change import Change, new_selection
 
+#: An age public key (age-keygen's format) nobody holds the private key of.
+RECIPIENT = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
+SOPS = ("--plugin", "sops", "--set", f"sops.age_recipients={RECIPIENT}")
+ARGO_SOPS_REFUSED = "rlgen: error: sops + argo: Argo CD cannot decrypt SOPS"
 BEIJING = ("--set", "ak-storage.bucket=mlteam-rl-data", "--set", "ak-storage.region=cn-beijing")
 
 
@@ -162,3 +166,54 @@ def test_a_swap_on_a_terminal_asks_what_does_not_carry_over(generate, tmp_path):
     assert [a.split(b" ")[0] for a in asked] == [b"marketplace-sandbox.domain"], text
     recorded = _options(repo)["marketplace-sandbox"]
     assert (recorded["domain"], recorded["warm_pool"]) == ("sandbox.example.com", 7)
+
+
+def _everything(repo) -> tuple:
+    """HEAD, every ref, git's status (ignored files too) and every file's bytes outside .git."""
+    files = {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*"))
+             if p.is_file() and ".git" not in p.relative_to(repo).parts}
+    return (git(repo, "rev-parse", "HEAD"), git(repo, "for-each-ref"),
+            git(repo, "status", "--porcelain", "--ignored"), files)
+
+
+def _refused_as_argo_with_sops(repo, *args: str) -> None:
+    before = _everything(repo)
+    result = rlgen_in(repo, *args)
+    line = one_error_line(result)
+    assert line.startswith(ARGO_SOPS_REFUSED), line
+    assert all(name in line for name in ("external-secrets", "manual-secrets", "flux")), line
+    assert result.stdout == "" and _everything(repo) == before, args
+
+
+def test_an_argo_repository_swapped_to_sops_is_refused_and_left_as_it_was(generate, tmp_path):
+    repo = copy_of(generate, tmp_path, "--plugin", "argo")
+    for flags in ((), ("--no-branch",), ("--dry-run",)):
+        _refused_as_argo_with_sops(repo, "update", *flags, *SOPS, "--no-input")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_sops_repository_swapped_to_argo_is_refused_and_left_as_it_was(generate, tmp_path):
+    repo = copy_of(generate, tmp_path, *SOPS)
+    for flags in ((), ("--no-branch",), ("--dry-run",)):
+        _refused_as_argo_with_sops(repo, "update", *flags, "--plugin", "argo", "--no-input")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_repository_recorded_with_argo_and_sops_is_refused_until_it_swaps_one(generate, tmp_path):
+    """An older rlgen generated argo with sops: every command that renders the answers again
+    refuses them, and swapping the secrets plugin is the way out."""
+    repo = copy_of(generate, tmp_path, *SOPS)
+    answers = repo / "rlgen.yaml"
+    answers.write_text(answers.read_text().replace("  sync: flux\n", "  sync: argo\n", 1))
+    commit_all(repo, "Argo CD syncs this repository")
+    _refused_as_argo_with_sops(repo, "update")
+    _refused_as_argo_with_sops(repo, "update", "--set", "rlgen.gpus_per_node=4")
+    _refused_as_argo_with_sops(repo, "cluster", "add", "second", "--env", "staging")
+    _refused_as_argo_with_sops(repo, "cluster", "add", "second", "--env", "staging", "--dry-run")
+
+    ok(rlgen_in(repo, "update", "--no-branch", "--plugin", "manual-secrets", "--no-input"))
+
+    recorded = yamlio.load(answers.read_text())
+    assert (recorded["plugins"]["sync"], recorded["plugins"]["secrets"]) == ("argo", "manual-secrets")
+    assert "sops" not in recorded["options"] and not (repo / ".sops.yaml").exists()
+    assert git(repo, "status", "--porcelain") == ""

@@ -135,7 +135,7 @@ def _applies(objects: list[Rendered], app: dict) -> list[dict]:
 
 def argo_rules(objects: list[Rendered]) -> Iterator[Finding]:
     """Argo CD: a failed automated sync of a revision is never attempted again unless the
-    Application's retry policy does it (argo-cd v3.5.1 controller/appcontroller.go), and a
+    Application's retry policy does it (argo-cd v3.6.1 controller/appcontroller.go autoSync), and a
     RayJob is Progressing for a whole run, so an Application of RayJobs that gates the root's
     sync keeps that sync running."""
     apps = [o for o in objects if o.obj.get("kind") == "Application"
