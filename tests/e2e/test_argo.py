@@ -81,9 +81,12 @@ def test_a_first_sync_without_kuberay_is_retried_and_every_wave_syncs_in_order(a
             return None
         earlier = all(state(apps[n]) == ("Synced", "Healthy") for n in WAVES if n != "runs")
         operation = apps["runs"].get("status", {}).get("operationState", {})
-        return earlier and operation.get("retryCount", 0) >= 1 and operation
+        if earlier and operation.get("retryCount", 0) >= 1:
+            return operation
+        refresh(cp)
+        return None
     operation = wait_until("the runs Application retrying its first sync", runs_retrying, timeout=300,
-                           interval=2, on_timeout=lambda: describe(cp))
+                           interval=10, on_timeout=lambda: describe(cp))
     assert "ray.io/v1" in operation["message"], operation
 
     start_kuberay(cp)

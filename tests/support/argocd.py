@@ -129,8 +129,12 @@ def describe(cp: ControlPlane) -> str:
 
 
 def refresh(cp: ControlPlane) -> None:
-    """What ``argocd app get --refresh`` asks of every Application: look at Git again now, as the
-    push webhook makes Argo CD do on a real cluster."""
+    """What ``argocd app get --refresh`` asks of every Application: compare with Git and the
+    cluster again now. Argo CD's own look comes at its resync, every two to three minutes: the
+    release's argocd-cm ignores status-only updates of tracked objects, and a CRD turning
+    Established or a child Application turning healthy was seen to wait for that resync (four
+    minutes on a loaded machine) before the next wave started. The push webhook does this on a
+    real cluster for a new commit."""
     for name in applications(cp):
         # An Application the new revision removed may be gone by now (the root pruned it).
         cp.kubectl("annotate", "--overwrite", "-n", NAMESPACE, f"application/{name}",
@@ -147,9 +151,12 @@ def synced_at(cp: ControlPlane, revision: str, timeout: float = SYNC_TIMEOUT) ->
     def done():
         apps = applications(cp)
         repo = apps.get("root", {}).get("spec", {}).get("source", {}).get("repoURL")
-        return apps if repo and all(_settled(name, app, repo, revision) for name, app in apps.items()) else None
+        if repo and all(_settled(name, app, repo, revision) for name, app in apps.items()):
+            return apps
+        refresh(cp)
+        return None
     return wait_until(f"every Argo CD Application Synced at {revision[:12]} and healthy", done, timeout=timeout,
-                      interval=2, on_timeout=lambda: describe(cp) + "\n" + cp.logs(20))
+                      interval=10, on_timeout=lambda: describe(cp) + "\n" + cp.logs(20))
 
 
 def _settled(name: str, app: dict, repo: str, revision: str) -> bool:
