@@ -17,6 +17,12 @@ put on its PATH. The stamp of such a folder covers every file in it.
     python3 toolchain/build.py            # build what is missing, print the bin folder
     python3 toolchain/build.py --check    # exit 1 when a build is missing or stale
 
+A folder may hold its own ``main`` packages over upstream's (a command that links only what runs,
+where upstream's one binary links much more); ``WRAPS`` names the release such a command is
+named for, and the stamp covers its files. A folder whose go.mod needs a newer Go than the
+machine's is built with the one ``$GOTOOLCHAIN`` names (``export GOTOOLCHAIN=go1.27.3``, as the
+README says); every other folder with the machine's own Go.
+
 The cache is ``$RLGEN_TOOLCHAIN_CACHE``, else ``$XDG_CACHE_HOME/rlgen/toolchain``, else
 ``~/.cache/rlgen/toolchain``. Only the standard library is used: this runs before any virtual
 environment exists.
@@ -24,6 +30,7 @@ environment exists.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -53,6 +60,9 @@ LDFLAGS = {
     # goreleaser's {{ .Version }} (flux2's .goreleaser.yml): no "v"; flux prefixes it to name the
     # release whose manifests it embeds.
     "flux-cli": "-X main.VERSION={release}",
+    # Argo CD's Makefile: its VERSION file (no "v"), a clean tree.
+    "argocd": "-X github.com/argoproj/argo-cd/v3/common.version={release} "
+              "-X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean",
 }
 
 #: Builds run side by side. Each ``go install`` compiles on every core; two keep both cores busy
@@ -61,6 +71,9 @@ BUILDS_AT_ONCE = 2
 
 #: Commands whose package is not named as upstream's release names the binary.
 RENAMED = {"go.etcd.io/etcd/server/v3": "etcd"}
+
+#: Folders whose command is a ``main`` of their own (module doc) -> the upstream module it runs.
+WRAPS = {"argocd": "github.com/argoproj/argo-cd/v3"}
 
 #: The script that writes the module sources a folder's ``go:embed`` patterns need (module doc).
 SOURCE = "source.py"
@@ -71,6 +84,8 @@ class Module:
     folder: Path
     tools: tuple[str, ...]
     requires: dict[str, str]
+    #: The go.mod's ``go`` line: the oldest Go that builds it.
+    go: str = "1"
 
     @property
     def name(self) -> str:
@@ -104,6 +119,8 @@ def go_binary(tool: str) -> str:
 
 
 def module_version(module: Module, tool: str) -> str:
+    if module.name in WRAPS:
+        tool = WRAPS[module.name]
     owners = [path for path in module.requires if tool == path or tool.startswith(path + "/")]
     if not owners:
         raise SystemExit(f"{module.folder / 'go.mod'}: no require line for the module of {tool}")
@@ -114,6 +131,7 @@ def read_module(folder: Path) -> Module:
     text = (folder / "go.mod").read_text()
     tools: list[str] = []
     requires: dict[str, str] = {}
+    go = "1"
     block = None
     for raw in text.splitlines():
         line = raw.split("//")[0].strip()
@@ -127,13 +145,15 @@ def read_module(folder: Path) -> Module:
             continue
         words = line.split()
         kind, rest = (block, words) if block else (words[0], words[1:])
-        if kind == "tool" and rest:
+        if kind == "go" and rest:
+            go = rest[0]
+        elif kind == "tool" and rest:
             tools.append(rest[0])
         elif kind == "require" and len(rest) >= 2:
             requires[rest[0]] = rest[1]
     if not tools:
         raise SystemExit(f"{folder / 'go.mod'}: no tool directive")
-    return Module(folder, tuple(tools), requires)
+    return Module(folder, tuple(tools), requires, go)
 
 
 def modules() -> list[Module]:
@@ -147,16 +167,35 @@ def cache_root() -> Path:
     return Path(base) / "rlgen" / "toolchain"
 
 
-def go_env() -> dict[str, str]:
+def release(version: str) -> tuple[int, ...]:
+    """``go1.26.8`` or ``1.27.0`` as numbers, to compare."""
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def go_env(module: Module | None = None) -> dict[str, str]:
     env = dict(os.environ)
     # The machine's own Go builds, with the checksums of go.sum and nothing from a workspace.
     env.update(GOTOOLCHAIN="local", GOWORK="off", GOFLAGS="-mod=readonly -buildvcs=false", CGO_ENABLED="0")
+    if module and release(module.go) > release(local_go()):
+        wanted = os.environ.get("GOTOOLCHAIN", "")
+        if not re.fullmatch(r"go[\d.]+", wanted) or release(wanted) < release(module.go):
+            print(f"toolchain: {module.name} needs Go {module.go} ({module.folder / 'go.mod'}); this machine "
+                  f"has {local_go()}: export GOTOOLCHAIN=go1.27.3 (the README's set-up does)", file=sys.stderr)
+            raise SystemExit(2)
+        env["GOTOOLCHAIN"] = wanted
     return env
 
 
-def go_version() -> str:
+@functools.cache
+def local_go() -> str:
     return subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True, check=True,
                           env=go_env()).stdout.strip()
+
+
+def go_version(module: Module) -> str:
+    """The Go that builds ``module``: the machine's, or the newer one ``$GOTOOLCHAIN`` names."""
+    env = go_env(module)
+    return local_go() if env["GOTOOLCHAIN"] == "local" else env["GOTOOLCHAIN"]
 
 
 def ldflags(module: Module) -> str:
@@ -167,15 +206,16 @@ def ldflags(module: Module) -> str:
     return ("-s -w " + flags).strip()
 
 
-def stamp(module: Module, go: str) -> str:
+def stamp(module: Module) -> str:
     digest = hashlib.sha256()
     for part in ((module.folder / "go.mod").read_bytes(), (module.folder / "go.sum").read_bytes(),
-                 go.encode(), ldflags(module).encode()):
+                 go_version(module).encode(), ldflags(module).encode()):
         digest.update(hashlib.sha256(part).digest())
-    if module.source:
-        # The script and what it reads (the versions and checksums it pins) shape the build too.
-        for path in sorted(p for p in module.folder.iterdir() if p.is_file() and p.name not in ("go.mod", "go.sum")):
-            digest.update(hashlib.sha256(path.name.encode() + b"\0" + path.read_bytes()).digest())
+    # A source script and what it reads (the versions and checksums it pins), a main package of the
+    # folder's own: they shape the build too. A folder of go.mod and go.sum alone adds nothing here.
+    for path in sorted(p for p in module.folder.rglob("*") if p.is_file() and p.name not in ("go.mod", "go.sum")):
+        name = path.relative_to(module.folder).as_posix()
+        digest.update(hashlib.sha256(name.encode() + b"\0" + path.read_bytes()).digest())
     return digest.hexdigest()
 
 
@@ -183,10 +223,10 @@ def destination(module: Module) -> Path:
     return cache_root() / f"{module.name}-{module.version}"
 
 
-def is_current(module: Module, go: str) -> bool:
+def is_current(module: Module) -> bool:
     dest = destination(module)
     stamp_file = dest / "stamp"
-    return (stamp_file.is_file() and stamp_file.read_text().strip() == stamp(module, go)
+    return (stamp_file.is_file() and stamp_file.read_text().strip() == stamp(module)
             and all((dest / "bin" / b).is_file() for b in module.binaries()))
 
 
@@ -194,7 +234,7 @@ def with_sources(module: Module, out: Path) -> Path:
     """Run the folder's source script into ``out``; return a go.mod that builds with its copies."""
     tools = [str(destination(m) / "bin") for m in modules() if m.name in module.needs()]
     subprocess.run([sys.executable, str(module.source), str(out)], cwd=module.folder, check=True,
-                   env=go_env() | {"PATH": os.pathsep.join([*tools, os.environ.get("PATH", "")])})
+                   env=go_env(module) | {"PATH": os.pathsep.join([*tools, os.environ.get("PATH", "")])})
     replace = json.loads((out / "replace.json").read_text())
     text = (module.folder / "go.mod").read_text()
     text += "".join(f"\nreplace {path} => {folder}\n" for path, folder in sorted(replace.items()))
@@ -204,7 +244,7 @@ def with_sources(module: Module, out: Path) -> Path:
     return out / "go.mod"
 
 
-def build(module: Module, go: str) -> float:
+def build(module: Module) -> float:
     """Build into a temporary folder beside the cache entry, then rename: never half-written."""
     dest = destination(module)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -212,7 +252,7 @@ def build(module: Module, go: str) -> float:
     with tempfile.TemporaryDirectory(prefix=f".{dest.name}-", dir=dest.parent) as tmp:
         staged = Path(tmp) / "entry"
         (staged / "bin").mkdir(parents=True)
-        env = go_env() | {"GOBIN": str(staged / "bin")}
+        env = go_env(module) | {"GOBIN": str(staged / "bin")}
         flags = [f"-modfile={with_sources(module, Path(tmp) / 'source')}"] if module.source else []
         subprocess.run(["go", "install", "-trimpath", f"-ldflags={ldflags(module)}", *flags, "tool"],
                        cwd=module.folder, env=env, check=True)
@@ -222,7 +262,7 @@ def build(module: Module, go: str) -> float:
         missing = [b for b in module.binaries() if not (staged / "bin" / b).is_file()]
         if missing:
             raise SystemExit(f"toolchain: {module.name}: go install wrote no {', '.join(missing)}")
-        (staged / "stamp").write_text(stamp(module, go) + "\n")
+        (staged / "stamp").write_text(stamp(module) + "\n")
         if dest.exists():
             shutil.rmtree(dest)
         staged.rename(dest)
@@ -237,20 +277,20 @@ def download(modules: list[Module]) -> dict[str, int]:
         # Listing the tools' packages fetches exactly the modules their build needs. -e: a source
         # script's files are not written yet, which fails the listing, not the download.
         listed = subprocess.run(["go", "list", *(["-e"] if module.source else []), "-deps", "tool"],
-                                cwd=module.folder, env=go_env(), check=True, stdout=subprocess.PIPE, text=True)
+                                cwd=module.folder, env=go_env(module), check=True, stdout=subprocess.PIPE, text=True)
         return len(listed.stdout.split())
 
     with ThreadPoolExecutor(max_workers=len(modules) or 1) as pool:
         return dict(zip((m.name for m in modules), pool.map(one, modules)))
 
 
-def build_logged(module: Module, go: str) -> None:
+def build_logged(module: Module) -> None:
     print(f"toolchain: building {module.name} {module.version} ({', '.join(module.binaries())})", file=sys.stderr)
-    seconds = build(module, go)
+    seconds = build(module)
     print(f"toolchain: built {module.name} {module.version} in {seconds:.0f} s", file=sys.stderr)
 
 
-def build_all(stale: list[Module], packages: dict[str, int], go: str) -> None:
+def build_all(stale: list[Module], packages: dict[str, int]) -> None:
     """Two builds at once, each started as soon as the folders its source script needs are built:
     what another build needs first, then the most packages first. One build's links and serial
     steps leave a core idle that the other's compiles take, and the last to finish is a short one."""
@@ -264,7 +304,7 @@ def build_all(stale: list[Module], packages: dict[str, int], go: str) -> None:
             while ready and len(running) < BUILDS_AT_ONCE:
                 module = ready.pop(0)
                 waiting.remove(module)
-                running[pool.submit(build_logged, module, go)] = module.name
+                running[pool.submit(build_logged, module)] = module.name
             if not running:
                 raise SystemExit(f"toolchain: {', '.join(m.name for m in waiting)} need folders that are not built")
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -291,18 +331,17 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("go") is None:
         print("toolchain: the go command is not on PATH (Go 1.26 builds the pinned tools)", file=sys.stderr)
         return 2
-    go = go_version()
     every = modules()
     names = set(args.names or (m.name for m in every))
     # A source script's tools are built before it runs: first in the order, and chosen with it.
     names |= {need for m in every if m.name in names for need in m.needs()}
     chosen = sorted((m for m in every if m.name in names), key=lambda m: bool(m.source))
-    stale = [m for m in chosen if not is_current(m, go)]
+    stale = [m for m in chosen if not is_current(m)]
     if args.check:
         for m in stale:
-            print(f"toolchain: {m.name} {m.version} is not built for {go}", file=sys.stderr)
+            print(f"toolchain: {m.name} {m.version} is not built for {go_version(m)}", file=sys.stderr)
         return 1 if stale else 0
-    build_all(stale, download(stale), go)
+    build_all(stale, download(stale))
     for m in chosen:
         link(m)
     print(LINKS)

@@ -69,7 +69,9 @@ return hs
 #: for a stage to be healthy with this check back (Argo CD's documented snippet), except for
 #: an Application marked rlgen.io/health-gate: "false" (the runs: a RayJob is Progressing for a
 #: whole training run and Degraded for good once a failed run is kept, so the root's sync would
-#: never finish). Its own page still shows its real health.
+#: never finish). Its own page still shows its real health. Unlike the snippet, a stage is
+#: healthy only once synced: one whose manifests fail to build has no resources and so reads
+#: Healthy, and the next wave would start on a stage never applied (seen on the control plane).
 APPLICATION_HEALTH = """\
 hs = {}
 hs.status = "Progressing"
@@ -80,6 +82,11 @@ if obj.status ~= nil then
     if obj.status.health.message ~= nil then
       hs.message = obj.status.health.message
     end
+  end
+  local sync = obj.status.sync and obj.status.sync.status or "Unknown"
+  if hs.status == "Healthy" and sync ~= "Synced" then
+    hs.status = "Progressing"
+    hs.message = "healthy but " .. sync .. ", not synced yet"
   end
 end
 if obj.metadata.annotations ~= nil and obj.metadata.annotations["%s"] == "false" then
@@ -170,6 +177,8 @@ def _root(ctx, repos: list[str]) -> list[dict]:
             "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
         },
     }
+    # The root syncs its own file: while it syncs it is not Synced, so by the Application health
+    # check it would wait on itself for ever. It gates nothing but its own sync.
     root = {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
@@ -181,6 +190,7 @@ def _root(ctx, repos: list[str]) -> list[dict]:
             "syncPolicy": _sync_policy(),
         },
     }
+    root["metadata"]["annotations"][HEALTH_GATE] = "false"
     return [project, root]
 
 

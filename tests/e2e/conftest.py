@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from rlgen.e2e.cluster import start_flux, start_kuberay
+from support.argocd import describe as argo_describe
 from support.controlplane import ControlPlane, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, kustomizations, readme_blocks, ready
 from support.git_server import GitServer
@@ -28,9 +29,12 @@ CPU_NODES = 2
 
 
 @contextmanager
-def running_cluster(workdir: Path, requeue_dependency: str | None = "5s") -> Iterator[ControlPlane]:
-    """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay, Flux's
-    controllers and ACK's OSS CSI driver. Stopped on leaving, whatever happened."""
+def running_cluster(workdir: Path, requeue_dependency: str | None = "5s", engine: str = "flux",
+                    kuberay: bool = True) -> Iterator[ControlPlane]:
+    """A control plane with what every cluster here has: GPU and CPU nodes, KubeRay, the sync
+    engine's controllers and ACK's OSS CSI driver. Stopped on leaving, whatever happened. Argo CD
+    starts when the README's install command runs (support.argocd); ``kuberay=False`` leaves
+    KubeRay to the test, as on a cluster whose add-on arrives after the first sync."""
     cp = ControlPlane(workdir)
     try:
         cp.start()
@@ -38,16 +42,19 @@ def running_cluster(workdir: Path, requeue_dependency: str | None = "5s") -> Ite
             cp.add_lingjun_node(f"lingjun-gpu-{i}")
         for i in range(CPU_NODES):
             cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
-        start_kuberay(cp)
-        # Without Deployments: `flux bootstrap` applies Flux's own (sync_as_the_readme_says).
-        start_flux(cp, requeue_dependency, deployments=False)
+        if kuberay:
+            start_kuberay(cp)
+        if engine == "flux":
+            # Without Deployments: `flux bootstrap` applies Flux's own (sync_as_the_readme_says).
+            start_flux(cp, requeue_dependency, deployments=False)
         # ACK's csi-plugin add-on registers the OSS driver the repository's volumes name.
         cp.kubectl("apply", "-f", "-", input=json.dumps({
             "apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
             "metadata": {"name": "ossplugin.csi.alibabacloud.com"},
             "spec": {"attachRequired": False, "podInfoOnMount": True}}))
-        # An installed operator is an available Deployment; doctor reads it so.
-        cp.kubectl("wait", "--for=condition=Available", "deployment", "--all", "-A", "--timeout=180s")
+        if kuberay or engine == "flux":
+            # An installed operator is an available Deployment; doctor reads it so.
+            cp.kubectl("wait", "--for=condition=Available", "deployment", "--all", "-A", "--timeout=180s")
         yield cp
     finally:
         cp.stop()
@@ -63,20 +70,26 @@ def openkruise_agents(tree: Path) -> Path:
     """openkruise/agents at v0.3.0 as far as the project vendors it: ``config/sandbox-manager``
     unchanged and the four CRDs of ``config/crd/bases``. Upstream's controller manifests are not
     vendored (the module proxy does not serve that release), so ``config/default`` here holds what
-    the stages after it rely on: the CRDs and the ``sandbox-system`` Namespace it creates."""
+    the stages after it rely on: the CRDs and the ``sandbox-system`` Namespace it creates. As in
+    upstream's kubebuilder layout, the CRDs are a kustomization of their own (``config/crd``) that
+    ``config/default`` names: kustomize refuses a file outside the folder it builds, as Argo CD's
+    repo-server runs it (Flux's kustomize-controller lifts that restriction)."""
     shutil.copytree(PROJECT / "upstream" / "openkruise-agents-v0.3.0", tree)
     bases = tree / "config" / "crd" / "bases"
     bases.mkdir(parents=True)
     for crd in sorted((PROJECT / "upstream" / "crds").glob("agents.kruise.io_*.yaml")):
         shutil.copy(crd, bases / crd.name)
+    def kustomization(folder: Path, resources: list[str]) -> None:
+        (folder / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+            + "".join(f"  - {r}\n" for r in resources))
+
+    kustomization(bases.parent, [f"bases/{p.name}" for p in sorted(bases.iterdir())])
     default = tree / "config" / "default"
     default.mkdir()
     (default / "namespace.yaml").write_text(
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: sandbox-system\n")
-    resources = ["namespace.yaml"] + [f"../crd/bases/{p.name}" for p in sorted(bases.iterdir())]
-    (default / "kustomization.yaml").write_text(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
-        + "".join(f"  - {r}\n" for r in resources))
+    kustomization(default, ["namespace.yaml", "../crd"])
     return tree
 
 
@@ -94,17 +107,21 @@ SECRET_VALUES = {"SANDBOX_ADMIN_API_KEY": "admin-key-e2e", "SANDBOX_API_KEY": "a
                  "OSS_CREDENTIALS_AKID": "ak-id-e2e", "OSS_CREDENTIALS_AKSECRET": "ak-secret-e2e", "HF_TOKEN": ""}
 
 
-def sync_as_the_readme_says(cp: ControlPlane, repo: Path, url: str, path: str) -> dict[str, dict]:
-    """The README's Secret commands run on the cluster, Flux bootstrapped at ``path`` of the
-    pushed repository by the README's command (the clone ``repo`` pulls what it commits), and
-    every Kustomization Ready: their objects, by name."""
-    readme = (repo / "README.md").read_text()
-    for block in readme_blocks(readme, "Secrets to create before the first sync"):
+def create_secrets_as_the_readme_says(cp: ControlPlane, repo: Path) -> None:
+    """The README's commands that create the Secrets a first sync needs, with a value each."""
+    for block in readme_blocks((repo / "README.md").read_text(), "Secrets to create before the first sync"):
         # A plugin an earlier module selected (mlflow, say) adds Secrets of its own: a value each.
         asked = {var: f"{var.lower()}-e2e" for var in re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", block)}
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True,
                                 env={**os.environ, **asked, **SECRET_VALUES, **cp.env()})
         assert result.returncode == 0, f"the README's command fails on a new cluster:\n{block}{result.stderr}"
+
+
+def sync_as_the_readme_says(cp: ControlPlane, repo: Path, url: str, path: str) -> dict[str, dict]:
+    """The README's Secret commands run on the cluster, Flux bootstrapped at ``path`` of the
+    pushed repository by the README's command (the clone ``repo`` pulls what it commits), and
+    every Kustomization Ready: their objects, by name."""
+    create_secrets_as_the_readme_says(cp, repo)
     bootstrap(cp, repo, url, "main", path)
     return wait_until(
         "every Flux Kustomization Ready",
@@ -149,9 +166,22 @@ def kueue_control_plane(tmp_path_factory):
         yield cp
 
 
+@pytest.fixture(scope="module")
+def argo_control_plane(tmp_path_factory):
+    """A cluster of its own for an Argo CD repository (support.argocd: Argo CD starts when the
+    README's install command runs), KubeRay left to the module. Stopped when the module ends."""
+    with running_cluster(tmp_path_factory.mktemp("argo-controlplane"), engine="argo", kuberay=False) as cp:
+        yield cp
+
+
 @pytest.fixture(scope="session")
 def sync_repository():
     return sync_as_the_readme_says
+
+
+@pytest.fixture(scope="session")
+def create_readme_secrets():
+    return create_secrets_as_the_readme_says
 
 
 def dump(cp: ControlPlane) -> str:
@@ -183,6 +213,16 @@ def dump_second_on_failure(second_control_plane, request):
 def dump_kueue_on_failure(kueue_control_plane, request):
     yield
     _dump_if_failed(kueue_control_plane, request)
+
+
+@pytest.fixture
+def dump_argo_on_failure(argo_control_plane, request):
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        cp = argo_control_plane
+        print(cp.logs(40) + "\n" + argo_describe(cp) + "\n" + cp.kubectl(
+            "get", "applications,rayjobs,rayclusters,pods,jobs,pvc", "-A", "-o", "wide", check=False).stdout)
 
 
 #: The order the modules share the one control plane in: each starts from the cluster the one

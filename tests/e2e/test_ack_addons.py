@@ -14,63 +14,11 @@ import json
 import subprocess
 
 import pytest
+from support.ack import ACK_ALBCONFIG, ACK_INGRESS, DOMAIN, PIPELINE_ROLE, ROLE, SANDBOX_NAMESPACE, install_ack_addons
 from support.flux import NAMESPACE, REGISTRY, kustomizations, ready
 from support.repos import INSTALL, ok, run_rlgen, storage_answers
-from support.toolchain import PROJECT
 
 pytestmark = pytest.mark.usefixtures("dump_second_on_failure")
-
-DOMAIN = "sandbox.rl-team.cn"
-ROLE = "rl-oss-volumes"
-PIPELINE_ROLE = "rl-oss-pipeline"
-SANDBOX_NAMESPACE = "sandbox-system"
-
-
-def albconfig_crd() -> dict:
-    """The CRD the ALB Ingress controller registers when it starts. Upstream ships no manifest of
-    it: alibaba/alibaba-load-balancer-controller v1.2.0 builds it in code (``crd.Conf`` in
-    pkg/controller/ingress/register.go, ``EnsurePresent`` in pkg/util/crd/crd.go) with a schema
-    that keeps every field (docs/upstream.md). The same facts here, as that code states them."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "albconfigs.alibabacloud.com"},
-        "spec": {"group": "alibabacloud.com", "scope": "Cluster",
-                 "names": {"kind": "AlbConfig", "plural": "albconfigs", "listKind": "AlbConfigList",
-                           "singular": "albconfig", "categories": ["all", "kooper"]},
-                 "versions": [{"name": "v1", "served": True, "storage": True,
-                               "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {"x-kubernetes-preserve-unknown-fields": True}}}]},
-    }
-
-
-#: What ACK leaves when the ALB Ingress controller and ack-sandbox-manager are installed: the
-#: AlbConfig of the console's defaults (one HTTP:80 listener) and the add-on's Ingress.
-ACK_ALBCONFIG = {
-    "apiVersion": "alibabacloud.com/v1", "kind": "AlbConfig", "metadata": {"name": "alb"},
-    "spec": {"config": {"name": "alb", "addressType": "Internet",
-                        "zoneMappings": [{"vSwitchId": "vsw-e2e-a"}, {"vSwitchId": "vsw-e2e-b"}]},
-             "listeners": [{"port": 80, "protocol": "HTTP"}]},
-}
-ACK_INGRESS = {
-    "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-    "metadata": {"name": "sandbox-manager", "namespace": SANDBOX_NAMESPACE},
-    "spec": {"ingressClassName": "alb", "rules": [
-        {"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {
-            "service": {"name": "sandbox-manager", "port": {"number": 80}}}}]}}
-        for host in (DOMAIN, f"*.{DOMAIN}")]},
-}
-
-
-def install_ack_addons(cp) -> None:
-    for crd in sorted((PROJECT / "upstream" / "crds").glob("agents.kruise.io_*.yaml")):
-        cp.kubectl("apply", "--server-side", "-f", str(crd))
-    cp.kubectl("apply", "-f", "-", input=json.dumps(albconfig_crd()))
-    cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd", "albconfigs.alibabacloud.com",
-               "sandboxsets.agents.kruise.io")
-    cp.kubectl("create", "namespace", SANDBOX_NAMESPACE)
-    for obj in (ACK_ALBCONFIG, ACK_INGRESS):
-        cp.kubectl("create", "-f", "-", input=json.dumps(obj))
-
 
 @pytest.fixture(scope="module")
 def ack_synced(second_control_plane, git_server, sync_repository, tmp_path_factory):

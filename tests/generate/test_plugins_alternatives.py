@@ -310,6 +310,29 @@ def test_rayjob_health_check_runs_in_lua(generate, status, health):
     assert status.get("message", "") in message
 
 
+def _application_health(repo, obj: dict) -> tuple[str, str]:
+    (settings,) = [o for o in plain_manifests(repo) if o["kind"] == "ConfigMap"]
+    check = settings["data"]["resource.customizations.health.argoproj.io_Application"]
+    script = (f"obj = {_lua_value(obj)}\nlocal function check()\n{check}\nend\nlocal hs = check()\n"
+              "print(hs.status)\nprint(hs.message)\n")
+    result = subprocess.run([LUA, "-"], input=script, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    got, message = result.stdout.splitlines()
+    return got, message
+
+
+@pytest.mark.skipif(not LUA and not os.environ.get("CI"), reason="no Lua interpreter (apt-get install lua5.4)")
+@pytest.mark.parametrize("sync, health", [("Synced", "Healthy"), ("OutOfSync", "Progressing"),
+                                          ("Unknown", "Progressing"), (None, "Progressing")])
+def test_a_stage_holds_up_the_next_wave_until_it_is_synced(generate, sync, health):
+    """A stage whose manifests fail to build has no resources, so Argo CD calls it Healthy: the
+    next wave must still wait for it to be synced."""
+    status = {"health": {"status": "Healthy"}, **({"sync": {"status": sync}} if sync else {})}
+    got, message = _application_health(generate("--plugin", "argo"), {"metadata": {}, "status": status})
+    assert got == health
+    assert sync == "Synced" or f"{sync or 'Unknown'}, not synced yet" in message
+
+
 @pytest.mark.skipif(not LUA and not os.environ.get("CI"), reason="no Lua interpreter (apt-get install lua5.4)")
 @pytest.mark.parametrize("annotations, health", [
     ({}, "Progressing"),

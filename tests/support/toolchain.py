@@ -37,7 +37,8 @@ def missing(message: str):
 @functools.cache
 def module_dir(folder: str, module: str) -> Path:
     """The source of ``module`` at the version ``toolchain/<folder>/go.mod`` pins (from Go's module cache)."""
-    env = {**os.environ, "GOFLAGS": "-mod=readonly", "GOWORK": "off", "GOTOOLCHAIN": "local"}
+    # The Go that builds the folder reads its go.mod (a newer one where it needs it).
+    env = build.go_env(build.read_module(TOOLCHAIN / folder))
     result = subprocess.run(["go", "mod", "download", "-json", module], cwd=TOOLCHAIN / folder, env=env,
                             capture_output=True, text=True)
     if result.returncode != 0:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 
+import pytest
 from support.toolchain import PROJECT, build
 
 
@@ -21,7 +23,9 @@ def pinned() -> dict[str, str]:
     found = {}
     for module in build.modules():
         for tool in module.tools:
-            owner = max((p for p in module.requires if tool == p or tool.startswith(p + "/")), key=len)
+            # A command of the folder's own (toolchain/argocd) is named for the module it runs.
+            source = build.WRAPS.get(module.name, tool)
+            owner = max((p for p in module.requires if source == p or source.startswith(p + "/")), key=len)
             found[owner] = build.module_version(module, tool)
     return found
 
@@ -47,5 +51,38 @@ def test_a_build_is_keyed_by_everything_that_shapes_it(tmp_path, monkeypatch):
     monkeypatch.setenv("RLGEN_TOOLCHAIN_CACHE", str(tmp_path))
     module = next(m for m in build.modules() if m.name == "kubeconform")
     assert build.destination(module) == tmp_path / "kubeconform-v0.8.0"
-    assert build.stamp(module, "go1.26.8") != build.stamp(module, "go1.27.0")
-    assert not build.is_current(module, "go1.26.8")
+    stamps = set()
+    for go in ("go1.26.8", "go1.27.0"):
+        monkeypatch.setattr(build, "go_version", lambda _module, go=go: go)
+        stamps.add(build.stamp(module))
+    assert len(stamps) == 2
+    assert not build.is_current(module)
+
+
+def test_argo_cd_is_built_with_the_go_that_gotoolchain_names_and_only_it(monkeypatch, capsys):
+    """Argo CD 3.6 needs Go 1.27: its folder takes $GOTOOLCHAIN, every other folder keeps the
+    machine's Go (their builds stay cached), and without the export the build stops with the fix."""
+    argocd = next(m for m in build.modules() if m.name == "argocd")
+    kubeconform = next(m for m in build.modules() if m.name == "kubeconform")
+    monkeypatch.setattr(build, "local_go", lambda: "go1.26.8")
+    monkeypatch.setenv("GOTOOLCHAIN", "go1.27.3")
+    assert build.go_env(argocd)["GOTOOLCHAIN"] == "go1.27.3" and build.go_version(argocd) == "go1.27.3"
+    assert build.go_env(kubeconform)["GOTOOLCHAIN"] == "local" and build.go_version(kubeconform) == "go1.26.8"
+    monkeypatch.delenv("GOTOOLCHAIN")
+    with pytest.raises(SystemExit) as exit:
+        build.go_env(argocd)
+    assert exit.value.code == 2
+    assert "export GOTOOLCHAIN=go1.27.3" in capsys.readouterr().err
+
+
+def test_a_folders_own_main_package_keys_its_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOTOOLCHAIN", "go1.27.3")
+    folder = tmp_path / "argocd"
+    shutil.copytree(PROJECT / "toolchain" / "argocd", folder)
+    module = build.read_module(folder)
+    assert module.version == build.read_module(PROJECT / "toolchain" / "argocd").requires[build.WRAPS["argocd"]]
+    assert module.binaries() == ["argocd"]
+    before = build.stamp(module)
+    main = folder / "argocd" / "main.go"
+    main.write_text(main.read_text() + "\n")
+    assert build.stamp(module) != before
