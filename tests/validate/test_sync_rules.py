@@ -191,6 +191,18 @@ def test_argo_runs_gating_the_root_is_a_problem(generate, tmp_path):
     assert [p["obj"] for p in found if "gates the root's sync" in p["message"]] == ["Application/argocd/runs"]
 
 
+def test_argo_root_gating_its_own_sync_is_a_problem(generate, tmp_path):
+    """Seen on the control plane: the root, mid-sync, waited on its own health for ever."""
+    repo = copy_of(generate, tmp_path, *ARGO)
+
+    def gate(doc):
+        if doc["kind"] == "Application":
+            doc["metadata"]["annotations"].pop("rlgen.io/health-gate")
+    edit_docs(repo / "clusters" / "production" / "root.yaml", gate)
+    found = problems(repo)
+    assert [p["obj"] for p in found if "waits on itself" in p["message"]] == ["Application/argocd/root"]
+
+
 SANDBOX = ("components", "opensource-sandbox", "platform")
 
 

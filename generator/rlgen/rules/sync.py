@@ -150,7 +150,15 @@ def argo_rules(objects: list[Rendered]) -> Iterator[Finding]:
                 yield Finding(item.source, item.label,
                               "syncPolicy.retry.limit must be -1: Argo CD never re-attempts a failed automated "
                               "sync of the same revision once its retries are used up")
-        if any(o.get("kind") == "RayJob" for o in _applies(objects, item.obj)):
+        applied = _applies(objects, item.obj)
+        name = get(item.obj, "metadata", "name")
+        if any(o.get("kind") == "Application" and get(o, "metadata", "name") == name for o in applied) \
+                and get(item.obj, "metadata", "annotations", HEALTH_GATE) != "false":
+            yield Finding(item.source, item.label,
+                          f"syncs its own file but gates its sync (needs annotation {HEALTH_GATE}: \"false\"): "
+                          "while it syncs it is not Synced, so by the Application health check its sync waits "
+                          "on itself for ever")
+        if any(o.get("kind") == "RayJob" for o in applied):
             gate = get(item.obj, "metadata", "annotations", HEALTH_GATE)
             if gate != "false" or not any(HEALTH_GATE in check for check in health_checks):
                 yield Finding(item.source, item.label,
