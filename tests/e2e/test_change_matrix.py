@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from ruamel.yaml import YAML
+from support.ack import ACK_ALBCONFIG, ACK_INGRESS, albconfig_crd
 from support.controlplane import wait_until
 from support.flux import REGISTRY, kustomizations, readme_blocks, reconcile
 from support.kuberay import ray_pods
@@ -189,8 +190,6 @@ def sandbox_uids(cp) -> dict[str, str]:
 def ack_addons(cp, repo) -> None:
     """What the README asks of a team moving to the ACK add-ons before the merge syncs: the
     add-ons installed (here, what ACK leaves: the AlbConfig CRD and object, the add-on's Ingress)."""
-    from test_ack_addons import ACK_ALBCONFIG, ACK_INGRESS, albconfig_crd
-
     KEPT["uids"] = sandbox_uids(cp)
     cp.kubectl("apply", "-f", "-", input=json.dumps(albconfig_crd()))
     cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "crd", "albconfigs.alibabacloud.com")
