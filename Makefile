@@ -68,16 +68,21 @@ demo: $(VENV)/.core demo-tools
 	@echo "  rlgen run new lr-3e-6 --set actor_rollout_ref.actor.optim.lr=3e-6 && rlgen diff"
 
 # The end-to-end tests that share one control plane run in order, in one process: each starts
-# from the cluster the one before left. The modules with control planes of their own run in a
-# second process beside it, so one's waits for Flux and the scheduler overlap the other's work.
-E2E_OWN := tests/e2e/test_ack_addons.py tests/e2e/test_argo_variant.py tests/e2e/test_change_matrix.py tests/e2e/test_kueue.py \
+# from the cluster the one before left. The modules with control planes of their own run in two
+# more processes beside it (Argo CD's apart, about as long as the rest together), so their waits
+# for controllers and the scheduler overlap each other's work.
+E2E_OWN := tests/e2e/test_ack_addons.py tests/e2e/test_change_matrix.py tests/e2e/test_kueue.py \
 	tests/e2e/test_secrets_external.py
+E2E_ARGO := tests/e2e/test_argo.py tests/e2e/test_argo_variant.py
+E2E_BESIDE := -n 0 -p no:cacheprovider
 test: setup toolchain
 	$(WITH_TOOLS) $(PY) -m pytest --ignore=tests/e2e
 	$(WITH_TOOLS) bash -c 'base=$$(mktemp -d); \
-		$(PY) -m pytest -n 0 -p no:cacheprovider --basetemp=$$base/own $(E2E_OWN) > $$base/own.log 2>&1 & own=$$!; \
-		$(PY) -m pytest -n 0 --basetemp=$$base/shared tests/e2e $(addprefix --ignore=,$(E2E_OWN)); shared=$$?; \
-		wait $$own; o=$$?; cat $$base/own.log; rm -rf $$base; exit $$(( shared ? shared : o ))'
+		$(PY) -m pytest $(E2E_BESIDE) --basetemp=$$base/own $(E2E_OWN) > $$base/own.log 2>&1 & own=$$!; \
+		$(PY) -m pytest $(E2E_BESIDE) --basetemp=$$base/argo $(E2E_ARGO) > $$base/argo.log 2>&1 & argo=$$!; \
+		$(PY) -m pytest -n 0 --basetemp=$$base/shared tests/e2e $(addprefix --ignore=,$(E2E_OWN) $(E2E_ARGO)); shared=$$?; \
+		wait $$own; o=$$?; wait $$argo; a=$$?; cat $$base/own.log $$base/argo.log; rm -rf $$base; \
+		exit $$(( shared ? shared : o ? o : a ))'
 
 # One table: each rlgen command beside its baseline, timed in the same run (benchmarks/timing.py),
 # rlgen installed from a local wheel into a fresh environment, as a generated repository's CI has it.
