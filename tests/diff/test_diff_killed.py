@@ -13,7 +13,8 @@ from pathlib import Path
 
 from support.repos import git, ok, rlgen_in
 
-SLOW = "#!/bin/sh\ntouch \"{started}\"\nsleep 20\nexec \"{real}\" \"$@\"\n"
+# Longer than any test waits: a diff that waited for this build to end would time out.
+SLOW = "#!/bin/sh\necho $$ > \"{started}.tmp\" && mv \"{started}.tmp\" \"{started}\"\nsleep 600\nexec \"{real}\" \"$@\"\n"
 
 
 def a_run_changed(repo: Path) -> None:
@@ -32,7 +33,25 @@ def slow_kustomize(folder: Path) -> tuple[dict, Path]:
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}, started
 
 
-def killed_while_building(repo: Path, tmp: Path, sig: int) -> subprocess.CompletedProcess:
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def group_ends(pgid: int) -> bool:
+    """Whether the group is gone within a few seconds (its killed processes are reaped by init
+    once their parent, the diff, has exited)."""
+    deadline = time.monotonic() + 5
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not group_alive(pgid)
+
+
+def killed_while_building(repo: Path, tmp: Path, sig: int) -> tuple[subprocess.CompletedProcess, int]:
+    """The diff's result, and the process group of the build it was killed in."""
     env, started = slow_kustomize(tmp.parent)
     proc = subprocess.Popen([sys.executable, "-m", "rlgen", "diff", "-o", "json"], cwd=repo, text=True,
                             env={**os.environ, **env, "TMPDIR": str(tmp)}, start_new_session=True,
@@ -42,16 +61,16 @@ def killed_while_building(repo: Path, tmp: Path, sig: int) -> subprocess.Complet
         while not started.exists():
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.1)
+        build = int(started.read_text())
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
-        # The waiting kustomize processes are this test's own: end them with their group.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        # The waiting kustomize processes are this test's own: end them with their groups.
+        for group in (proc.pid, *([build] if started.exists() else [])):
+            if group_alive(group):
+                os.killpg(group, signal.SIGKILL)
         proc.wait()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), build
 
 
 def leftovers(tmp: Path) -> list[str]:
@@ -62,7 +81,7 @@ def test_sigkill_registers_nothing_and_the_next_diff_cleans_up(repo, tmp_path):
     a_run_changed(repo)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    killed = killed_while_building(repo, tmp, signal.SIGKILL)
+    killed, _ = killed_while_building(repo, tmp, signal.SIGKILL)
     assert killed.returncode == -signal.SIGKILL
     assert len(git(repo, "worktree", "list").splitlines()) == 1
     assert len(leftovers(tmp)) == 1  # nothing runs on SIGKILL: its folder stays, unregistered
@@ -77,9 +96,11 @@ def test_sigterm_cleans_up_at_once(repo, tmp_path):
     a_run_changed(repo)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    killed = killed_while_building(repo, tmp, signal.SIGTERM)
+    killed, build = killed_while_building(repo, tmp, signal.SIGTERM)
     assert killed.returncode == 130, killed.stderr
     assert leftovers(tmp) == [] and len(git(repo, "worktree", "list").splitlines()) == 1
+    assert group_ends(build), subprocess.run(["ps", "-o", "pid,stat,args", "-g", str(build)], capture_output=True,
+                                             text=True).stdout
 
 
 def test_a_worktree_an_earlier_release_left_is_removed(repo, tmp_path):

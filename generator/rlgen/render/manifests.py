@@ -249,12 +249,18 @@ class _Builds:
         self.builds.expect(min(workers, len(jobs)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             running = {pool.submit(self.one, *job): job for job in jobs}
-            while running:
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    job = running.pop(future)
-                    if (whole := self._finished(job, future)) is not None:
-                        running[pool.submit(self.one, whole, None)] = (whole, None)
+            try:
+                while running:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        job = running.pop(future)
+                        if (whole := self._finished(job, future)) is not None:
+                            running[pool.submit(self.one, whole, None)] = (whole, None)
+            except BaseException:
+                # Interrupted (Ctrl-C, SIGTERM): leaving the pool waits for its threads, so end
+                # the builds they wait on first, or the command outlives its interrupt by a build.
+                self.builds.stop()
+                raise
         # The first failure in the order the builds started: the same each time.
         for job in [*jobs, *((i, None) for i in by_size)]:
             if job in self.failed:

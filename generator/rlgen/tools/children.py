@@ -73,6 +73,12 @@ def end(proc: subprocess.Popen) -> None:
                 pipe.close()
 
 
+def kill(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group at once, waiting for nothing: for children whose work is
+    abandoned (a build nobody will read), whose pipes must close now."""
+    _signal_group(proc, signal.SIGKILL)
+
+
 def _signal_group(proc: subprocess.Popen, signum: int) -> bool:
     """Whether the group still had a process to signal."""
     try:

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.tools import go_runtime, kustomize_reads, repo_files
+from rlgen.tools import children, go_runtime, kustomize_reads, repo_files
 from rlgen.tools.kustomize_reads import KUSTOMIZATION_FILES
 
 
@@ -67,14 +67,18 @@ class Builds:
         with self._lock:
             if self.stopped:
                 raise Stopped(root)
-            proc = subprocess.Popen([*command(), str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, env=go_runtime.environment())
+            proc = children.popen([*command(), str(root)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=go_runtime.environment())
             self._running.add(proc)
             self._spawned += 1
             if self._spawned >= self._awaited:
                 self.started.set()
         try:
             stdout, stderr = proc.communicate()
+        except BaseException:  # interrupted while it builds on this thread: no Ctrl-C reached it
+            children.kill(proc)
+            proc.wait()
+            raise
         finally:
             with self._lock:
                 self._running.discard(proc)
@@ -89,7 +93,8 @@ class Builds:
         with self._lock:
             self.stopped = True
             for proc in self._running:
-                proc.kill()
+                # The group: what kustomize started (a plugin, helm) holds its pipes open too.
+                children.kill(proc)
 
 
 def is_root(folder: Path) -> bool:
