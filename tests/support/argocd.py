@@ -118,13 +118,18 @@ def state(app: dict) -> tuple[str, str]:
 def describe(cp: ControlPlane) -> str:
     lines = []
     for name, app in sorted(applications(cp).items()):
-        operation = app.get("status", {}).get("operationState", {})
+        status = app.get("status", {})
+        operation = status.get("operationState", {})
         lines.append(f"{name}: {state(app)} {operation.get('phase', '')} {operation.get('message', '')[:300]}")
-        for condition in app.get("status", {}).get("conditions", []):
+        # Argo CD 3 keeps each resource's health out of the Application (its resource tree
+        # holds it): the Application's own health message names the resource that is not healthy.
+        if message := status.get("health", {}).get("message"):
+            lines.append(f"  health: {message[:300]}")
+        for condition in status.get("conditions", []):
             lines.append(f"  {condition['type']}: {condition['message'][:300]}")
-        for resource in app.get("status", {}).get("resources", []):
+        for resource in status.get("resources", []):
             if resource["kind"] in ("Application", "RayJob"):
-                lines.append(f"  {resource['kind']}/{resource['name']}: {resource.get('status')} {resource.get('health')}")
+                lines.append(f"  {resource['kind']}/{resource['name']}: {resource.get('status')}")
     return "\n".join(lines)
 
 
