@@ -75,6 +75,10 @@ RENAMED = {"go.etcd.io/etcd/server/v3": "etcd"}
 #: Folders whose command is a ``main`` of their own (module doc) -> the upstream module it runs.
 WRAPS = {"argocd": "github.com/argoproj/argo-cd/v3"}
 
+#: The Go release ``$GOTOOLCHAIN`` names for the folders that need a newer Go than the machine's
+#: (Makefile, scripts/ci.sh and the README export it; the generated e2e workflow sets it).
+NEWER_GO = "go1.27.3"
+
 #: The script that writes the module sources a folder's ``go:embed`` patterns need (module doc).
 SOURCE = "source.py"
 
@@ -180,7 +184,7 @@ def go_env(module: Module | None = None) -> dict[str, str]:
         wanted = os.environ.get("GOTOOLCHAIN", "")
         if not re.fullmatch(r"go[\d.]+", wanted) or release(wanted) < release(module.go):
             print(f"toolchain: {module.name} needs Go {module.go} ({module.folder / 'go.mod'}); this machine "
-                  f"has {local_go()}: export GOTOOLCHAIN=go1.27.3 (the README's set-up does)", file=sys.stderr)
+                  f"has {local_go()}: export GOTOOLCHAIN={NEWER_GO} (the README's set-up does)", file=sys.stderr)
             raise SystemExit(2)
         env["GOTOOLCHAIN"] = wanted
     return env

@@ -4,7 +4,6 @@ than the GPU pool and a stage applying a kind no CRD serves fail, each named wit
 the job summary; SIGTERM leaves no process and no folder behind."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -12,28 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support.e2e_command import e2e, git, git_objects, installed_programs, leftovers
 from support.flux import REGISTRY
 from support.repos import INSTALL, ok, run_rlgen, storage_answers
-from support.toolchain import BIN, build, tool
-
-#: The whole command, control plane included; the default repository takes about a minute.
-TIMEOUT = 600
-
-
-@pytest.fixture(scope="module")
-def programs(tmp_path_factory):
-    """The environment of the e2e workflow's last step: on PATH, what ``rlgen e2e --install-tools``
-    installs (from the tests' toolchain cache: nothing is built) and the runner's own programs,
-    none of the project's other tools."""
-    # Skipped on a developer's machine without the toolchain, failed under CI=true.
-    for name in ("etcd", "kube-apiserver", "kwok", "ray-operator", "source-controller", "kustomize-controller",
-                 "flux", "kustomize", "sops", "age-keygen"):
-        tool(name)
-    installed = run_rlgen("e2e", "--install-tools", str(tmp_path_factory.mktemp("e2e-tools")),
-                          env={**os.environ, "RLGEN_TOOLCHAIN_CACHE": str(build.cache_root())})
-    assert installed.returncode == 0, installed.stderr
-    others = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p).resolve() != BIN.resolve()]
-    return {**os.environ, "PATH": os.pathsep.join([installed.stdout.strip(), *others])}
+from support.toolchain import tool
 
 
 @pytest.fixture(scope="module")
@@ -47,34 +28,10 @@ def repo(git_server, tmp_path_factory):
     return path
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@rlgen.invalid", *args],
-                   check=True, capture_output=True)
-
-
-def e2e(repo: Path, env: dict, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, str, float]:
-    """The command, its job summary and its wall time."""
-    summary = tmp_path / "summary.md"
-    start = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "rlgen", "e2e", str(repo), "--timeout", "5m", *args],
-                            capture_output=True, text=True, timeout=TIMEOUT,
-                            env={**env, "GITHUB_STEP_SUMMARY": str(summary), "TMPDIR": str(tmp_path)})
-    return result, summary.read_text() if summary.exists() else "", time.monotonic() - start
-
-
-def leftovers(tmp_path: Path) -> list[str]:
-    """Processes still running a program of, or in, the command's temporary folder; and the folder."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            # The operators name the folder only in their environment (KUBECONFIG).
-            cmdline, environ = (Path(f"/proc/{pid}/{f}").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                                for f in ("cmdline", "environ"))
-        except OSError:
-            continue
-        if str(tmp_path / "rlgen-e2e-") in cmdline + environ and int(pid) != os.getpid():
-            found.append(f"{pid}: {cmdline[:120]}")
-    return found + [str(p) for p in tmp_path.glob("rlgen-e2e-*")]
+@pytest.fixture(scope="module")
+def programs(repo, tmp_path_factory):
+    return installed_programs(repo, tmp_path_factory.mktemp("e2e-tools"),
+                              ("source-controller", "kustomize-controller", "notification-controller", "flux"))
 
 
 def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs, tmp_path):
@@ -179,9 +136,3 @@ def test_a_sops_repository_syncs_without_the_teams_age_key(git_server, programs,
     assert git_objects(repo) == objects
     assert subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
     assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout == ""
-
-
-def git_objects(repo: Path) -> set[str]:
-    listed = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-all-objects", "--batch-check"],
-                            capture_output=True, text=True, check=True).stdout
-    return set(listed.split("\n"))

@@ -147,3 +147,25 @@ def test_wait_rejects_a_bad_timeout_and_watch(repo):
     assert result.returncode == 2 and "--timeout" in result.stderr and "Traceback" not in result.stderr
     result = wait(repo, [], "--watch")
     assert result.returncode == 2 and "--watch and --wait" in result.stderr
+
+
+@pytest.mark.parametrize("gate, code", [("false", 0), (None, 1)])
+def test_an_argo_runs_application_progressing_with_its_run_is_ready_when_no_wave_waits_for_it(
+        generate, tmp_path, gate, code):
+    """A RayJob is Progressing for the whole training run, and so is the Application of the runs:
+    its health gates no wave (the generated ``rlgen.io/health-gate: "false"``), so --wait passes once
+    the run's pods are scheduled. An Application a wave waits for, Progressing, is still waited for."""
+    import shutil
+
+    repo = shutil.copytree(generate("--plugin", "argo"), tmp_path / "repo", symlinks=True)
+    apps = [co.argo_app(name, head(repo), path=path.removeprefix("./")) for name, path in STAGES.items()
+            if name != "runs"]
+    runs = co.argo_app("runs", head(repo), health="Progressing", path="overlays/production/runs")
+    if gate:
+        runs["metadata"]["annotations"] = {"rlgen.io/health-gate": gate}
+    root = co.argo_app("root", head(repo), path="clusters/production")
+    root["metadata"]["annotations"] = {"rlgen.io/health-gate": "false"}
+    result = wait(repo, [*co.argo(), root, *apps, runs, *running(repo)], "--timeout", "2s")
+    assert result.returncode == code, result.stderr
+    if code:
+        assert "Application runs: Synced, Progressing" in result.stderr, result.stderr

@@ -8,13 +8,15 @@ import click
 HELP = """Sync the repository's commit on a throwaway control plane, as the cluster would.
 
 REPO (default: the current folder) at its HEAD commit, served at the branch the cluster
-follows, synced by Flux from clusters/<cluster>/ on a control plane on 127.0.0.1: etcd,
-kube-apiserver, controller manager and scheduler, kwok nodes shaped like the GPU pool
-(rlgen.gpus_per_node GPUs each, the labels, taints and RDMA resources the runs' pods ask
-for), KubeRay's operator and Flux's controllers, at the versions rlgen pins, all from PATH
-(the generated .github/workflows/e2e.yaml installs them). Every Secret the repository reads
-is created with a placeholder value; SOPS-encrypted values are synced as placeholders encrypted
-for an age key made for the run, so the team's key is never needed.
+follows, synced from clusters/<cluster>/ by the repository's engine on a control plane on
+127.0.0.1: etcd, kube-apiserver, controller manager and scheduler, kwok nodes shaped like the
+GPU pool (rlgen.gpus_per_node GPUs each, the labels, taints and RDMA resources the runs' pods
+ask for), KubeRay's operator, and Flux's controllers (flux bootstrap) or Argo CD's application
+controller and repo-server (its release manifest, then the root Application, the Applications
+fetching the served commit), at the versions rlgen pins, all from PATH (the generated
+.github/workflows/e2e.yaml installs them; Argo CD needs redis-server too). Every Secret the
+repository reads is created with a placeholder value; SOPS-encrypted values are synced as
+placeholders encrypted for an age key made for the run, so the team's key is never needed.
 
 \b
 It waits for every stage Ready, then runs rlgen status --wait (each run's pods scheduled)
@@ -38,16 +40,24 @@ found a problem, 2 bad input (no such cluster, a program missing from PATH).
               help="Give up on the sync after D (90s, 15m), and on the runs' pods after D again.")
 @click.option("--keep", is_flag=True, help="Keep the control plane's folder (logs, kubeconfig) after it stops.")
 @click.option("--install-tools", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
-              help="Only build the control plane's programs at the pinned releases from source (Go on PATH; "
-                   "every dependency checked against go.sum; cached in DIR) and print the folder to put on PATH.")
+              help="Only build the control plane's programs, with those of the sync engine REPO syncs with, at the "
+                   "pinned releases from source (Go on PATH; every dependency checked against go.sum; cached "
+                   "in DIR) and print the folder to put on PATH.")
 def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
     from rlgen.e2e.run import report, run
     from rlgen.tools.durations import parse_duration
 
     if install_tools:
         from rlgen.e2e.programs import install_tools as install
+        from rlgen.errors import RlgenError
+        from rlgen.repo.sync_engines import engine_in
+        from rlgen.repo.workspace import find_root
 
-        click.echo(install(install_tools.resolve()))
+        root = find_root(repo or Path.cwd())
+        engine = engine_in(root)
+        if engine is None:
+            raise RlgenError(f"{root / 'clusters'}: no Flux Kustomization or Argo CD Application to sync")
+        click.echo(install(install_tools.resolve(), engine.name))
         return
 
     try:

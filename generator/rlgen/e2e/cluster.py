@@ -146,9 +146,12 @@ def add_pool(cp: ControlPlane, pool: Pool, cpu_nodes: int = 2) -> None:
         cp.add_node(f"cpu-{i}", cpu="32", memory="128Gi")
 
 
-def start_operators(cp: ControlPlane, csi_drivers=(), flux_deployments: bool = True) -> None:
+def start_operators(cp: ControlPlane, csi_drivers=(), flux: bool = True, flux_deployments: bool = True) -> None:
+    """KubeRay, the CSI drivers, and Flux's controllers unless ``flux`` is False (Argo CD's
+    install is rlgen.e2e.argo's)."""
     start_kuberay(cp)
-    start_flux(cp, deployments=flux_deployments)
+    if flux:
+        start_flux(cp, deployments=flux_deployments)
     add_csi_drivers(cp, csi_drivers)
     # An installed operator is an available Deployment; doctor reads it so.
     cp.kubectl("wait", "--for=condition=Available", "deployment", "--all", "-A", "--timeout=180s")

@@ -25,12 +25,14 @@ TOOLCHAIN = Path(__file__).resolve().parent / "toolchain"
 #: Go module -> the toolchain folder whose go.mod pins its release.
 FOLDERS = {"sigs.k8s.io/kwok": "kwok", "github.com/ray-project/kuberay/ray-operator": "kuberay",
            "github.com/fluxcd/source-controller": "flux", "github.com/fluxcd/kustomize-controller": "flux",
-           "github.com/fluxcd/notification-controller": "flux"}
+           "github.com/fluxcd/notification-controller": "flux", "github.com/argoproj/argo-cd/v3": "argocd"}
 #: The toolchain folders whose programs rlgen e2e runs (kubectl, openssl, git and go are the
-#: runner's own): the control plane's, the flux CLI (``flux bootstrap``), kustomize (rlgen
-#: renders the repository with it), and
-#: sops and age, which stand in for a SOPS repository's values (rlgen.e2e.sops_stand_in).
-TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "flux", "flux-cli", "kustomize", "sops", "age")
+#: runner's own): the control plane's, kustomize (rlgen renders the repository with it), sops
+#: and age, which stand in for a SOPS repository's values (rlgen.e2e.sops_stand_in); and the
+#: sync engine's, by the engine the repository syncs with (rlgen.repo.sync_engines): Flux's
+#: controllers and CLI (``flux bootstrap``), or Argo CD's controller and repo-server.
+TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "kustomize", "sops", "age")
+ENGINE_FOLDERS = {"Flux": ("flux", "flux-cli"), "Argo CD": ("argocd",)}
 
 
 @functools.cache
@@ -48,24 +50,33 @@ def pinned(module: str) -> str:
     return _build().read_module(TOOLCHAIN / FOLDERS[module]).requires[module]
 
 
-def install_tools(destination: Path) -> Path:
-    """Build the control plane's programs at the pinned releases (cached under ``destination``:
-    a second run with the same pins builds nothing) and link them into ``destination/bin``."""
+def newer_go() -> str:
+    """What ``$GOTOOLCHAIN`` must name for the folders whose go.mod needs a newer Go (Argo CD's)."""
+    return _build().NEWER_GO
+
+
+def install_tools(destination: Path, engine: str) -> Path:
+    """Build the control plane's programs at the pinned releases, with those of the sync
+    ``engine`` (its name: "Flux", "Argo CD"), cached under ``destination`` (a second run with the
+    same pins builds nothing) and linked into ``destination/bin``."""
     build = _build()
     os.environ.setdefault("RLGEN_TOOLCHAIN_CACHE", str(destination / "cache"))
     build.LINKS = destination / "bin"
 
     # build.py prints the folder; the command prints it once, alone on stdout (for $GITHUB_PATH).
     with redirect_stdout(sys.stderr):
-        code = build.main(list(TOOL_FOLDERS))
+        code = build.main([*TOOL_FOLDERS, *ENGINE_FOLDERS[engine]])
     if code:
         raise RlgenError(f"building the pinned control plane into {destination} failed (exit {code})")
     return build.LINKS
 
 #: Every program the throwaway control plane runs, and rlgen's renders, found on PATH.
 PROGRAMS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl",
-            "ray-operator", "source-controller", "kustomize-controller", "notification-controller", "flux", "kustomize",
-            "openssl", "git", "go")
+            "ray-operator", "kustomize", "openssl", "git", "go")
+#: What each sync engine runs besides: Flux's controllers and CLI; Argo CD's one binary (its
+#: application controller and repo-server) and the Redis server they keep their cache in.
+ENGINE_PROGRAMS = {"Flux": ("source-controller", "kustomize-controller", "notification-controller", "flux"),
+                   "Argo CD": ("argocd", "redis-server")}
 #: What a repository whose secrets stage Flux decrypts with SOPS needs besides.
 SOPS_PROGRAMS = ("sops", "age-keygen")
 
@@ -82,8 +93,11 @@ def program(name: str) -> str:
     return found
 
 
-def missing_programs(sops: bool = False) -> list[str]:
-    return [name for name in PROGRAMS + (SOPS_PROGRAMS if sops else ()) if not shutil.which(name)]
+def missing_programs(engine: str | None = None, sops: bool = False) -> list[str]:
+    """What is not on PATH of the control plane's programs, with the sync ``engine``'s (its
+    name) and SOPS's stand-in programs when asked."""
+    wanted = PROGRAMS + ENGINE_PROGRAMS.get(engine or "", ()) + (SOPS_PROGRAMS if sops else ())
+    return [name for name in wanted if not shutil.which(name)]
 
 
 @functools.cache

@@ -2,12 +2,14 @@
 would sync it, before the commit is merged.
 
 The control plane (etcd, kube-apiserver, controller manager, scheduler, kwok's GPU-shaped nodes,
-KubeRay, Flux's controllers) runs from PATH in a temporary folder on 127.0.0.1 and is gone when
-the command ends, however it ends (an error, Ctrl-C, SIGTERM). The commit is served by a Git
-server of its own at the branch the cluster follows; ``flux bootstrap git --path
-clusters/<cluster>`` installs Flux's components and commits them on top (to that server only).
-Every Secret the repository reads gets a placeholder value (SOPS files: see sops_stand_in):
-nothing here ever holds a credential.
+KubeRay, the sync engine) runs from PATH in a temporary folder on 127.0.0.1 and is gone when the
+command ends, however it ends (an error, Ctrl-C, SIGTERM). The commit is served by a Git server
+of its own at the branch the cluster follows. Flux: ``flux bootstrap git --path
+clusters/<cluster>`` installs Flux's components and commits them on top (to that server only;
+rlgen.e2e.flux_sync). Argo CD: its release manifest installed, the root Application applied, as
+the README says (rlgen.e2e.argo_sync), the Applications fetching that server
+(rlgen.e2e.served_url). Every Secret the repository reads gets a placeholder value (SOPS files:
+see sops_stand_in): nothing here ever holds a credential.
 """
 from __future__ import annotations
 
@@ -24,10 +26,6 @@ from pathlib import Path
 
 from rlgen.errors import ProblemsFound, RlgenError
 
-#: Flux's Ready=False reasons that retry by themselves: a dependency not Ready, still applying,
-#: and a source whose artifact is not there yet (kustomize-controller retries it; a source that
-#: failed is reported on its own GitRepository, which is watched too).
-TRANSIENT = ("DependencyNotReady", "Progressing", "ProgressingWithRetry", "ArtifactFailed")
 PLACEHOLDER = "rlgen-e2e-placeholder"
 
 
@@ -44,6 +42,8 @@ class Outcome:
     seconds: float = 0.0
     #: SOPS-encrypted files synced as placeholders encrypted for the run's own age key.
     sops_files: int = 0
+    #: The sync engine's name, as rlgen.repo.sync_engines has it.
+    engine: str = "Flux"
 
     @property
     def passed(self) -> bool:
@@ -51,8 +51,8 @@ class Outcome:
 
 
 def _checked(where: Path, cluster: str | None):
-    """The repository, its answers, the cluster to sync and its commit and needs, once every
-    check that needs no control plane has passed."""
+    """The repository, its answers, the cluster to sync and its commit, needs and sync engine,
+    once every check that needs no control plane has passed."""
     # Lazy, as the rest of this module's imports: the kubernetes extra is checked first, so a
     # missing one is one line and not an ImportError.
     from rlgen.e2e.programs import missing_programs
@@ -71,15 +71,14 @@ def _checked(where: Path, cluster: str | None):
     if missing := missing_programs():
         raise _not_on_path(missing)
     needs = needs_mod.read(root)
-    # Known once rendered: a secrets stage Flux decrypts needs SOPS's stand-in programs too.
-    if needs.decryption_keys and (missing := missing_programs(sops=True)):
+    engine = sync_engines.engine_of(needs.sync_objects)
+    if engine is None:
+        raise RlgenError(f"{root / 'clusters' / cluster}: no Flux Kustomization or Argo CD Application to sync")
+    # Known once rendered: the engine's programs, and SOPS's stand-ins for a secrets stage Flux decrypts.
+    if missing := missing_programs(engine.name, sops=bool(needs.decryption_keys)):
         raise _not_on_path(missing)
     commit = _git(root, "rev-parse", "HEAD")
-    engine = sync_engines.engine_of(needs.sync_objects)
-    if engine is not sync_engines.FLUX:
-        raise RlgenError(f"{root / 'rlgen.yaml'}: rlgen e2e syncs Flux repositories only "
-                         f"(this one syncs with {engine.name if engine else 'no engine'})")
-    return root, spec, cluster, commit, needs
+    return root, spec, cluster, commit, needs, engine
 
 
 def _not_on_path(missing: list[str]) -> RlgenError:
@@ -89,16 +88,15 @@ def _not_on_path(missing: list[str]) -> RlgenError:
 
 def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
     start = time.monotonic()
-    root, spec, cluster, commit, needs = _checked(where, cluster)
+    root, spec, cluster, commit, needs, engine = _checked(where, cluster)
     # Lazy: see _checked.
-    from rlgen.e2e.cluster import add_pool, pool_of, start_operators
+    from rlgen.e2e.cluster import add_pool, pool_of
     from rlgen.e2e.controlplane import ControlPlane
     from rlgen.e2e.git_server import GitServer
-    from rlgen.e2e.programs import program
     from rlgen.tools.signals import terminate_as_interrupt
 
     pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
-    outcome = Outcome(cluster, commit, pool.describe())
+    outcome = Outcome(cluster, commit, pool.describe(), engine=engine.name)
     work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
     cp = ControlPlane(work / "cluster")
     try:
@@ -106,14 +104,13 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             _say(f"control plane in {work}")
             cp.start()
             add_pool(cp, pool)
-            # flux bootstrap applies Flux's own Deployments.
-            start_operators(cp, needs.csi_drivers, flux_deployments=False)
-            url = _secrets_and_commit(cp, server, root, needs, spec.git_branch, outcome, work)
-            _say(f"syncing {commit[:7]} from clusters/{cluster}/")
-            bootstrap(cp, program("flux"), url, spec.git_branch, f"clusters/{cluster}", timeout, outcome, work)
-            if not outcome.failed_stage:
-                _wait_for_stages(cp, outcome, timeout)
-            if not outcome.failed_stage:
+            sync = _sync_flux if engine.name == "Flux" else _sync_argo
+            synced = sync(cp, server, root, spec, cluster, needs, outcome, work, timeout)
+            outcome.stages = synced.stages
+            if synced.failed:
+                outcome.failed_stage = synced.failed
+                outcome.problems.append(synced.problem)
+            else:
                 _status(cp, root, outcome, timeout)
             _doctor(cp, root, outcome)
     finally:
@@ -124,6 +121,41 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             shutil.rmtree(work, ignore_errors=True)
     outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _sync_flux(cp, server, root: Path, spec, cluster: str, needs, outcome: Outcome, work: Path, timeout: float):
+    """KubeRay and Flux's controllers; the Secrets and the commit; ``flux bootstrap``, which
+    applies Flux's own Deployments, then every Kustomization Ready."""
+    from rlgen.e2e import flux_sync
+    from rlgen.e2e.cluster import start_operators
+    from rlgen.e2e.programs import program
+
+    start_operators(cp, needs.csi_drivers, flux_deployments=False)
+    url = _secrets_and_commit(cp, server, root, needs, spec.git_branch, outcome, work)
+    _say(f"syncing {outcome.commit[:7]} from clusters/{cluster}/")
+    _say(f"flux bootstrap git --path=clusters/{cluster}")
+    return flux_sync.sync(cp, program("flux"), url, spec.git_branch, f"clusters/{cluster}", timeout, work,
+                          PLACEHOLDER)
+
+
+def _sync_argo(cp, server, root: Path, spec, cluster: str, needs, outcome: Outcome, work: Path, timeout: float):
+    """KubeRay and Argo CD; the Secrets; the commit with the Applications fetching the run's Git
+    server (rlgen.e2e.served_url); the root applied, then every Application Synced."""
+    from rlgen.e2e import argo, argo_sync, served_url
+    from rlgen.e2e.cluster import start_operators
+    from rlgen.e2e.programs import pinned, program
+
+    start_operators(cp, needs.csi_drivers, flux=False)
+    _say(f"installing Argo CD {pinned(argo.MODULE)} from its release manifest")
+    argo.install(cp, program("redis-server"))
+    _placeholders(cp, needs, {})
+    folder = f"clusters/{cluster}"
+    served = served_url.stand_in(root, outcome.commit, work / "served", folder, spec.git_url,
+                                 server.url("repository.git"))
+    _publish(server, root, served.commit, spec.git_branch, served.env)
+    _say(f"syncing {outcome.commit[:7]} from {folder}/")
+    _say(f"kubectl apply -n {argo.NAMESPACE} -f {folder}/{served.root_file}")
+    return argo_sync.sync(cp, served.root_documents, argo_sync.applications(root, folder), timeout)
 
 
 def _say(text: str) -> None:
@@ -178,64 +210,6 @@ def _placeholders(cp, needs, age_key: dict[str, str]) -> None:
                    *(f"--from-literal={key}={PLACEHOLDER}" for key in keys))
 
 
-def bootstrap(cp, flux: str, url: str, branch: str, path: str, timeout: float, outcome: Outcome,
-                  work: Path) -> None:
-    """``flux bootstrap git`` against the throwaway Git server, which speaks plain HTTP and takes
-    any password: ``--token-auth`` (an https URL is otherwise turned into SSH with a new deploy
-    key) and ``--allow-insecure-http``. A failure (the flux-system sync failing, a component not
-    available) is the flux-system stage's."""
-    _say(f"flux bootstrap git --path={path}")
-    result = subprocess.run([flux, "bootstrap", "git", f"--url={url}", f"--branch={branch}", f"--path={path}",
-                             "--token-auth", "--allow-insecure-http", f"--timeout={int(timeout)}s"],
-                            capture_output=True, text=True, cwd=work,
-                            env={**os.environ, **cp.env(), "GIT_PASSWORD": PLACEHOLDER})
-    if result.returncode != 0:
-        lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
-        outcome.failed_stage = "Kustomization flux-system"
-        outcome.problems.append(f"flux bootstrap git failed: {lines[-1] if lines else f'exit {result.returncode}'}")
-        outcome.stages = _stages(cp)
-
-
-def _ready(obj: dict) -> dict:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
-
-
-def _stages(cp) -> dict:
-    """The Ready condition of every Kustomization and GitRepository of flux-system, by name."""
-    objects = {}
-    for plural, kind in [("kustomizations", "Kustomization"), ("gitrepositories", "GitRepository")]:
-        for obj in cp.objects(plural, "-n", "flux-system"):
-            objects[f"{kind} {obj['metadata']['name']}"] = obj
-    return {name: _ready(obj) for name, obj in objects.items()}
-
-
-def _wait_for_stages(cp, outcome: Outcome, timeout: float) -> None:
-    """Until every Kustomization is Ready, one failed (a reason Flux does not retry soon: its
-    retry is the stage's interval), or ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        outcome.stages = _stages(cp)
-        # Not compared with observedGeneration: kustomize-controller records it only when an
-        # apply succeeds, and nothing here changes a stage's spec after it is created.
-        failed = [(name, c) for name, c in outcome.stages.items() if c.get("status") == "False"
-                  and c.get("reason") not in TRANSIENT]
-        root_ready = outcome.stages.get("Kustomization flux-system", {}).get("status") == "True"
-        if failed:
-            name, condition = failed[0]
-            outcome.failed_stage = name
-            outcome.problems.append(f"stage {name} failed: {condition.get('reason')}: {condition.get('message', '')}")
-            return
-        if root_ready and all(c.get("status") == "True" for c in outcome.stages.values()):
-            return
-        if time.monotonic() > deadline:
-            waiting = [f"{n} ({c.get('reason') or 'no status'}: {c.get('message', '')})"
-                       for n, c in outcome.stages.items() if c.get("status") != "True"] or ["the flux-system sync"]
-            outcome.failed_stage = waiting[0].split(" (")[0]
-            outcome.problems.append(f"timed out after {int(timeout)} s waiting for {waiting[0]}")
-            return
-        time.sleep(2)
-
-
 def _rlgen(root: Path, cp, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "rlgen", *args, "--kubeconfig", str(cp.kubeconfig)], cwd=root,
                           capture_output=True, text=True)
@@ -278,7 +252,7 @@ def summary(outcome: Outcome) -> str:
         lines += [f"- {_cell(p)}" for p in outcome.problems] + [""]
     stand_in = (f" ({outcome.sops_files} SOPS file(s) too, encrypted for an age key made for this run)"
                 if outcome.sops_files else "")
-    lines += [f"Throwaway control plane, {outcome.seconds:.0f} s; GPU pool: {outcome.pool}; every Secret a "
+    lines += [f"Throwaway control plane synced by {outcome.engine}, {outcome.seconds:.0f} s; GPU pool: {outcome.pool}; every Secret a "
               f"placeholder{stand_in}.", "", "| stage | ready | reason | message |", "| --- | --- | --- | --- |"]
     for name, condition in sorted(outcome.stages.items()):
         lines.append(f"| {name} | {condition.get('status', '-')} | {_cell(condition.get('reason', ''))} "

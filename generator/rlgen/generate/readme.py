@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from rlgen import __version__
 from rlgen.contributions import Stage
+from rlgen.e2e.programs import newer_go
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
@@ -85,6 +86,8 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
+        # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
+        "e2e_gotoolchain": newer_go(),
         # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
         # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
         "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),

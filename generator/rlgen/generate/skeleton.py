@@ -32,7 +32,7 @@ def write(tree: FileTree, context: dict) -> None:
     env = Environment(keep_trailing_newline=True, undefined=StrictUndefined, autoescape=False)
     for path, source in _templates(files("rlgen") / "generate" / "templates" / "repo"):
         text = env.from_string(source).render(repo=context)
-        # A template that renders to nothing is not for this selection (e2e.yaml: Flux only).
+        # A template that renders to nothing is not for this selection (e2e.yaml: an engine rlgen e2e syncs).
         if text.strip():
             tree.add(path, text)
 

@@ -4,6 +4,7 @@ writes it (Flux: the ``Ready`` condition; Argo CD: ``status.sync`` and ``status.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from rlgen.repo.objects import get
 
@@ -30,12 +31,34 @@ ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "A
               (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")))
 
 
+#: The annotation of an Argo CD Application whose health no wave waits for (the value "false"),
+#: which rlgen's Application health check reads (plugin ``argo``): the runs', whose RayJobs stay
+#: Progressing for a whole training run, and the root's, which syncs its own file.
+ARGO_HEALTH_GATE = "rlgen.io/health-gate"
+
+
 def engine_of(sync_objects: list[dict]) -> Engine | None:
     for engine in (FLUX, ARGO):
         if any(o.get("kind") == engine.kind and o.get("apiVersion", "").startswith(engine.group + "/")
                for o in sync_objects):
             return engine
     return None
+
+
+def engine_in(root: Path) -> Engine | None:
+    """The engine whose objects the files under ``clusters/`` hold as written, without a render
+    (``rlgen e2e --install-tools`` runs before kustomize is installed)."""
+    # Lazy: the status commands read no files.
+    from rlgen.errors import RlgenError
+    from rlgen.tools import repo_files, yamlio
+
+    docs: list[dict] = []
+    for path in sorted((root / "clusters").rglob("*.y*ml")):
+        try:
+            docs += [d for d in yamlio.read_manifests_all(repo_files.read_text(path)) if isinstance(d, dict)]
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise RlgenError(f"{path}: {exc}") from None
+    return engine_of(docs)
 
 
 def stage_owning(sync_objects: list[dict], folder: str) -> tuple[Engine, dict] | None:
@@ -56,6 +79,14 @@ class StageState:
     healthy: bool | None
     summary: str
     revision: str = ""
+
+
+def follows_runs(engine: Engine, live: dict) -> bool:
+    """An Argo CD Application Synced and Progressing that no wave waits for: what it applies has
+    arrived, and its health is that of training runs, which the run checks judge by themselves."""
+    return (engine is ARGO and get(live, "metadata", "annotations", ARGO_HEALTH_GATE) == "false"
+            and get(live, "status", "sync", "status") == "Synced"
+            and get(live, "status", "health", "status") == "Progressing")
 
 
 def stage_state(engine: Engine, live: dict) -> StageState:

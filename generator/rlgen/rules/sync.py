@@ -13,6 +13,7 @@ from typing import Iterator
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION
 from rlgen.naming import image_host, is_example_host, url_host
 from rlgen.repo.objects import get, pod_specs
+from rlgen.repo.sync_engines import ARGO_HEALTH_GATE as HEALTH_GATE
 from rlgen.rules.base import Finding, Rendered
 
 
@@ -124,8 +125,6 @@ def example_domain_rules(objects: list[Rendered]) -> Iterator[Finding]:
                                                        "set rlgen.git_url to this repository's remote")
 
 
-#: The annotation rlgen's Argo CD Application health check reads (plugin ``argo``).
-HEALTH_GATE = "rlgen.io/health-gate"
 
 
 def _applies(objects: list[Rendered], app: dict) -> list[dict]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from rlgen.kube.client import CannotCheck
 from rlgen.kube.report import GRANT
 from rlgen.repo import run_files
-from rlgen.repo.sync_engines import Engine, FLUX, engine_of, stage_state
+from rlgen.repo.sync_engines import Engine, FLUX, engine_of, follows_runs, stage_state
 from rlgen.status.queue import QUEUE_LABEL
 from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
 from rlgen.tools import git
@@ -107,7 +107,7 @@ def _stage(repo: Repo, engine: Engine, name: str, live: dict) -> Verdict:
         return Verdict(WAITING, f"{name} to sync {_head(repo)[:7]} (it synced {state.revision[:7]})")
     if state.healthy is False:
         return Verdict(BLOCKED, f"{name} failed: {state.summary}")
-    if state.healthy is None:
+    if state.healthy is None and not follows_runs(engine, live):
         return Verdict(WAITING, f"{name}: {state.summary}")
     return Verdict(READY)
 

@@ -1,0 +1,76 @@
+"""``rlgen e2e`` on an Argo CD repository, as its generated e2e workflow runs it: Argo CD's
+release manifest installed and the root Application applied, every Application synced from the
+command's own Git server (the team's URL never reached) and the runs' pods scheduled; a stage
+that cannot apply fails, naming its Application and why. The repository is left as it was."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from support.argocd import redis_server
+from support.e2e_command import e2e, git, git_objects, installed_programs, leftovers
+from support.flux import REGISTRY
+from support.repos import INSTALL, ok, run_rlgen, storage_answers
+
+TEAM_URL = "https://git.rl.test/team/rl-argo.git"
+
+
+@pytest.fixture(scope="module")
+def repo(git_server, tmp_path_factory):
+    """The default argo repository as ``rlgen new`` leaves it, its upstream roots fetched from the
+    tests' Git server; its own URL one the command must never reach."""
+    path = tmp_path_factory.mktemp("e2e-command-argo") / "rl-argo"
+    ok(run_rlgen("new", str(path), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}",
+                 "--set", f"rlgen.git_url={TEAM_URL}", "--set", f"rlgen.install={INSTALL}",
+                 *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def programs(repo, tmp_path_factory):
+    redis_server()  # the runner's own, as the workflow installs it
+    return installed_programs(repo, tmp_path_factory.mktemp("e2e-tools"), ("argocd",))
+
+
+def test_the_argo_repository_syncs_in_waves_and_its_runs_are_scheduled(repo, programs, tmp_path):
+    objects = git_objects(repo)
+    result, summary, seconds = e2e(repo, programs, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert summary.startswith(f"## rlgen e2e passed: clusters/production/ at {head}"), summary
+    assert "Throwaway control plane synced by Argo CD" in summary, summary
+    # Every wave's Application created and healthy; the runs' too (the root does not wait for it).
+    for app in ("root", "sandbox-operator", "sandbox-manager", "platform"):
+        assert f"| Application {app} | True | Synced, Healthy |" in summary, summary
+    assert "| Application runs | " in summary and "| Application runs | False" not in summary, summary
+    assert "| GPU nodes for " in summary and "| problem |" not in summary, summary
+    assert "rlgen e2e: kubectl apply -n argocd -f clusters/production/root.yaml" in result.stderr, result.stderr
+    # The served commit was written outside the repository.
+    assert git_objects(repo) == objects
+    assert leftovers(tmp_path) == []
+    print(f"rlgen e2e, argo repository: {seconds:.0f} s")
+
+
+def test_a_stage_applying_a_kind_no_crd_serves_fails_naming_its_application(repo, programs, tmp_path):
+    git(repo, "checkout", "--quiet", "-b", "unserved-kind", "main")
+    try:
+        platform = repo / "overlays" / "production" / "platform"
+        (platform / "service-monitor.yaml").write_text(
+            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: trainer\n"
+            "  namespace: rl-training\nspec:\n  selector: {}\n  endpoints: []\n")
+        kustomization = platform / "kustomization.yaml"
+        kustomization.write_text(kustomization.read_text().replace("resources:\n", "resources:\n  - service-monitor.yaml\n", 1))
+        git(repo, "add", "overlays/production/platform")
+        git(repo, "commit", "--quiet", "-m", "A ServiceMonitor, whose CRD the cluster does not serve")
+        result, summary, _ = e2e(repo, programs, tmp_path)
+    finally:
+        git(repo, "checkout", "--quiet", "--force", "main")
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = result.stderr.strip().splitlines()[-1]
+    assert reason.startswith("rlgen: error: stage Application platform failed: "), reason
+    assert "monitoring.coreos.com/v1: the server could not find the requested resource" in reason, reason
+    assert "| Application platform | False |" in summary, summary
+    # The wave after it never started.
+    assert "| Application runs | Unknown | not created yet |" in summary, summary
+    assert leftovers(tmp_path) == []
