@@ -9,7 +9,6 @@ go.sum.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import shutil
@@ -20,8 +19,9 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from rlgen.errors import RlgenError
+from rlgen.tools import toolchain_pins
 
-TOOLCHAIN = Path(__file__).resolve().parent / "toolchain"
+TOOLCHAIN = toolchain_pins.FOLDER
 #: Go module -> the toolchain folder whose go.mod pins its release.
 FOLDERS = {"sigs.k8s.io/kwok": "kwok", "github.com/ray-project/kuberay/ray-operator": "kuberay",
            "github.com/fluxcd/source-controller": "flux", "github.com/fluxcd/kustomize-controller": "flux",
@@ -35,24 +35,14 @@ TOOL_FOLDERS = ("etcd", "kubernetes", "kwok", "kuberay", "kustomize", "sops", "a
 ENGINE_FOLDERS = {"Flux": ("flux", "flux-cli"), "Argo CD": ("argocd",)}
 
 
-@functools.cache
 def _build():
     """``toolchain/build.py``: the one reader of the toolchain's go.mod files, and its builder."""
-    spec = importlib.util.spec_from_file_location("rlgen_toolchain_build", TOOLCHAIN / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return toolchain_pins.build_script()
 
 
 def pinned(module: str) -> str:
     """The release of ``module`` rlgen's toolchain pins."""
     return _build().read_module(TOOLCHAIN / FOLDERS[module]).requires[module]
-
-
-def newer_go() -> str:
-    """What ``$GOTOOLCHAIN`` must name for the folders whose go.mod needs a newer Go (Argo CD's)."""
-    return _build().NEWER_GO
 
 
 def install_tools(destination: Path, engine: str) -> Path:

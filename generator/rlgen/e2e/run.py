@@ -126,6 +126,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
 def _sync_flux(cp, server, root: Path, spec, cluster: str, needs, outcome: Outcome, work: Path, timeout: float):
     """KubeRay and Flux's controllers; the Secrets and the commit; ``flux bootstrap``, which
     applies Flux's own Deployments, then every Kustomization Ready."""
+    # Lazy: see _checked.
     from rlgen.e2e import flux_sync
     from rlgen.e2e.cluster import start_operators
     from rlgen.e2e.programs import program
@@ -141,6 +142,7 @@ def _sync_flux(cp, server, root: Path, spec, cluster: str, needs, outcome: Outco
 def _sync_argo(cp, server, root: Path, spec, cluster: str, needs, outcome: Outcome, work: Path, timeout: float):
     """KubeRay and Argo CD; the Secrets; the commit with the Applications fetching the run's Git
     server (rlgen.e2e.served_url); the root applied, then every Application Synced."""
+    # Lazy: see _checked.
     from rlgen.e2e import argo, argo_sync, served_url
     from rlgen.e2e.cluster import start_operators
     from rlgen.e2e.programs import pinned, program

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 
 from rlgen import __version__
 from rlgen.contributions import Stage
-from rlgen.e2e.programs import newer_go
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
@@ -14,6 +13,7 @@ from rlgen.plugin_host.install import effective, index_options, pip_arguments, p
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo.layout import runs_root
 from rlgen.spec import Spec
+from rlgen.tools.toolchain_pins import newer_go
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
