@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.e2e_command import e2e, git, git_objects, installed_programs, leftovers
+from support.e2e_command import e2e, e2e_of_an_unserved_kind, git, git_objects, installed_programs, leftovers
 from support.flux import REGISTRY
 from support.repos import INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import tool
@@ -69,19 +69,7 @@ def test_a_run_larger_than_the_pool_fails_naming_the_run_and_why(repo, programs,
 
 
 def test_a_stage_applying_a_kind_no_crd_serves_fails_naming_the_stage(repo, programs, tmp_path):
-    git(repo, "checkout", "--quiet", "-b", "unserved-kind", "main")
-    try:
-        platform = repo / "overlays" / "production" / "platform"
-        (platform / "service-monitor.yaml").write_text(
-            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: trainer\n"
-            "  namespace: rl-training\nspec:\n  selector: {}\n  endpoints: []\n")
-        kustomization = platform / "kustomization.yaml"
-        kustomization.write_text(kustomization.read_text().replace("resources:\n", "resources:\n  - service-monitor.yaml\n", 1))
-        git(repo, "add", "overlays/production/platform")
-        git(repo, "commit", "--quiet", "-m", "A ServiceMonitor, whose CRD the cluster does not serve")
-        result, summary, _ = e2e(repo, programs, tmp_path)
-    finally:
-        git(repo, "checkout", "--quiet", "--force", "main")
+    result, summary = e2e_of_an_unserved_kind(repo, programs, tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     reason = result.stderr.strip().splitlines()[-1]
     assert reason.startswith("rlgen: error: stage Kustomization platform failed: "), reason

@@ -45,6 +45,25 @@ def e2e(repo: Path, env: dict, tmp_path: Path, *args: str) -> tuple[subprocess.C
     return result, summary.read_text() if summary.exists() else "", time.monotonic() - start
 
 
+def e2e_of_an_unserved_kind(repo: Path, env: dict, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
+    """:func:`e2e` of a commit, on a branch of its own, whose platform stage adds a ServiceMonitor:
+    a kind no CRD of the control plane serves. The repository is back on main after."""
+    git(repo, "checkout", "--quiet", "-b", "unserved-kind", "main")
+    try:
+        platform = repo / "overlays" / "production" / "platform"
+        (platform / "service-monitor.yaml").write_text(
+            "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: trainer\n"
+            "  namespace: rl-training\nspec:\n  selector: {}\n  endpoints: []\n")
+        kustomization = platform / "kustomization.yaml"
+        kustomization.write_text(kustomization.read_text().replace("resources:\n", "resources:\n  - service-monitor.yaml\n", 1))
+        git(repo, "add", "overlays/production/platform")
+        git(repo, "commit", "--quiet", "-m", "A ServiceMonitor, whose CRD the cluster does not serve")
+        result, summary, _ = e2e(repo, env, tmp_path)
+    finally:
+        git(repo, "checkout", "--quiet", "--force", "main")
+    return result, summary
+
+
 def leftovers(tmp_path: Path) -> list[str]:
     """Processes still running a program of, or in, the command's temporary folder; and the folder."""
     found = []

@@ -6,14 +6,14 @@ A missing tool skips its tests on a developer's machine and fails them under CI=
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from rlgen.tools import toolchain_pins
 
 PROJECT = Path(__file__).resolve().parents[2]
 TOOLCHAIN = PROJECT / "toolchain"
@@ -47,16 +47,8 @@ def module_dir(folder: str, module: str) -> Path:
 
 
 
-def _load_build():
-    """``toolchain/build.py``, the one reader of the consumer modules' go.mod files."""
-    spec = importlib.util.spec_from_file_location("toolchain_build", TOOLCHAIN / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load_build()
+#: ``toolchain/build.py``, the one reader of the consumer modules' go.mod files, as rlgen loads it.
+build = toolchain_pins.build_script()
 
 
 def pinned(folder: str, module: str) -> str:
