@@ -12,6 +12,7 @@ naming the plugin and its hook, and the path of a file with the traceback for it
 """
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import sys
@@ -24,6 +25,34 @@ COMMANDS = ("cluster", "completion", "data", "diff", "doctor", "e2e", "new", "pl
             "secret", "status", "update", "validate")
 #: Errors of the machine, not of rlgen: no permission, a read-only file system, no space left.
 _ENVIRONMENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+
+
+def _exit_interrupted() -> None:
+    """End an interrupted command with 130, once every other exit handler has run.
+
+    CPython 3.11 marks a KeyboardInterrupt raised inside ``eval()`` of a string as unhandled even
+    when it is caught (pythonrun.c ``run_eval_code_obj``; CPython gh-128130 reworks that flag), and
+    ends such a process by SIGINT after its exit handlers instead of with its exit status. A
+    SIGTERM that lands while an import defines a ``NamedTuple`` (``collections.namedtuple`` evals
+    its ``__new__``) did that to about 1 ``rlgen diff`` in 10 (exit -2). So the interrupt path records its
+    status (:data:`_INTERRUPTED`) and this handler, registered at import and so run last, ends
+    the process with it: output flushed, nothing left to run but interpreter teardown."""
+    if _INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+
+
+_INTERRUPTED: list[bool] = []
+atexit.register(_exit_interrupted)
+
+
+def _interrupted() -> None:
+    import click
+
+    click.echo("rlgen: interrupted", err=True)
+    _INTERRUPTED.append(True)
+    sys.exit(130)
 
 
 def group():
@@ -170,8 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C (and SIGTERM, which rlgen's commands raise as Ctrl-C) into Abort.
         if isinstance(exc.__cause__, KeyboardInterrupt):
-            click.echo("rlgen: interrupted", err=True)
-            sys.exit(130)
+            _interrupted()
         click.echo("rlgen: aborted", err=True)
         sys.exit(2)
     except click.ClickException as exc:
@@ -180,8 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("rlgen: interrupted", err=True)
-        sys.exit(130)
+        _interrupted()
     except OSError as exc:
         if exc.errno not in _ENVIRONMENT_ERRNOS:
             _internal_error()
