@@ -33,10 +33,10 @@ def _exit_interrupted() -> None:
     CPython 3.11 marks a KeyboardInterrupt raised inside ``eval()`` of a string as unhandled even
     when it is caught (pythonrun.c ``run_eval_code_obj``; CPython gh-128130 reworks that flag), and
     ends such a process by SIGINT after its exit handlers instead of with its exit status. A
-    SIGTERM that lands while an import defines a ``NamedTuple`` (``collections.namedtuple`` evals
-    its ``__new__``) did that to about 1 ``rlgen diff`` in 10 (exit -2). So the interrupt path records its
-    status (:data:`_INTERRUPTED`) and this handler, registered at import and so run last, ends
-    the process with it: output flushed, nothing left to run but interpreter teardown."""
+    SIGTERM that lands while an import defines a ``NamedTuple`` (``collections.namedtuple``
+    evals its ``__new__``) did that to about 1 ``rlgen diff`` in 10 (exit -2). So the interrupt
+    path records it (:data:`_INTERRUPTED`) and this handler, registered at import and so run
+    last, ends the process with 130: output flushed, nothing left but interpreter teardown."""
     if _INTERRUPTED:
         sys.stdout.flush()
         sys.stderr.flush()
