@@ -14,7 +14,8 @@ from pathlib import Path
 from support.repos import git, ok, rlgen_in
 
 # Longer than any test waits: a diff that waited for this build to end would time out.
-SLOW = "#!/bin/sh\necho $$ > \"{started}.tmp\" && mv \"{started}.tmp\" \"{started}\"\nsleep 600\nexec \"{real}\" \"$@\"\n"
+SLOW = ("#!/bin/sh\necho $$ > \"{started}.tmp\" && mv \"{started}.tmp\" \"{started}\"\n"
+        "sleep 600\nexec \"{real}\" \"$@\"\n")
 
 
 def a_run_changed(repo: Path) -> None:

@@ -254,8 +254,9 @@ def summary(outcome: Outcome) -> str:
         lines += [f"- {_cell(p)}" for p in outcome.problems] + [""]
     stand_in = (f" ({outcome.sops_files} SOPS file(s) too, encrypted for an age key made for this run)"
                 if outcome.sops_files else "")
-    lines += [f"Throwaway control plane synced by {outcome.engine}, {outcome.seconds:.0f} s; GPU pool: {outcome.pool}; every Secret a "
-              f"placeholder{stand_in}.", "", "| stage | ready | reason | message |", "| --- | --- | --- | --- |"]
+    lines += [f"Throwaway control plane synced by {outcome.engine}, {outcome.seconds:.0f} s; GPU pool: {outcome.pool}; "
+              f"every Secret a placeholder{stand_in}.", "", "| stage | ready | reason | message |",
+              "| --- | --- | --- | --- |"]
     for name, condition in sorted(outcome.stages.items()):
         lines.append(f"| {name} | {condition.get('status', '-')} | {_cell(condition.get('reason', ''))} "
                      f"| {_cell(condition.get('message', ''))[:300]} |")

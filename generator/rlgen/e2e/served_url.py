@@ -5,7 +5,8 @@ not reach. Flux is pointed elsewhere by ``flux bootstrap --url``; Argo CD has no
 its repo-server resolves revisions with go-git, which reads no ``url.<base>.insteadOf``. So the
 commit Argo CD syncs is the one tested plus one commit on top (rlgen.e2e.commit_on_top) whose
 Applications, and the AppProject that lets them fetch it, name the served URL where they named
-the team's; nothing else differs. The upstream sources keep their own URLs (``rlgen.upstream_mirror`` where set).
+the team's; nothing else differs. The upstream sources keep their own URLs
+(``rlgen.upstream_mirror`` where set).
 """
 from __future__ import annotations
 
