@@ -48,9 +48,7 @@ atexit.register(_exit_interrupted)
 
 
 def _interrupted() -> None:
-    import click
-
-    click.echo("rlgen: interrupted", err=True)
+    print("rlgen: interrupted", file=sys.stderr)
     _INTERRUPTED.append(True)
     sys.exit(130)
 
