@@ -119,7 +119,7 @@ def test_the_generated_ci_installs_the_plugin_and_validate_runs_its_rule(tmp_pat
     assert built.returncode == 0, built.stderr
     venv = tmp_path / "ci"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # The CI runner's Python has rlgen's own dependencies (and this checkout's rlgen, 0.1.0):
+    # The CI runner's Python has rlgen's own dependencies (and this checkout's rlgen):
     # the step under test is the one that adds the plugin.
     ci_site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              capture_output=True, text=True, check=True).stdout.strip()
