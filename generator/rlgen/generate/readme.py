@@ -9,7 +9,8 @@ from rlgen.contributions import Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
-from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
+from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
+                                       upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo.layout import runs_root
 from rlgen.spec import Spec
@@ -93,6 +94,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
         "rlgen_install_cluster": pip_arguments(effective(spec.rlgen_install), extra="cluster", plugins=plugins),
         "rlgen_install_update": pip_arguments(effective(spec.rlgen_install), extra="template", plugins=plugins),
+        "rlgen_install_git": needs_git(effective(spec.rlgen_install)),
         "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins, extra="template"),
         "rlgen_index_options": index_options(effective(spec.rlgen_install)),
         "namespace": spec.namespace,
