@@ -4,9 +4,14 @@ from importlib.util import find_spec
 
 
 class RlgenError(Exception):
-    """Bad input or environment: exit code 2, one line, nothing written."""
+    """Bad input or environment: exit code 2, one line, nothing written; ``items`` are printed
+    below it, one line each (a list the one line introduces, as the missing answers of rlgen new)."""
 
     exit_code = 2
+
+    def __init__(self, message: str, items: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.items = items
 
 
 class ProblemsFound(RlgenError):

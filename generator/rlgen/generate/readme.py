@@ -9,10 +9,12 @@ from rlgen.contributions import Stage
 from rlgen.generate import skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
+from rlgen.naming import git_host
 from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
                                        upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo.layout import runs_root
+from rlgen.repo.sync_engines import engine_of_plugin
 from rlgen.spec import Spec
 from rlgen.tools.toolchain_pins import newer_go
 
@@ -75,6 +77,12 @@ def folder_tree(paths: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+#: What ``rlgen new`` says of a repository on GitLab; its README's Checks section says the same.
+GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "
+               "(.github/workflows/: checks, image builds, updates): run their commands from a .gitlab-ci.yml "
+               "of your own (the README's Checks section)")
+
+
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
           images: tuple[ImageBuild, ...] = ()) -> None:
@@ -87,6 +95,9 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
+        "git_host": git_host(spec.git_url),
+        # How to stop this engine before a merge that syncs with another (rlgen update --plugin).
+        "engine": engine_of_plugin(selection.plugins["sync"]),
         # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
         "e2e_gotoolchain": newer_go(),
         # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);

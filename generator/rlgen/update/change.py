@@ -13,6 +13,7 @@ from rlgen.output import to_json
 from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
 from rlgen.repo.secret_plan import plan
+from rlgen.repo.sync_engines import engine_of_plugin
 from rlgen.tools import git, git_recovery, kustomize
 from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.update.answers_change import Change, new_selection
@@ -44,6 +45,9 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
     # A Secret no cluster has yet (a new namespace, a plugin reading a new one) is a step the
     # sync cannot take: the secrets plugin's way (by hand, sops, a store) must come first.
     outcome.secrets = sorted(_required_secrets(plan(root, selection)) - before) if outcome.render else []
+    engines = tuple(engine_of_plugin(p) for p in (recorded["plugins"].get("sync"), selection.plugins["sync"]))
+    if outcome.render and engines[0] and engines[0] is not engines[1]:
+        outcome.engines = engines
     for path in outcome.clashes:
         click.echo(clash_line(path), err=True)
     if outcome.render and not outcome.conflicts and (hooks := git.hooks_present(root)):
@@ -96,6 +100,12 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
     if outcome.secrets:
         click.echo(f"Secrets to create before the merge syncs: {', '.join(outcome.secrets)} "
                    "(new to this repository: create them as the README's section on Secrets says).")
+    if outcome.engines:
+        old, new = outcome.engines
+        click.echo(f"Sync engine {old.name} -> {new.name if new else 'another'}: before the merge, stop {old.name} "
+                   f"without deleting what it applied: {old.retire} (merged while {old.name} runs, "
+                   f"{old.merged_while_running}); then install {new.name if new else 'the new engine'} as the "
+                   "README's first sync says.")
     if dry_run:
         where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
         click.echo(f"Dry run: nothing written. Would commit on {where}:")
@@ -118,4 +128,6 @@ def _as_json(outcome, dry_run: bool) -> dict:
             "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
             "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
             "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
-            "images": outcome.images, "secrets": outcome.secrets, "clashes": outcome.clashes}
+            "images": outcome.images, "secrets": outcome.secrets, "clashes": outcome.clashes,
+            "sync_engine": {"from": outcome.engines[0].name, "to": outcome.engines[1].name if outcome.engines[1] else None,
+                            "before_merge": outcome.engines[0].retire} if outcome.engines else None}
