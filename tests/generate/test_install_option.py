@@ -8,7 +8,7 @@ import pytest
 from rlgen.generate.dataset_job import DATA_PACKAGES
 from rlgen.plugin_host import install
 from rlgen.tools import yamlio
-from support.repos import GIT_URL, INSTALL, REGISTRY, REQUIRED, one_error_line, run_rlgen, storage_answers
+from support.repos import GIT_URL, INSTALL, REGISTRY, REQUIRED, error_list, one_error_line, run_rlgen, storage_answers
 
 GIT = "rlgen @ git+https://git.example.com/platform/rlgen.git@v0.1.0"
 INDEX = "--index-url https://pypi.example.com/simple"
@@ -36,14 +36,15 @@ def test_the_answer_reaches_the_ci_and_the_data_image(generate):
     assert "git" not in (repo / "images" / "data" / "Dockerfile").read_text().replace("rlgen.git", "")
 
 
-def test_an_editable_install_without_an_answer_is_refused_in_one_line(tmp_path):
+def test_an_editable_install_without_an_answer_is_refused_as_the_missing_answer(tmp_path):
     """The tests run an editable install: nothing an image build could install from. It is
-    named first among the missing answers, with why, before anything is generated."""
+    the missing answer, with why, before anything is generated."""
     result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
                        "--set", f"rlgen.git_url={GIT_URL}", *storage_answers())
-    line = one_error_line(result)
-    assert line.startswith("rlgen: error: missing required option rlgen.install (")
-    assert "this rlgen is an editable install" in line and line.endswith("--set rlgen.install=VALUE")
+    line, (item,) = error_list(result)
+    assert line.startswith("rlgen: error: a required answer is missing: give each with --set")
+    assert item.startswith("--set rlgen.install=VALUE (pip requirement of rlgen")
+    assert "this rlgen is an editable install" in item
     assert not (tmp_path / "repo").exists()
 
 

@@ -193,8 +193,9 @@ def test_required_option_is_prompted_for_or_refused():
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
     core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}, "ak-storage": CORE_ANSWERS["ak-storage"]}
-    with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
+    with pytest.raises(RlgenError, match="a required answer is missing") as missing:
         select(installed, ["needs-domain"], core, ask=None)
+    assert missing.value.items == ("--set needs-domain.domain=VALUE (E2B domain)",)
     asked = []
     typed = {"needs-domain.domain": "a.example.com"}
 

@@ -50,6 +50,16 @@ def ok(result) -> str:
     return result.stdout
 
 
+def error_list(result, code: int = 2) -> tuple[str, list[str]]:
+    """The error line of a refused command (exit ``code``, no traceback) and the list it
+    introduces, one item a line below it (indented on stderr; returned stripped)."""
+    assert result.returncode == code, result.stdout + result.stderr
+    first, *items = result.stderr.rstrip("\n").splitlines()
+    assert first.startswith("rlgen: error: ") and "Traceback" not in result.stderr, result.stderr
+    assert all(item.startswith("  ") and item.strip() for item in items), result.stderr
+    return first, [item.strip() for item in items]
+
+
 def one_error_line(result, code: int = 2) -> str:
     """The single stderr line of a refused command (exit ``code``, no traceback)."""
     assert result.returncode == code, result.stdout + result.stderr
