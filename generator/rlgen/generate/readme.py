@@ -86,7 +86,6 @@ GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Action
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
           images: tuple[ImageBuild, ...] = ()) -> None:
-    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -100,14 +99,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "engine": engine_of_plugin(selection.plugins["sync"]),
         # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
         "e2e_gotoolchain": newer_go(),
-        # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
-        # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
-        "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
-        "rlgen_install_cluster": pip_arguments(effective(spec.rlgen_install), extra="cluster", plugins=plugins),
-        "rlgen_install_update": pip_arguments(effective(spec.rlgen_install), extra="template", plugins=plugins),
-        "rlgen_install_git": needs_git(effective(spec.rlgen_install)),
-        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins, extra="template"),
-        "rlgen_index_options": index_options(effective(spec.rlgen_install)),
+        **_install(spec),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
         "git_branch": spec.git_branch,
@@ -126,6 +118,22 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
     })
+
+
+def _install(spec: Spec) -> dict[str, object]:
+    """How the workflows, the data image and the README's reader install the rlgen rlgen.install pins."""
+    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
+    install = effective(spec.rlgen_install)
+    # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
+    # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
+    return {
+        "rlgen_install": pip_arguments(install, plugins=plugins),
+        "rlgen_install_cluster": pip_arguments(install, extra="cluster", plugins=plugins),
+        "rlgen_install_update": pip_arguments(install, extra="template", plugins=plugins),
+        "rlgen_install_git": needs_git(install),
+        "rlgen_upgrade": upgrade_arguments(install, plugins, extra="template"),
+        "rlgen_index_options": index_options(install),
+    }
 
 
 def _bucket_note(spec: Spec) -> str:

@@ -101,11 +101,7 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
         click.echo(f"Secrets to create before the merge syncs: {', '.join(outcome.secrets)} "
                    "(new to this repository: create them as the README's section on Secrets says).")
     if outcome.engines:
-        old, new = outcome.engines
-        click.echo(f"Sync engine {old.name} -> {new.name if new else 'another'}: before the merge, stop {old.name} "
-                   f"without deleting what it applied: {old.retire} (merged while {old.name} runs, "
-                   f"{old.merged_while_running}); then install {new.name if new else 'the new engine'} as the "
-                   "README's first sync says.")
+        click.echo(_engine_swap(*outcome.engines))
     if dry_run:
         where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
         click.echo(f"Dry run: nothing written. Would commit on {where}:")
@@ -119,6 +115,14 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
     count = sum(len(paths) for paths in outcome.files.values())
     click.echo(f"Updated on branch {outcome.branch} ({count} file(s) changed, "
                f"commit {outcome.commit[:7]}): review it with {review}.")
+
+
+def _engine_swap(old, new) -> str:
+    """What to do with the ``old`` sync engine before the merge that syncs with ``new``."""
+    name = new.name if new else "the new engine"
+    return (f"Sync engine {old.name} -> {name}: before the merge, stop {old.name} without deleting what it "
+            f"applied: {old.retire} (merged while {old.name} runs, {old.merged_while_running}); then install "
+            f"{name} as the README's first sync says.")
 
 
 def _as_json(outcome, dry_run: bool) -> dict:
