@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
         sys.exit(exc.exit_code)
     except RlgenError as exc:
-        click.echo(_redact(f"rlgen: error: {_one_line(str(exc))}"), err=True)
+        click.echo(_redact(f"rlgen: error: {_one_line(exc.headline)}"), err=True)
         for item in exc.items:
             click.echo(_redact(f"  {_one_line(item)}"), err=True)
         sys.exit(exc.exit_code)

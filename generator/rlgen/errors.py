@@ -8,10 +8,19 @@ class RlgenError(Exception):
     below it, one line each (a list the one line introduces, as the missing answers of rlgen new)."""
 
     exit_code = 2
+    items: tuple[str, ...] = ()
 
     def __init__(self, message: str, items: tuple[str, ...] = ()):
         super().__init__(message)
-        self.items = items
+        self.items = tuple(items)
+
+    @property
+    def headline(self) -> str:
+        """The one line, without the list."""
+        return super().__str__()
+
+    def __str__(self) -> str:
+        return "\n".join([self.headline, *(f"  {item}" for item in self.items)])
 
 
 class ProblemsFound(RlgenError):
