@@ -49,5 +49,5 @@ def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     refused = subprocess.run([str(rlgen), "new", str(tmp_path / "again"), "--no-input",
                               "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}"],
                              capture_output=True, text=True, cwd=tmp_path)
-    _, (item,) = error_list(refused)
-    assert item.startswith("--set rlgen.install=VALUE (") and "a local git repository" in item
+    _, items = error_list(refused)
+    assert items[0].startswith("--set rlgen.install=VALUE (") and "a local git repository" in items[0]
