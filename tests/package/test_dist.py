@@ -46,6 +46,22 @@ def test_make_dist_builds_the_tags_version(dist):
     assert sorted(p.name for p in dist.iterdir()) == [f"rlgen-{VERSION}-py3-none-any.whl", f"rlgen-{VERSION}.tar.gz"]
 
 
+def _release_step(name: str) -> str:
+    release = YAML(typ="safe").load((REPO / ".github" / "workflows" / "release.yaml").read_text())
+    return next(s["run"] for s in release["jobs"]["build"]["steps"] if s.get("name") == name)
+
+
+@pytest.mark.parametrize(("tag", "passes"), [(TAG, True), ("v9.8.8", False)])
+def test_the_release_workflow_publishes_only_the_version_its_tag_built(dist, tag, passes):
+    """The release job's check, run as the runner runs it, on what make dist built from v9.8.7."""
+    env = {**os.environ, "TAG": tag, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-e", "-c", _release_step("Tag is the version, the wheel is complete")],
+                          cwd=dist.parent, env=env, capture_output=True, text=True)
+    assert (done.returncode == 0) == passes, done.stdout + done.stderr
+    if not passes:
+        assert done.stdout.startswith(f"::error::tag {tag} built "), done.stdout
+
+
 def _readme_line(marker: str) -> str:
     text = (REPO / "README.md").read_text()
     section = text[text.index("## Install\n"):].split("\n## ", 1)[0]
