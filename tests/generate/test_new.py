@@ -149,6 +149,8 @@ def test_every_kustomization_root_is_listed(generate):
     (["--set", "novalue"], "PLUGIN.OPTION=VALUE"),
     (["--set", "rlgen.verl=0.8.0"], "'0.8.0' is not one of 0.7.1, 0.9.1"),
     (["--set", "rlgen.verl_version=0.7.1"], "has no option 'verl_version'"),
+    (["--set", "rlgen.gpus_per_nod=4"],
+     "has no option 'gpus_per_nod' (did you mean 'gpus_per_node'?): rlgen plugins lists every option"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, expected):
     target = tmp_path / "repo"

@@ -306,7 +306,8 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     known = {o.name: o for o in info.options}
     for key in given:
         if key not in known:
-            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}: "
+                             "rlgen plugins lists every option with its help")
     require = require or {}
     first = [o for o in info.options if f"{info.name}.{o.name}" in require]
     values: dict[str, Any] = {}
