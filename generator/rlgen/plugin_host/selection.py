@@ -294,6 +294,10 @@ def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()
     return values
 
 
+#: Where every option is, said when one is unknown.
+_LISTED = "rlgen plugins lists every option with its help"
+
+
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
             missing: list[str], unchecked: tuple[str, ...] = (),
             require: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -306,8 +310,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     known = {o.name: o for o in info.options}
     for key in given:
         if key not in known:
-            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}: "
-                             "rlgen plugins lists every option with its help")
+            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}: {_LISTED}")
     require = require or {}
     first = [o for o in info.options if f"{info.name}.{o.name}" in require]
     values: dict[str, Any] = {}
