@@ -213,9 +213,7 @@ def rlgen_sync_files(ctx, stages):
                 repos.append(up.url)
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            if stage.patches:
-                source["kustomize"] = {"patches": [engine_patch(p) for p in stage.patches]}
-            app = _application(stage.name, wave, source, spec.namespace)
+            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace)
             comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
             if not stage.wait:
                 app["metadata"]["annotations"][HEALTH_GATE] = "false"
@@ -272,6 +270,11 @@ def _webhook_readme(ctx) -> str:
         "`https://<argocd-server's address>/api/webhook`, content type `application/json`, secret: the value "
         f"of `{WEBHOOK_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`). " + where
     )
+
+
+def _patched(source: dict, patches) -> dict:
+    """A stage's source with this cluster's own patches (Argo CD's ``kustomize.patches``)."""
+    return {**source, "kustomize": {"patches": [engine_patch(p) for p in patches]}} if patches else source
 
 
 def _install_manifest(spec) -> str:

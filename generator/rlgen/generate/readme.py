@@ -108,12 +108,19 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "secrets_section": secrets_section,
         "sections": sections,
         "first_sync": first_sync_steps(secrets_section, sections),
-        "clusters": [{"name": c, "environment": e, "runs": f"{runs_root(e)}/"}
-                     for c, e in selection.all_clusters()],
+        "clusters": _cluster_rows(selection),
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
         "region_note": region_note(spec, stages),
     })
+
+
+def _cluster_rows(selection: Selection) -> list[dict]:
+    """Each cluster's row of *Clusters and environments*, its own answers included."""
+    return [{"name": c, "environment": e, "runs": f"{runs_root(e)}/",
+             "own": ", ".join(f"`{p}.{k}={v}`" for p, values in selection.cluster_answers.get(c, {}).items()
+                              for k, v in values.items()) or "none: the shared ones"}
+            for c, e in selection.all_clusters()]
 
 
 def _bucket_note(spec: Spec) -> str:

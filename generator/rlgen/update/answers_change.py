@@ -69,6 +69,12 @@ def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], cha
         options.setdefault(plugin, {}).update(values)
     _ask_unanswered([installed[n].info for n in swapped_in], options, change.prompt)
     selection = select(installed, list(plugins.values()), options, None)
+    _change_clusters(selection, recorded, change)
+    return selection
+
+
+def _change_clusters(selection: Selection, recorded: dict[str, Any], change: Change) -> None:
+    """The clusters ``change`` adds and removes, each added one with its own answers."""
     clusters = dict(recorded["clusters"])
     for name in change.remove_clusters:
         if name == selection.values["rlgen"]["cluster"]:
@@ -88,7 +94,6 @@ def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], cha
     for name in change.add_clusters:
         own[name] = cluster_answers(selection, name, parse_sets(change.cluster_sets), change.prompt)
     selection.cluster_answers = {c: plugins for c, plugins in sorted(own.items()) if plugins}
-    return selection
 
 
 def cluster_answers(selection: Selection, cluster: str, sets: dict[str, dict[str, str]],
