@@ -17,10 +17,8 @@ from typing import Mapping
 # (opensource-sandbox's images/sandbox-manager) tags it with the same function.
 from rlgen.contributions import ImageBuild
 from rlgen.naming import IMAGE_HASH_LENGTH as HASH_LENGTH, context_hash
-# What validate reads back of the list and the tags, below the generator.
-from rlgen.repo.image_tags import SCRIPT, follows, listed, split_reference
 
-__all__ = ["HASH_LENGTH", "SCRIPT", "ImageBuild", "build", "context_hash", "follows", "listed", "split_reference"]
+__all__ = ["HASH_LENGTH", "ImageBuild", "build", "context_hash"]
 
 
 def build(files: Mapping[str, bytes], context: str, repository: str, prefix: str) -> ImageBuild:

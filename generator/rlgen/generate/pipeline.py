@@ -21,7 +21,7 @@ from rlgen.generate.rayjob import rayjob
 from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
-from rlgen.repo import answers
+from rlgen.repo import answers, image_tags
 from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
 from rlgen.run import naming
 from rlgen.run.folder import index_text, run_kustomization
@@ -78,7 +78,7 @@ def images(b: Build) -> None:
     for path, text in training_image.tool_files().items():
         b.tree.add(path, text)
     b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
-    data_repository, data_prefix = image_builds.split_reference(b.spec.data_image)
+    data_repository, data_prefix = image_tags.split_reference(b.spec.data_image)
     b.images = (image_builds.build(b.tree.files, "images/training", b.spec.training_image, image.tag),
                 image_builds.build(b.tree.files, "images/data", data_repository, data_prefix))
     b.spec = replace(b.spec, training_tag=b.images[0].tag, data_image=b.images[1].ref)
@@ -210,7 +210,7 @@ def plugin_images(b: Build) -> None:
         for image in images:
             files = {p: c for p, c in b.tree.files.items() if p.startswith(image.context.rstrip("/") + "/")}
             digest = image_builds.context_hash(files, image.context)[:image_builds.HASH_LENGTH] if files else None
-            if not digest or not image_builds.follows(image.tag, digest):
+            if not digest or not image_tags.follows(image.tag, digest):
                 # The plugin hashed other files than it wrote: build.sh would refuse the folder.
                 raise PluginFailed(plugin, "rlgen_images", ValueError(
                     f"{image.ref} is not tagged with the hash of {image.context}'s files "

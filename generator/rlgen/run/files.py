@@ -1,5 +1,5 @@
 """A run's files as rlgen reads them back after a user may have edited them by hand: the runs
-index (``overlays/<env>/runs/kustomization.yaml``: where it is, which runs it lists),
+index (``overlays/<env>/runs/kustomization.yaml``: which runs it lists),
 ``runs/<run>/kustomization.yaml`` (the pinned RayJob name), ``runs/<run>/run.yaml`` and
 ``base/training/trainer.yaml``. What writes them is :mod:`rlgen.run.folder`.
 
