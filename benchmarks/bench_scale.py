@@ -17,10 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgen.generate import run_folders
-from rlgen.generate.kustomizations import run_kustomization, runs_index
-from rlgen.repo import naming_scheme
 from rlgen.repo.workspace import open_workspace
+from rlgen.run import naming
+from rlgen.run.folder import index_text, run_kustomization
 from rlgen.tools.yamlio import dump
 from rlgen.verl import trainer_config
 from rlgen.verl.batch_rules import Size
@@ -75,9 +74,9 @@ def many_runs(parent: Path, name: str, sizes: tuple[int, ...], count: int = 200)
         doc = trainer_config.deep_merge(trainer_config.run_config(spec, run), {"trainer": {"nnodes": nodes}})
         (folder / "run.yaml").write_text(dump(doc))
         (folder / "kustomization.yaml").write_text(run_kustomization(
-            spec, run, run_folders.inputs_name(repo, spec, run), naming_scheme.INPUTS, Size(nodes, spec.gpus_per_node)))
+            spec, run, naming.inputs_name(repo, spec, run), naming.INPUTS, Size(nodes, spec.gpus_per_node)))
         names.append(run)
-    (repo / "runs" / "kustomization.yaml").write_text(runs_index(names))
+    (repo / "runs" / "kustomization.yaml").write_text(index_text(names))
     return repo
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rlgen.generate.image_builds import split_reference
+from rlgen.repo.image_tags import split_reference
 from rlgen.naming import hashed_name
 from rlgen.plugin_host.install import effective, needs_git, pip_arguments, plugin_requirements
 from rlgen.repo.secret_plan import hf_token

@@ -14,23 +14,17 @@ from rlgen.contributions import Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
 from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
-from rlgen.generate.kustomizations import (
-    Components,
-    run_kustomization,
-    runs_index,
-    write_infrastructure,
-    write_platform,
-    write_training,
-)
+from rlgen.generate.kustomizations import Components, write_infrastructure, write_platform, write_training
 from rlgen.generate import rayjob as rayjob_source
 from rlgen.generate import reader_role as rbac
 from rlgen.generate.rayjob import rayjob
 from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
-from rlgen.repo import answers
+from rlgen.repo import answers, image_tags
 from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
-from rlgen.repo import naming_scheme
+from rlgen.run import naming
+from rlgen.run.folder import index_text, run_kustomization
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import ENVIRONMENTS, Spec
@@ -55,8 +49,8 @@ class Build:
     stages: list[Stage] = field(default_factory=list)
     rayjob: str = ""
     delivery: SecretDelivery | None = None
-    #: How ``rlgen run`` names RayJobs (:mod:`rlgen.repo.naming_scheme`): a repository keeps its own.
-    run_naming: int = naming_scheme.CURRENT
+    #: How ``rlgen run`` names RayJobs (:mod:`rlgen.run.naming`): a repository keeps its own.
+    run_naming: int = naming.CURRENT
     #: The team's cookiecutter template (``--template``), and its files that rlgen's own won over.
     template: Fetched | None = None
     #: The images the repository builds (training, data), once ``images`` has hashed their contexts.
@@ -84,7 +78,7 @@ def images(b: Build) -> None:
     for path, text in training_image.tool_files().items():
         b.tree.add(path, text)
     b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
-    data_repository, data_prefix = image_builds.split_reference(b.spec.data_image)
+    data_repository, data_prefix = image_tags.split_reference(b.spec.data_image)
     b.images = (image_builds.build(b.tree.files, "images/training", b.spec.training_image, image.tag),
                 image_builds.build(b.tree.files, "images/data", data_repository, data_prefix))
     b.spec = replace(b.spec, training_tag=b.images[0].tag, data_image=b.images[1].ref)
@@ -214,7 +208,7 @@ def _runs_root(b: Build, env: str) -> str:
     environment's empty."""
     path = runs_index_path(env)
     if env != b.spec.environment and path not in b.tree.files:
-        b.tree.add(path, runs_index([], env=env, main_env=b.spec.environment))
+        b.tree.add(path, index_text([], env=env, main_env=b.spec.environment))
     return runs_root(env)
 
 
@@ -231,7 +225,7 @@ def plugin_images(b: Build) -> None:
         for image in images:
             files = {p: c for p, c in b.tree.files.items() if p.startswith(image.context.rstrip("/") + "/")}
             digest = image_builds.context_hash(files, image.context)[:image_builds.HASH_LENGTH] if files else None
-            if not digest or not image_builds.follows(image.tag, digest):
+            if not digest or not image_tags.follows(image.tag, digest):
                 # The plugin hashed other files than it wrote: build.sh would refuse the folder.
                 raise PluginFailed(plugin, "rlgen_images", ValueError(
                     f"{image.ref} is not tagged with the hash of {image.context}'s files "
@@ -270,15 +264,15 @@ def schemas(b: Build) -> None:
 
 def first_run(b: Build) -> None:
     """``runs/<run>/`` with its RayJob name pinned: a hash of the run's inputs in the tree
-    (naming scheme 2, see :mod:`rlgen.repo.naming_scheme`), no render needed. ``rlgen update``
+    (naming scheme 2, see :mod:`rlgen.run.naming`), no render needed. ``rlgen update``
     keeps a repository's own runs instead, so a repository of scheme 1 never gets this one."""
     run_yaml = yamlio.dump(trainer_config.run_config(b.spec, b.run))
     folder = f"runs/{b.run}"
-    b.rayjob = naming_scheme.inputs_name(b.run, run_kustomization(b.spec, b.run, None, naming_scheme.CURRENT),
-                                         b.spec.run_config_key, run_yaml.encode(), b.tree.files)
+    b.rayjob = naming.inputs_hash(b.run, run_kustomization(b.spec, b.run, None, naming.CURRENT),
+                                  b.spec.run_config_key, run_yaml.encode(), b.tree.files)
     b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
-    b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming_scheme.CURRENT))
-    b.tree.add(runs_index_path(b.spec.environment), runs_index([b.run]))
+    b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming.CURRENT))
+    b.tree.add(runs_index_path(b.spec.environment), index_text([b.run]))
 
 
 def answers_file(b: Build) -> None:
@@ -317,7 +311,7 @@ READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
 }
 
 
-def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None,
+def generate(selection: Selection, run_naming: int = naming.CURRENT, template: Fetched | None = None,
              on_ready: Callable[[Build, list[str]], None] | None = None) -> Build:
     """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob.
     ``run_naming``: the scheme of the repository being updated (a new one gets the current);

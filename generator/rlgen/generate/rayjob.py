@@ -1,5 +1,6 @@
 """The RayJob every run starts from: the project's template with the spec's names, size, volumes,
-network and gang scheduling; and the JSON patch that gives one run another size.
+network and gang scheduling. The JSON patch that gives one run another size is
+:mod:`rlgen.run.folder`'s.
 
 The size lives in one place, the trainer config (``trainer.nnodes`` x ``trainer.n_gpus_per_node``):
 the base RayJob is shaped from the repository's, a run's patch from its ``run.yaml``, and
@@ -13,18 +14,16 @@ from typing import Any
 
 from rlgen import sources
 from rlgen.generate import cluster_network, gang
-from rlgen.generate.gang import WORKERS, escape
+from rlgen.run.folder import GPU
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
-from rlgen.verl.batch_rules import Size
 
 TEMPLATE = "base/training/rayjob.yaml"
 #: The trainer module the template's entrypoint runs.
 TEMPLATE_MODULE = "verl.trainer.main_ppo"
 #: Run before verl by the entrypoint, from the trainer ConfigMap.
 WAIT_SCRIPT = "wait_for_gpus.py"
-GPU = "nvidia.com/gpu"
 CPU_NOTE = ("verl packs each node's GPU workers in one placement group of\n"
             "n_gpus_per_node x {CPU: 3, GPU: 1}: at least 3 CPUs per GPU.")
 #: What the GPU container keeps of its own; the rest of its pod is the head's.
@@ -69,20 +68,3 @@ def _alike(head: dict, own: dict) -> dict:
         container[field] = copy.deepcopy(own[field])
     container.yaml_set_comment_before_after_key("resources", before=CPU_NOTE, indent=16)
     return pod
-
-
-def size_patch(spec: Spec, size: Size) -> list[dict]:
-    """JSON 6902 operations giving the base RayJob ``size`` (a run's ``trainer.nnodes`` and
-    ``trainer.n_gpus_per_node``); a list patch, because kustomize would replace a whole
-    ``workerGroupSpecs`` list in a strategic merge of a custom resource."""
-    ops = [{"op": "replace", "path": f"{WORKERS}/{field}", "value": size.nnodes}
-           for field in ("replicas", "minReplicas", "maxReplicas")]
-    ops.append({"op": "replace", "path": f"{WORKERS}/template/spec/containers/0/resources/limits/{escape(GPU)}",
-                "value": str(size.gpus_per_node)})
-    return ops + gang.size_ops(spec, size)
-
-
-def name_ops(spec: Spec, rayjob_name: str) -> list[dict]:
-    """Operations after a run's RayJob got its name (``/metadata/name`` and what follows it)."""
-    ops = [{"op": "replace", "path": "/metadata/name", "value": rayjob_name}]
-    return ops + gang.name_ops(spec, rayjob_name)

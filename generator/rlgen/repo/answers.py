@@ -138,7 +138,7 @@ def parse(doc: Any, path: Path | str) -> dict[str, Any]:
     secrets = external.get("secrets") if isinstance(external, dict) else None
     if not isinstance(external, dict) or not isinstance(secrets or [], list):
         raise RlgenError(f"{path}: external.secrets: expected a list of Secret names")
-    # Repositories from before run_naming existed name runs by scheme 1 (repo/naming_scheme.py).
+    # Repositories from before run_naming existed name runs by scheme 1 (rlgen/run/naming.py).
     run_naming = doc.get("run_naming", 1)
     if run_naming not in (1, 2):
         raise RlgenError(f"{path}: run_naming: expected 1 or 2, not {run_naming!r}")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from rlgen.kube.client import CannotCheck
 from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
-from rlgen.repo import answers, run_files
+from rlgen.repo import answers
 from rlgen.repo.layout import runs_root
+from rlgen.run import files
 from rlgen.status.queue import queue_state
 from rlgen.tools import git
 
@@ -51,17 +52,17 @@ class Repo:
 
 
 def all_runs(repo: Path) -> list[str]:
-    listed = run_files.read_index(repo)
+    listed = files.read_index(repo)
     on_disk = sorted(p.parent.name for p in (repo / "runs").glob("*/kustomization.yaml"))
     return listed + [r for r in on_disk if r not in listed]
 
 
 def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
-    name = run_files.pinned_name(repo.root, run) or ""
+    name = files.pinned_name(repo.root, run) or ""
     row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies the runs index")
     live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                         "rayjobs", name) if name else None
-    listed = run in run_files.read_index(repo.root)
+    listed = run in files.read_index(repo.root)
     if live is None:
         row.note = _why_missing(repo, run, listed, stage)
         return row
