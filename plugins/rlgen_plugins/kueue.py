@@ -42,8 +42,10 @@ def rlgen_plugin():
         slot="queue",
         summary="Kueue: runs wait in a queue, as a whole, until the team's GPU quota has room",
         options=(
+            # Each cluster has its own pool: rlgen cluster add asks its quota again, and only that
+            # cluster's platform stage patches the shared ClusterQueue with it.
             Option("gpu_quota", "GPUs of the Lingjun pool the team's runs may hold at once", None, int,
-                   required=True, check=int_range(1)),
+                   required=True, check=int_range(1), per_cluster=True),
             Option("cohort", "Kueue cohort shared with other teams' ClusterQueues, to lend idle GPUs and "
                    "borrow theirs (empty: no borrowing)", "", check=_cohort_error),
             Option("borrowing_limit", "GPUs the team may borrow from its cohort at most (needs cohort)", 0, int,
@@ -145,5 +147,7 @@ def rlgen_readme(ctx):
         f"Runs wait in Kueue's queue: ClusterQueue `{cluster_queue(ctx)}` holds {options['gpu_quota']} GPUs of the "
         f"Lingjun pool, LocalQueue `{LOCAL_QUEUE}` in `{ctx.spec.namespace}` feeds it. A merged run that does not "
         "fit waits, suspended and without pods, until a running one ends; `rlgen status` shows its place in the "
-        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run."
+        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run. "
+        "The quota is the cluster's own: `rlgen cluster add NAME --env ENV --set kueue.gpu_quota=GPUS` gives "
+        "another cluster its pool's, which only that cluster's platform stage applies (*Clusters and environments*)."
     ]
