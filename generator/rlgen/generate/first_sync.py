@@ -71,12 +71,12 @@ def _prerequisites(spec: Spec, files: dict[str, bytes], installs: list[str], kub
 
 
 def cluster_bootstraps(sections: list[str], main: str, clusters: list[str]) -> list[dict]:
-    """Each cluster's exact bootstrap: the sync section's first command block, for its folder."""
+    """Each cluster's exact bootstrap: the sync section's first command block that names the main
+    cluster's folder, for the cluster's own."""
     sync = next((s for s in sections if s.lstrip().startswith("## Sync")), "")
-    found = re.search(r"```sh\n(.*?)```", sync, re.S)
-    if not found:
+    block = next((b for b in re.findall(r"```sh\n(.*?)```", sync, re.S) if f"clusters/{main}" in b), "")
+    if not block:
         return []
-    block = found.group(1)
     return [{"name": c, "block": block.replace(f"clusters/{main}", f"clusters/{c}").replace(
         f"flux-{main}-deploy-key", f"flux-{c}-deploy-key")} for c in clusters]
 
