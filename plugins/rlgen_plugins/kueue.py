@@ -17,9 +17,12 @@ on; ``rlgen doctor`` checks it.
 """
 from __future__ import annotations
 
-from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Problem, Resource, dns1123_label_error, hookimpl, int_range
+from rlgen.plugin_api import (Layer, Option, Patch, PluginInfo, Problem, Resource, dns1123_label_error, hookimpl,
+                              int_range, tested_version)
 
 NAME = "kueue"
+#: Where Kueue publishes its Helm chart (its charts/kueue/README.md).
+CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 API = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 #: The LocalQueue every run names, in the training namespace.
@@ -42,8 +45,10 @@ def rlgen_plugin():
         slot="queue",
         summary="Kueue: runs wait in a queue, as a whole, until the team's GPU quota has room",
         options=(
+            # Each cluster has its own pool: rlgen cluster add asks its quota again, and only that
+            # cluster's platform stage patches the shared ClusterQueue with it.
             Option("gpu_quota", "GPUs of the Lingjun pool the team's runs may hold at once", None, int,
-                   required=True, check=int_range(1)),
+                   required=True, check=int_range(1), per_cluster=True),
             Option("cohort", "Kueue cohort shared with other teams' ClusterQueues, to lend idle GPUs and "
                    "borrow theirs (empty: no borrowing)", "", check=_cohort_error),
             Option("borrowing_limit", "GPUs the team may borrow from its cohort at most (needs cohort)", 0, int,
@@ -137,6 +142,15 @@ def rlgen_patches(ctx):
                   "spec.suspend is Kueue's: never set it here, the sync engine would undo Kueue's.")]
 
 
+def _install() -> str:
+    version = tested_version("kueue")
+    return (f"Install Kueue {version} (the release rlgen's tests run) after KubeRay, so that the RayJob kind is "
+            "served when it starts: the chart's default configuration turns the `ray.io/rayjob` integration on "
+            "(values `managerConfig.controllerManagerConfigYaml`, `integrations.frameworks`).\n\n```sh\n"
+            f"helm install kueue {CHART} --version {version.removeprefix('v')} --namespace kueue-system "
+            "--create-namespace\n```")
+
+
 @hookimpl
 def rlgen_readme(ctx):
     options = ctx.options(NAME)
@@ -145,5 +159,7 @@ def rlgen_readme(ctx):
         f"Runs wait in Kueue's queue: ClusterQueue `{cluster_queue(ctx)}` holds {options['gpu_quota']} GPUs of the "
         f"Lingjun pool, LocalQueue `{LOCAL_QUEUE}` in `{ctx.spec.namespace}` feeds it. A merged run that does not "
         "fit waits, suspended and without pods, until a running one ends; `rlgen status` shows its place in the "
-        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run."
+        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run. "
+        "\n\n" + _install() + "\n\nThe quota is the cluster's own: `rlgen cluster add NAME --env ENV --set kueue.gpu_quota=GPUS` gives "
+        "another cluster its pool's, which only that cluster's platform stage applies (*Clusters and environments*)."
     ]

@@ -115,3 +115,35 @@ def test_a_second_cluster_has_its_own_external_secrets_answers(generate, tmp_pat
     # Removing the cluster takes its answers with it.
     ok(rlgen_in(repo, "cluster", "rm", "staging", "--no-branch"))
     assert "cluster_options" not in (repo / "rlgen.yaml").read_text()
+
+
+@pytest.mark.parametrize("sync", ["flux", "argo"])
+def test_a_second_cluster_has_its_own_kueue_quota(generate, tmp_path, sync):
+    """Each cluster has its own GPU pool: cluster add asks the new one's Kueue quota, never copies
+    production's, and only the new cluster's platform stage patches the shared ClusterQueue."""
+    repo = copy_of(generate, tmp_path, "--plugin", sync, "--plugin", "kueue", "--set", "kueue.gpu_quota=16")
+    production = (repo / "clusters/production/platform.yaml").read_bytes()
+    line = one_error_line(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-input"))
+    assert "cluster staging needs its own answer of kueue.gpu_quota" in line and status(repo) == ""
+    refused = one_error_line(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging",
+                                      "--set", "kueue.gpu_quota=0"))
+    assert "kueue.gpu_quota: 0 is not between 1" in refused
+
+    ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch", "--set", "kueue.gpu_quota=4"))
+    assert (repo / "clusters/production/platform.yaml").read_bytes() == production
+    assert YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["cluster_options"] == {
+        "staging": {"kueue": {"gpu_quota": 4}}}
+    (entry,) = _docs(repo / "clusters/staging/platform.yaml")
+    patches = entry["spec"]["patches"] if sync == "flux" else entry["spec"]["source"]["kustomize"]["patches"]
+    # The patch as the engine applies it, on the staging overlay built by kustomize.
+    overlay = repo / "overlays/staging/patched"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(json.dumps({"resources": ["../platform"], "patches": patches}))
+
+    def quota(root):
+        queue = next(o for o in build(root) if o["kind"] == "ClusterQueue")
+        return queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"]
+    assert (quota(overlay), quota(repo / "overlays/staging/platform")) == (4, 16)
+    shutil.rmtree(overlay)
+    assert "`kueue.gpu_quota=4`" in (repo / "README.md").read_text()
+    ok(validate(repo))

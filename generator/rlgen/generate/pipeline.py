@@ -164,7 +164,8 @@ def sync_entry_points(b: Build) -> None:
         stages = own + optional + [
             Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
-            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
+            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",),
+                  patches=_own_platform_patches(b, ctx)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",), wait=False),
         ]
         folder = f"clusters/{cluster}/"
@@ -188,6 +189,27 @@ def _own_patches(b: Build, ctx) -> tuple[dict, ...]:
     if not b.selection.cluster_answers.get(ctx.spec.cluster):
         return ()
     shared, own = (_delivered(d.files) for d in (b.delivery, b.hooks.secret_delivery(ctx, b.secrets())))
+    return _spec_patches(shared, own)
+
+
+def _own_platform_patches(b: Build, ctx) -> tuple[dict, ...]:
+    """The platform objects of the plugins that a cluster's own answers change (its Kueue GPU
+    quota in the ClusterQueue), each as a patch of its spec that only that cluster's platform
+    stage applies: the environment's overlay stays shared."""
+    if not b.selection.cluster_answers.get(ctx.spec.cluster):
+        return ()
+    shared, own = (_platform_objects(b.hooks.resources(c)) for c in (b.ctx, ctx))
+    return _spec_patches(shared, own)
+
+
+def _platform_objects(resources) -> dict[tuple[str, str, str], dict]:
+    return {(r.obj["kind"], r.obj["metadata"].get("namespace", ""), r.obj["metadata"]["name"]): r.obj
+            for _, items in resources for r in items
+            if r.layer == Layer.PLATFORM and isinstance(r.obj, dict) and "spec" in r.obj}
+
+
+def _spec_patches(shared: dict, own: dict) -> tuple[dict, ...]:
+    """A replace of the spec of each object of ``own`` that differs from ``shared``'s."""
     patches = []
     for key, obj in sorted(own.items()):
         if key in shared and shared[key] != obj:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from rlgen import __version__
 from rlgen.contributions import Stage
-from rlgen.generate import skeleton
+from rlgen.generate import first_sync, skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
 from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
@@ -107,12 +107,20 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "plugins": dict(selection.plugins),
         "secrets_section": secrets_section,
         "sections": sections,
-        "first_sync": first_sync_steps(secrets_section, sections),
+        "first_sync": first_sync.steps(spec, tree.files, secrets_section, sections, _kuberay_namespace(selection)),
         "clusters": _cluster_rows(selection),
+        "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
         "region_note": region_note(spec, stages),
     })
+
+
+def _kuberay_namespace(selection: Selection) -> str:
+    """Where KubeRay is installed: the namespace the sandbox plugin's dashboard NetworkPolicy
+    admits (``kuberay_namespace``), else the one KubeRay's own manifests use."""
+    return next((v["kuberay_namespace"] for v in selection.values.values() if v.get("kuberay_namespace")),
+                "kuberay-system")
 
 
 def _cluster_rows(selection: Selection) -> list[dict]:
@@ -154,27 +162,3 @@ def region_note(spec: Spec, stages: list[Stage]) -> str:
              "--mirror` from a machine that reaches both keeps it current):", ""]
     lines += [f"- `{url}` at tag `{tag}`" for url, tag in upstream] or ["- none: this selection has no upstream root"]
     return "\n".join(lines)
-
-
-def first_sync_steps(secrets_section: str, sections: list[str]) -> list[str]:
-    """The README's numbered *First sync*: each step links to the section that says how, the
-    Secrets' and the sync engine's being the plugins' own."""
-    def link(section: str, fallback: str) -> str:
-        heading = section.lstrip().split("\n", 1)[0] if section.lstrip().startswith("## ") else ""
-        return f"[{heading[3:]}](#{_anchor(heading[3:])})" if heading else fallback
-
-    sync = next((s for s in sections if s.lstrip().startswith("## Sync")), "")
-    return [
-        "Check the cluster, read-only: `rlgen doctor` ([Before the first sync](#before-the-first-sync)).",
-        "Build and push the images "
-        "([Images to build and push before the first sync](#images-to-build-and-push-before-the-first-sync)).",
-        f"Give the Secrets their values ({link(secrets_section, 'the secrets plugin section below')}).",
-        f"Install the sync engine and point it at `clusters/<cluster>/` ({link(sync, 'the sync plugin section below')}).",
-        "Watch it come up: `rlgen status --wait` ([Checks](#checks)).",
-    ]
-
-
-def _anchor(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower-case, punctuation dropped, spaces as hyphens."""
-    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
-    return kept.strip().replace(" ", "-")

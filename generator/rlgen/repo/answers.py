@@ -122,6 +122,18 @@ def main_environment(root: Path) -> str:
     return env
 
 
+def cluster_environment(root: Path, cluster: str, main: str) -> str:
+    """The environment ``cluster`` syncs: the main cluster's (``main``, ``rlgen.cluster``) or one
+    of ``rlgen cluster add``'s."""
+    recorded = read(root)
+    clusters = {main: environment_of(recorded),
+                **(recorded.get("clusters") or {})}
+    if cluster not in clusters:
+        raise RlgenError(f"--cluster: no cluster '{cluster}' in {root / FILENAME} "
+                         f"(clusters: {', '.join(sorted(clusters))})")
+    return clusters[cluster]
+
+
 def environment_of(recorded: dict[str, Any]) -> str:
     return recorded["options"].get("rlgen", {}).get("environment", Spec.environment)
 
