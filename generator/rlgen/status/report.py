@@ -20,7 +20,6 @@ from rlgen.repo import answers
 from rlgen.repo.workspace import find_root, load_spec
 from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
 from rlgen.status.wait import BLOCKED, READY, assess
-from rlgen.tools import repo_files
 from rlgen.tools.kustomize import KUSTOMIZATION_FILES
 
 
