@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from rlgen.tools import yamlio
 from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
-from support.repos import (
+from support.repos import (POOL, 
     BUCKET,
     GIT_URL,
     INSTALL,
@@ -130,7 +130,7 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+    answers = ("--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
