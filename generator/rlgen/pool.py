@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlgen.option_checks import int_range
+from rlgen.plugin_info import Option
+
 GPU = "nvidia.com/gpu"
 #: The label ACK gives every node of a node pool, valued with the pool's ID.
 NODEPOOL_ID = "alibabacloud.com/nodepool-id"
@@ -131,6 +134,27 @@ def taints_error(text: str) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+#: rlgen's own answers of the pool (rlgen.node_pool, ...): a user's node pool is theirs, so its
+#: kind and a node's CPU and memory are asked, never defaulted.
+OPTIONS = (
+    Option("node_pool", "Kind of the GPU node pool: lingjun (ACK Lingjun node pool) or ecs-gpu (ACK node "
+           "pool of ECS GPU instances)", None, required=True, choices=tuple(KINDS)),
+    Option("node_pool_id", "ID of the ECS GPU node pool (its nodes' label alibabacloud.com/nodepool-id)", "",
+           required_when=("node_pool", "ecs-gpu"), check=lambda v: labels_error(f"{NODEPOOL_ID}={v}") if v else None),
+    Option("gpus_per_node", "GPUs of each node of the pool", 8, int, check=int_range(1, 1024)),
+    Option("node_cpu", "CPU cores of a GPU node the training pods may take (its allocatable CPU less what "
+           "DaemonSets request)", None, int, required=True, check=int_range(1, 100000)),
+    Option("node_memory", "GiB of memory of a GPU node the training pods may take (its allocatable memory "
+           "less what DaemonSets request)", None, int, required=True, check=int_range(1, 1000000)),
+    Option("node_labels", "Labels the team added to the pool's nodes that runs select, KEY=VALUE,...", "",
+           check=lambda v: labels_error(v)),
+    Option("node_taints", "Taints the team added to the pool's nodes, KEY[=VALUE]:EFFECT,...", "",
+           check=lambda v: taints_error(v)),
+    Option("pool_nodes", "Nodes of the pool (0: not said; a larger run is refused)", 0, int,
+           check=int_range(0, 100000)),
+)
 
 
 def fit_problems(pool: Pool, nnodes: int, gpus_per_node: int) -> list[str]:

@@ -30,8 +30,8 @@ def test_a_run_larger_than_the_quota_is_refused_by_new_and_validate(generate, tm
 
 
 def test_borrowing_raises_what_the_queue_admits(generate, tmp_path):
-    repo = shutil.copytree(generate(*KUEUE, "--set", "kueue.cohort=pool", "--set", "kueue.borrowing_limit=16"),
-                           tmp_path / "repo", symlinks=True)
-    assert run_rlgen("run", "new", "borrows", "--set", "trainer.nnodes=6", "--no-branch", cwd=repo).returncode == 0
-    line = one_error_line(run_rlgen("run", "new", "big", "--set", "trainer.nnodes=7", "--no-branch", cwd=repo))
-    assert "(48 GPUs = kueue.gpu_quota 32 + kueue.borrowing_limit 16)" in line, line
+    repo = shutil.copytree(generate("--plugin", "kueue", "--set", "kueue.gpu_quota=16", "--set", "kueue.cohort=pool",
+                                    "--set", "kueue.borrowing_limit=16"), tmp_path / "repo", symlinks=True)
+    assert run_rlgen("run", "new", "borrows", "--set", "trainer.nnodes=4", "--no-branch", cwd=repo).returncode == 0
+    line = one_error_line(run_rlgen("run", "new", "big", "--set", "trainer.nnodes=8", "--no-branch", cwd=repo))
+    assert "(32 GPUs = kueue.gpu_quota 16 + kueue.borrowing_limit 16)" in line, line

@@ -123,24 +123,7 @@ CORE = PluginInfo(
                check=lambda v: hub_id_error(v) if v else None),
         Option("verl", "verl release the trainer config, tools and images target (0.7.1: the tutorial's)",
                releases.DEFAULT, choices=releases.SUPPORTED),
-        # The GPU node pool, as ACK builds it (rlgen.pool): a user's node pool is theirs, so
-        # its kind and size are asked, never defaulted.
-        Option("node_pool", "Kind of the GPU node pool: lingjun (ACK Lingjun node pool) or ecs-gpu (ACK node "
-               "pool of ECS GPU instances)", None, required=True, choices=tuple(pool.KINDS)),
-        Option("node_pool_id", "ID of the ECS GPU node pool (its nodes' label alibabacloud.com/nodepool-id, "
-               "e.g. np1f6779297c4444a3a1cdd29be8e2****)", "", required_when=("node_pool", "ecs-gpu"),
-               check=lambda v: pool.labels_error(f"{pool.NODEPOOL_ID}={v}") if v else None),
-        Option("gpus_per_node", "GPUs of each node of the pool", 8, int, check=int_range(1, 1024)),
-        Option("node_cpu", "CPU cores of a GPU node the training pods may take (its allocatable CPU less what "
-               "DaemonSets request)", None, int, required=True, check=int_range(1, 100000)),
-        Option("node_memory", "GiB of memory of a GPU node the training pods may take (its allocatable memory "
-               "less what DaemonSets request)", None, int, required=True, check=int_range(1, 1000000)),
-        Option("node_labels", "Labels the team added to the pool's nodes that runs select, KEY=VALUE,...", "",
-               check=pool.labels_error),
-        Option("node_taints", "Taints the team added to the pool's nodes, KEY[=VALUE]:EFFECT,...", "",
-               check=pool.taints_error),
-        Option("pool_nodes", "Nodes of the pool (0: not said; a larger run is refused)", 0, int,
-               check=int_range(0, 100000)),
+        *pool.OPTIONS,
         Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
                check=_image_error),
