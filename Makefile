@@ -17,6 +17,9 @@ $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	# The data image's pinned packages (rlgen.generate.dataset_job), so the tests run the versions the
+	# dataset and model Jobs run, whatever the index has released since.
+	$(PY) -m pip install --quiet $$($(PY) -c 'from rlgen.generate.dataset_job import DATA_PACKAGES; print(*DATA_PACKAGES)')
 	for v in $(VERL_RELEASES); do rm -rf .verl/$$v && $(PY) -m pip install --quiet --no-deps --target .verl/$$v "verl==$$v" || exit 1; done
 	$(PY) -m pip install --quiet --no-deps '$(TRUFFLEHOG3)'
 	touch $@

@@ -50,14 +50,17 @@ def rlgen_plugin():
         name=NAME, slot="secrets",
         summary="External Secrets Operator (v1.3) syncs the Secrets from Alibaba Cloud KMS Secrets Manager",
         options=(
-            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=region_error),
+            # Each ACK cluster has its own RRSA OIDC provider (ack-rrsa-<cluster-id>), and may use
+            # its own role and its region's KMS: rlgen cluster add asks these three again.
+            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=region_error,
+                   per_cluster=True),
             Option("auth", "How the operator reaches KMS: rrsa (a RAM role for its ServiceAccount) or accesskey "
                    "(an AccessKey Secret made by hand)", "rrsa", choices=("rrsa", "accesskey")),
             Option("role_arn", "auth=rrsa: the RAM role the operator assumes (acs:ram::<account>:role/<name>)", "",
-                   check=_role_arn_error, required_when=("auth", "rrsa")),
+                   check=_role_arn_error, required_when=("auth", "rrsa"), per_cluster=True),
             Option("oidc_provider_arn", "auth=rrsa: the cluster's RRSA OIDC provider "
                    "(acs:ram::<account>:oidc-provider/ack-rrsa-<cluster-id>)", "", check=_provider_arn_error,
-                   required_when=("auth", "rrsa"), cross_check=_provider_account_error),
+                   required_when=("auth", "rrsa"), cross_check=_provider_account_error, per_cluster=True),
             Option("oidc_token_file", "auth=rrsa: the projected token in the operator's pod", TOKEN_PATH),
             Option("accesskey_secret", "auth=accesskey: Secret with keys accessKeyID and accessKeySecret",
                    "alibaba-kms-credentials", check=dns1123_label_error),

@@ -159,6 +159,9 @@ def _stage_kustomization(stage, depends: list[str], o) -> Document:
         # was ready before External Secrets had fetched a single Secret.
         extra["healthCheckExprs"] = [{"apiVersion": "external-secrets.io/v1", "kind": kind, "current": READY}
                                      for kind in ("ClusterSecretStore", "ExternalSecret")]
+    if stage.patches:
+        extra["patches"] = [engine_patch(p) for p in stage.patches]
+        comment += "\nPatched with this cluster's own answers (rlgen.yaml cluster_options)."
     if stage.decryption:
         # kustomize-controller decrypts SOPS files with the age key of this Secret, in
         # the Kustomization's own namespace.

@@ -181,16 +181,23 @@ def test_texts_match_the_selection(generate):
 @pytest.mark.parametrize("sync", ["flux", "argo"])
 def test_upstream_roots_come_from_the_mirror_when_one_is_set(generate, sync):
     """A cluster that cannot reach GitHub fetches upstream roots from the team's mirror, at the
-    same owner/name and tag; nothing else changes."""
+    same owner/name and tag, and the sandbox-manager is built from the mirror too (a new build
+    script, so a new tag of its image); nothing else changes."""
     plain = generate("--plugin", sync)
     mirrored = generate("--plugin", sync, "--set", "rlgen.upstream_mirror=https://git.rl-team.cn/mirrors/")
     def sync_files(repo):
         return "".join(p.read_text() for folder in ("clusters", "infrastructure")
                        for p in sorted((repo / folder).rglob("*.yaml")))
+    def manager_tag(repo):
+        return re.search(r"sandbox-manager:(\S+)`", (repo / "README.md").read_text())[1]
     before, after = sync_files(plain), sync_files(mirrored)
     assert "https://github.com/openkruise/agents" in before
+    assert manager_tag(plain) != manager_tag(mirrored)
     assert after == before.replace("https://github.com/openkruise/agents",
-                                   "https://git.rl-team.cn/mirrors/openkruise/agents")
+                                   "https://git.rl-team.cn/mirrors/openkruise/agents").replace(
+                                       manager_tag(plain), manager_tag(mirrored))
+    build = (mirrored / "images" / "sandbox-manager" / "build.sh").read_text()
+    assert "git clone --quiet https://git.rl-team.cn/mirrors/openkruise/agents.git" in build
 
 
 def test_the_readme_quick_start_gives_every_answer_rlgen_new_needs(tmp_path):

@@ -18,10 +18,12 @@ from rlgen.option_checks import (
     credential_error,
     git_branch_error,
     git_url_error,
+    dataset_source_error,
     hub_id_error,
     image_reference_error,
     int_range,
     plain_http_error,
+    region_error,
     registry_error,
     revision_error,
 )
@@ -40,7 +42,16 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS, Option, PluginInfo
-from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
+from rlgen.spec import (
+    DEFAULT_GIT_BRANCH,
+    ENVIRONMENTS,
+    GANG_SCHEDULERS,
+    MODEL_SOURCES,
+    MODELSCOPE_PREFIX,
+    NETWORKS,
+    Spec,
+    in_mainland_china,
+)
 from rlgen.verl import releases
 
 if TYPE_CHECKING:
@@ -108,19 +119,25 @@ CORE = PluginInfo(
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
         Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
+        # Mainland China's clusters reach neither the Hugging Face Hub nor github.com: the region
+        # picks ModelScope for the model and the dataset, and makes the mirror below required.
+        Option("region", "Region of the cluster, e.g. cn-shanghai; in mainland China (cn-*, not cn-hongkong) "
+               "the model and dataset come from ModelScope and upstream repositories from rlgen.upstream_mirror "
+               "(empty: not said)", "", check=lambda v: region_error(v) if v else None),
         # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
         # roots from a mirror that keeps GitHub's owner/name paths.
         Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
                "cluster fetches (e.g. https://git.my-team.com/mirrors); empty: GitHub itself", "",
-               check=_mirror_error),
-        Option("model", "Hugging Face model to train (default: the dataset plugin's)", "",
+               check=_mirror_error, required_when=("region", in_mainland_china)),
+        Option("model", "Model to train, owner/name on the model hub (default: the dataset plugin's)", "",
                check=lambda v: hub_id_error(v) if v else None),
-        Option("model_source", "Hub the model Job downloads the model from", "huggingface",
-               choices=("huggingface", "modelscope")),
+        Option("model_source", "Hub the model Job downloads the model from (default: modelscope in "
+               "mainland-China regions, else huggingface)", "", choices=MODEL_SOURCES),
         Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", "",
                check=lambda v: revision_error(v) if v else None),
-        Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", "",
-               check=lambda v: hub_id_error(v) if v else None),
+        Option("dataset_source", "Dataset the dataset Job loads: a Hugging Face id, or modelscope:OWNER/NAME "
+               "(default: the dataset plugin's, its ModelScope copy in mainland-China regions)", "",
+               check=lambda v: dataset_source_error(v) if v else None),
         Option("verl", "verl release the trainer config, tools and images target (0.7.1: the tutorial's)",
                releases.DEFAULT, choices=releases.SUPPORTED),
         *pool.OPTIONS,
@@ -164,6 +181,8 @@ class Selection:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Clusters besides ``rlgen.cluster``, name -> environment (``rlgen cluster add``).
     clusters: dict[str, str] = field(default_factory=dict)
+    #: Those clusters' own answers (``Option.per_cluster``): cluster -> plugin -> option -> value.
+    cluster_answers: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: The hooks of :meth:`hooks` and the plugins they were made for: made once, not once per
     #: caller (a command may ask for its spec, its rules' context and its Secrets' plan).
     _hooks: tuple[tuple[str, ...], Hooks] | None = field(default=None, init=False, repr=False, compare=False)
@@ -184,7 +203,15 @@ class Selection:
         return self._hooks[1]
 
     def context(self, spec: Spec) -> Context:
-        return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
+        """The hooks' context; for another cluster than ``rlgen.cluster`` (``spec.cluster``), with
+        that cluster's own answers over the shared ones."""
+        own = self.cluster_answers.get(spec.cluster, {})
+        values = {name: {**v, **own.get(name, {})} for name, v in self.values.items()}
+        return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, values)
+
+    def per_cluster_options(self) -> list[tuple[str, Option]]:
+        """(plugin, option) of every answer of the selected plugins that a cluster has its own of."""
+        return [(info.name, o) for info in self.infos() for o in info.options if o.per_cluster]
 
     def spec(self, hooks: Hooks) -> Spec:
         """The shared names and paths these answers give (the dataset plugin supplies the
@@ -205,8 +232,9 @@ def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributi
     values = {name: value for name, value in core.items() if name in fields}
     values.update(
         dataset=fmt.name if fmt else "",
-        dataset_source=core["dataset_source"] or (fmt.source if fmt else ""),
+        dataset_source=core["dataset_source"] or _default_dataset_source(core["region"], fmt),
         model=core["model"] or (fmt.default_model if fmt else ""),
+        model_source=core["model_source"] or ("modelscope" if in_mainland_china(core["region"]) else "huggingface"),
         training_image=core["training_image"] or f"{core['registry']}/verl-training",
         data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
         rlgen_install=core["install"],
@@ -215,6 +243,20 @@ def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributi
         verl_version=core["verl"],
     )
     return Spec(**values)
+
+
+def _default_dataset_source(region: str, fmt: DatasetFormat | None) -> str:
+    """The dataset plugin's source, or in mainland China its ModelScope copy; a plugin that
+    names none leaves the answer to the user there (the Hub is out of reach)."""
+    if fmt is None:
+        return ""
+    if not in_mainland_china(region):
+        return fmt.source
+    if not fmt.modelscope_source:
+        raise RlgenError(f"rlgen.dataset_source: dataset plugin '{fmt.name}' names no ModelScope copy of "
+                         f"{fmt.source}, and Hugging Face is out of reach from {region}: "
+                         f"--set rlgen.dataset_source={MODELSCOPE_PREFIX}OWNER/NAME")
+    return MODELSCOPE_PREFIX + fmt.modelscope_source
 
 
 def choose(installed: dict[str, Installed], names: list[str]) -> dict[str, str]:
@@ -342,7 +384,8 @@ def _condition(opt: Option, values: dict[str, Any]) -> str | None:
     if opt.required_when is None:
         return None
     name, value = opt.required_when
-    return f"{name}={value}" if values.get(name) == value else None
+    given = values.get(name)
+    return f"{name}={given}" if (value(given) if callable(value) else given == value) else None
 
 
 def _missing(missing: list[str], infos) -> RlgenError:
