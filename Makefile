@@ -61,7 +61,7 @@ $(VENV)/.core: pyproject.toml
 
 demo: $(VENV)/.core demo-tools
 	rm -rf demo
-	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
+	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.node_pool=lingjun --set rlgen.node_cpu=180 --set rlgen.node_memory=1800 --set rlgen.git_url=$(DEMO_GIT_URL) \
 		--set 'rlgen.install=$(DEMO_INSTALL)' --set ak-storage.bucket=$(DEMO_BUCKET) --set ak-storage.region=$(DEMO_REGION)
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo -o table

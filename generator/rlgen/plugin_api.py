@@ -35,6 +35,8 @@ from rlgen.option_checks import (
     same_account_error,
     uri_error,
 )
+from rlgen.pool import Pool, fit_problems, quota_problems
+from rlgen.pool import of as node_pool
 from rlgen.spec import Spec, Volume
 from rlgen.tools.toolchain_pins import tested_version
 from rlgen.verl import releases as _releases  # private: the names here are plugin authors' API
@@ -70,6 +72,9 @@ __all__ = [
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",
+    # The GPU node pool of the answers (node_pool(ctx.spec): ACK's labels and taints, a node's
+    # size) and why a run of a given size could never start on it or under a GPU limit.
+    "Pool", "node_pool", "fit_problems", "quota_problems",
     # The repository's verl release: verl_release(ctx.spec).
     "Release", "verl_release",
     # The cluster's RRSA OIDC provider when an answer names it; the release of an upstream program

@@ -86,6 +86,15 @@ class Spec:
     gang_scheduling: str = "off"
     queue: str = ""
     priority_class: str = ""
+    #: The GPU node pool (rlgen.pool reads them): its kind, ECS node pool ID, CPU cores and GiB
+    #: of a node the training pods may take, the team's labels and taints as answered, its nodes.
+    node_pool: str = "lingjun"
+    node_pool_id: str = ""
+    node_cpu: int = 0
+    node_memory: int = 0
+    node_labels: str = ""
+    node_taints: str = ""
+    pool_nodes: int = 0
     #: Git URL in place of https://github.com for upstream roots (``rlgen.upstream_mirror``).
     upstream_mirror: str = ""
     #: (volume key, name) once the generator named each volume from what Kubernetes never

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from rlgen.tools import yamlio
 from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
-from support.repos import (
+from support.repos import (POOL, POOL_ANSWERS, 
     BUCKET,
     GIT_URL,
     INSTALL,
@@ -34,7 +34,8 @@ def test_every_missing_answer_is_listed_at_once_without_input(tmp_path):
     # can reach), then the others in the order they are asked; the bucket and its region have
     # no default (OSS bucket names are global); the ARNs auth=rrsa (the default) needs.
     names = re.findall(r"--set (\S+)=VALUE", line)
-    assert names == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "marketplace-sandbox.domain",
+    assert names == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "rlgen.node_pool", "rlgen.node_cpu",
+                     "rlgen.node_memory", "marketplace-sandbox.domain",
                      "ak-storage.bucket", "ak-storage.region", "external-secrets.region",
                      "external-secrets.role_arn", "external-secrets.oidc_provider_arn"], line
     assert "editable install" in line and "needed when auth=rrsa" in line
@@ -58,6 +59,7 @@ def test_interactive_new_asks_the_install_source_first_and_the_rrsa_arns_after_t
 
     role, provider = "acs:ram::1111111111:role/eso", "acs:ram::1111111111:oidc-provider/ack-rrsa-c0ffee"
     replies = {"rlgen.install": [INSTALL], "rlgen.registry": [REGISTRY], "rlgen.git_url": [GIT_URL],
+               **{f"rlgen.{k}": [v] for k, v in POOL_ANSWERS.items()},
                "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
                "external-secrets.region": [REGION], "external-secrets.role_arn": [role],
                "external-secrets.oidc_provider_arn": [provider.replace("1111111111", "2222222222"), provider]}
@@ -88,7 +90,8 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
         asked.append(f"{plugin}.{option.name}")
         return replies[asked[-1]].pop(0)
 
-    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL}}, ask)
+    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL,
+                                                  **POOL_ANSWERS}}, ask)
     assert [a for a in asked if a.startswith("ak-storage.")] == [
         "ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
     assert selection.answers["ak-storage"] == {"bucket": "team-bucket", "region": "cn-hangzhou", "endpoint": ""}
@@ -130,7 +133,7 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+    answers = ("--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")

@@ -23,6 +23,7 @@ from rlgen.option_checks import (
     registry_error,
     revision_error,
 )
+from rlgen import pool
 from rlgen.plugin_host import install
 from rlgen.plugin_info import Option, PluginInfo
 from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, MODEL_SOURCES, NETWORKS, in_mainland_china
@@ -109,7 +110,7 @@ CORE = PluginInfo(
                check=lambda v: dataset_source_error(v) if v else None),
         Option("verl", "verl release the trainer config, tools and images target (0.7.1: the tutorial's)",
                releases.DEFAULT, choices=releases.SUPPORTED),
-        Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
+        *pool.OPTIONS,
         Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
         Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
                check=_image_error),
