@@ -7,7 +7,7 @@ import json
 import subprocess
 
 from support.checkout import commit_of_this_checkout, fresh_venv, pip_step
-from support.repos import GIT_URL, REGISTRY, REQUIRED, error_list, run_rlgen
+from support.repos import POOL, GIT_URL, REGISTRY, REQUIRED, error_list, run_rlgen
 
 
 def _pip_step(dockerfile: str) -> str:
@@ -47,7 +47,7 @@ def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     # That rlgen, asked for a new repository without an answer, names a source only this
     # machine can reach and refuses it in one line.
     refused = subprocess.run([str(rlgen), "new", str(tmp_path / "again"), "--no-input",
-                              "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}"],
+                              "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={GIT_URL}"],
                              capture_output=True, text=True, cwd=tmp_path)
     _, items = error_list(refused)
     assert items[0].startswith("--set rlgen.install=VALUE (") and "a local git repository" in items[0]

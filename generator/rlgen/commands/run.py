@@ -38,7 +38,9 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
     from rlgen.runs import edits
 
-    edits.new(name, source, sets, no_branch, from_head, queue, priority_class, dry_run, output, priority)
+    edits.new(edits.NewRequest(name=name, source=source, sets=sets, queue=queue, priority_class=priority_class,
+                               priority=priority, no_branch=no_branch, from_head=from_head, dry_run=dry_run,
+                               output=output))
 
 
 @command.command("sweep")
@@ -68,7 +70,8 @@ def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str 
     rlgen run list groups by it, rlgen run rm --sweep NAME removes them all."""
     from rlgen.runs import sweep as sweeps
 
-    sweeps.new(name, grids, sets, source, no_branch, from_head, max_runs, dry_run, output)
+    sweeps.new(sweeps.SweepRequest(name=name, grids=grids, sets=sets, source=source, max_runs=max_runs,
+                                   no_branch=no_branch, from_head=from_head, dry_run=dry_run, output=output))
 
 
 @command.command("set")
@@ -85,7 +88,7 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
     """
     from rlgen.runs import edits
 
-    edits.set_(name, assignments, dry_run, output)
+    edits.set_(name, assignments, dry_run=dry_run, output=output)
 
 
 @command.command("rm")
@@ -106,11 +109,11 @@ def rm(name: str | None, sweep: str | None, no_branch: bool, from_head: bool, dr
     if sweep is not None:
         from rlgen.runs import sweep as sweeps
 
-        sweeps.rm(sweep, no_branch, from_head, dry_run, output)
+        sweeps.rm(sweep, no_branch=no_branch, from_head=from_head, dry_run=dry_run, output=output)
         return
     from rlgen.runs import edits
 
-    edits.rm(name, no_branch, from_head, dry_run, output)
+    edits.rm(name, no_branch=no_branch, from_head=from_head, dry_run=dry_run, output=output)
 
 
 @command.command("list")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
-from rlgen.repo import run_files
+from rlgen.run.config import show
 
 SIGNS = {"added": "+", "removed": "-", "changed": "~"}
 #: GitHub refuses comments over 65536 characters; the object details are cut to fit.
@@ -21,7 +21,7 @@ def summary(c: Comparison) -> str:
 
 
 def _value(value) -> str:
-    return "(unset)" if value is UNSET else run_files.show(value)
+    return "(unset)" if value is UNSET else show(value)
 
 
 def _config_line(key: str, old, new) -> str:

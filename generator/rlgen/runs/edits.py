@@ -7,19 +7,17 @@ a commit hook) restores the files and the branch: an error changes nothing.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import click
 
 from rlgen.errors import RlgenError
-from rlgen.generate import gang
 from rlgen.naming import dns1035_label_error
 from rlgen.output import resolve_output, to_json
 from rlgen.repo.workspace import Workspace, open_workspace
-from rlgen.generate import run_folders
-from rlgen.repo import run_files
-from rlgen.runs import priority as run_priority
+from rlgen.run import config, files, folder, naming
 from rlgen.tools.git_change import GitChange
 from rlgen.tools import git, git_recovery, yamlio
 from rlgen.tools.signals import terminate_as_interrupt
@@ -29,25 +27,41 @@ from rlgen.verl import batch_rules, keys, releases, trainer_config
 ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plugin (its training image has no other)"}
 
 
-def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, dry_run: bool, output: str | None,
-        priority: str | None = None) -> None:
+@dataclass(frozen=True, kw_only=True)
+class NewRequest:
+    """What ``rlgen run new`` is asked for: the run, where it starts from and its keys
+    (``KEY=VALUE``, unparsed), its own queue and priorities, and how the change is committed."""
+
+    name: str
+    source: str | None = None
+    sets: tuple[str, ...] = ()
+    queue: str | None = None
+    priority_class: str | None = None
+    priority: str | None = None
+    no_branch: bool = False
+    from_head: bool = False
+    dry_run: bool = False
+    output: str | None = None
+
+
+def new(request: NewRequest) -> None:
+    name, no_branch = request.name, request.no_branch
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
     ws, runs = open_runs(committing=True)
-    labels = gang.run_labels(ws.spec, queue, priority_class) | run_priority.run_labels(ws.root, priority)
+    labels = (folder.queue_labels(ws.spec, request.queue, request.priority_class)
+              | folder.priority_labels(ws.root, request.priority))
     branch = f"run/{name}"
-    start = claim_branch(ws, branch, no_branch, from_head, "pick another run name or pass --no-branch")
-    folder = run_files.folder(ws.root, name)
-    with GitChange(ws.root, [folder, run_files.index_path(ws.root)], dry_run) as change:
+    start = claim_branch(ws, branch, no_branch, request.from_head, "pick another run name or pass --no-branch")
+    with GitChange(ws.root, [files.folder_of(ws.root, name), files.index_path(ws.root)], request.dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
-        doc, rayjob, _ = create_run(ws, name, source, parse_assignments(sets), labels)
-        run_folders.write_index(ws.root, [*runs, name])
-        origin = f" from {source}" if source else ""
+        doc, rayjob, _ = create_run(ws, name, request.source, parse_assignments(request.sets), labels)
+        folder.write_index(ws.root, [*runs, name])
+        origin = f" from {request.source}" if request.source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
-                      f"{key_lines(run_files.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
-    report(output, change, f"Created run '{name}' {where(no_branch, branch, start)}: RayJob {rayjob}.",
-           run=name, rayjob=rayjob, source=source, start=None if no_branch else start or "HEAD")
+                      f"{key_lines(config.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
+    report(request.output, change, f"Created run '{name}' {where(no_branch, branch, start)}: RayJob {rayjob}.",
+           run=name, rayjob=rayjob, source=request.source, start=None if no_branch else start or "HEAD")
 
 
 def claim_branch(ws: Workspace, branch: str, no_branch: bool, from_head: bool, fix: str) -> str | None:
@@ -68,7 +82,7 @@ def enter_branch(change: GitChange, ws: Workspace, runs: dict, branch: str | Non
         return ws, runs
     change.branch(branch, start)
     ws = open_workspace(ws.root)
-    return ws, run_files.check_repository(ws.root, ws.spec)
+    return ws, files.check_repository(ws.root, ws.spec)
 
 
 def where(no_branch: bool, branch: str, start: str | None) -> str:
@@ -89,31 +103,31 @@ def create_run(ws: Workspace, name: str, source: str | None, assignments: dict[s
     _check_new_name(ws, name)
     values = checked_values(ws, name, assignments)
     doc = _new_run_config(ws, name, source, values)
-    run_files.check_batches(ws.root, ws.spec, name, doc)
-    folder = run_files.folder(ws.root, name)
-    folder.mkdir(parents=True)
-    (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc, note))
-    return NewRun(doc, run_folders.name_run(ws.root, ws.spec, name, labels), values)
+    config.check_batches(ws.root, ws.spec, name, doc)
+    place = files.folder_of(ws.root, name)
+    place.mkdir(parents=True)
+    (place / ws.spec.run_config_key).write_text(yamlio.dump(doc, note))
+    return NewRun(doc, naming.name_run(ws.root, ws.spec, name, labels), values)
 
 
-def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | None) -> None:
+def set_(name: str, assignments: tuple[str, ...], *, dry_run: bool = False, output: str | None = None) -> None:
     ws, runs = open_runs(committing=True)
     require_run(ws, name, runs)
     values = checked_values(ws, name, parse_assignments(assignments))
-    folder = run_files.folder(ws.root, name)
+    place = files.folder_of(ws.root, name)
     doc = runs[name].doc
-    before, old_name = run_files.changes(ws.spec, name, doc), runs[name].pinned
-    run_folders.set_keys(doc, values)
-    run_files.check_batches(ws.root, ws.spec, name, doc)
+    before, old_name = config.changes(ws.spec, name, doc), runs[name].pinned
+    folder.set_keys(doc, values)
+    config.check_batches(ws.root, ws.spec, name, doc)
 
-    with GitChange(ws.root, [folder], dry_run) as change:
-        (folder / ws.spec.run_config_key).write_text(yamlio.dump(doc))
-        rayjob = run_folders.name_run(ws.root, ws.spec, name)
+    with GitChange(ws.root, [place], dry_run) as change:
+        (place / ws.spec.run_config_key).write_text(yamlio.dump(doc))
+        rayjob = naming.name_run(ws.root, ws.spec, name)
         if not change.changed():
             report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
             return
-        lines = "".join(f"  {k}: {run_files.show(before[k]) if k in before else '(base)'} -> {run_files.show(v)}\n"
+        lines = "".join(f"  {k}: {config.show(before[k]) if k in before else '(base)'} -> {config.show(v)}\n"
                         for k, v in values.items())
         if not values:
             subject, body = "name its RayJob for its files as edited", ""
@@ -126,12 +140,13 @@ def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | N
 
 
 
-def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None) -> None:
+def rm(name: str, *, no_branch: bool = False, from_head: bool = False, dry_run: bool = False,
+       output: str | None = None) -> None:
     ws, runs = open_runs(committing=True)
     require_run(ws, name, runs)
     branch = f"run/rm-{name}"
     start = claim_branch(ws, branch, no_branch, from_head, "delete it or pass --no-branch")
-    with GitChange(ws.root, [run_files.folder(ws.root, name), run_files.index_path(ws.root)], dry_run) as change:
+    with GitChange(ws.root, [files.folder_of(ws.root, name), files.index_path(ws.root)], dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         require_run(ws, name, runs)
         pruned = remove_runs(ws, runs, [name])[name]
@@ -146,27 +161,27 @@ def remove_runs(ws: Workspace, runs: dict, names: list[str]) -> dict[str, str | 
     """Delete the runs' folders and index entries: ``{run: its pinned RayJob name}``."""
     pinned = {name: runs[name].pinned for name in names}
     for name in names:
-        shutil.rmtree(run_files.folder(ws.root, name))
-    run_folders.write_index(ws.root, [r for r in runs if r not in names])
+        shutil.rmtree(files.folder_of(ws.root, name))
+    folder.write_index(ws.root, [r for r in runs if r not in names])
     return pinned
 
 
 def list_(output: str | None) -> None:
     ws, runs = open_runs(committing=False)
-    sizes = {name: batch_rules.size(run_files.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
-    sweeps = {name: run_files.sweep_of(ws.root, name) for name in runs}
+    sizes = {name: batch_rules.size(config.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
+    sweeps = {name: folder.sweep_of(ws.root, name) for name in runs}
     # A sweep's runs side by side: the runs of no sweep first, then each sweep's, by name.
     order = sorted(runs, key=lambda name: (sweeps[name] or "", name))
     found = [{"run": name, "rayjob": runs[name].pinned, "sweep": sweeps[name],
               "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
-              "changes": run_files.changes(ws.spec, name, runs[name].doc)} for name in order]
+              "changes": config.changes(ws.spec, name, runs[name].doc)} for name in order]
     if resolve_output(output) == "json":
         click.echo(to_json(found))
         return
     grouped = any(sweeps.values())
     rows = [(r["run"], *([r["sweep"] or "-"] if grouped else []), r["rayjob"] or "(not named)",
              f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
-             ", ".join(f"{k}={run_files.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
+             ", ".join(f"{k}={config.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
     header = ("RUN", *(["SWEEP"] if grouped else []), "RAYJOB", "SIZE", "CHANGED KEYS")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     for row in [header, *rows]:
@@ -190,7 +205,7 @@ def open_runs(committing: bool) -> tuple[Workspace, dict]:
         # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
         click.get_current_context().with_resource(terminate_as_interrupt())
         click.get_current_context().with_resource(git_recovery.lock(ws.root))
-    runs = run_files.check_repository(ws.root, ws.spec)
+    runs = files.check_repository(ws.root, ws.spec)
     if committing:
         git.require_no_stale_lock(ws.root)
         git.require_clean(ws.root)
@@ -210,12 +225,12 @@ def sync_start(ws: Workspace) -> str:
 def _new_run_config(ws: Workspace, name: str, source: str | None, values: dict[str, Any]) -> Any:
     if source:
         require_run(ws, source)
-        doc = run_files.read_run_config(run_files.folder(ws.root, source) / ws.spec.run_config_key, ws.spec)
+        doc = files.read_run_config(files.folder_of(ws.root, source) / ws.spec.run_config_key, ws.spec)
         # The copy keeps the source's comments but gets this run's own experiment and checkpoints.
         trainer_config.deep_merge(doc, trainer_config.run_config(ws.spec, name))
     else:
         doc = trainer_config.run_config(ws.spec, name)
-    run_folders.set_keys(doc, values)
+    folder.set_keys(doc, values)
     return doc
 
 
@@ -224,17 +239,17 @@ def _check_new_name(ws: Workspace, name: str) -> None:
     # name is shortened to 47 characters on its own (rlgen.naming.hashed_name).
     if problem := dns1035_label_error(name):
         raise RlgenError(f"run name {problem}")
-    if run_files.folder(ws.root, name).exists() or name in run_files.read_index(ws.root):
+    if files.folder_of(ws.root, name).exists() or name in files.read_index(ws.root):
         raise RlgenError(f"run '{name}' already exists: pick another name, or change it with rlgen run set")
 
 
 def require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
     """A run whose folder exists and, for a command that changes it, that the index lists."""
     listed = runs is None or name in runs
-    if not listed or not (run_files.folder(ws.root, name) / ws.spec.run_config_key).is_file():
-        known = ", ".join(sorted(run_files.read_index(ws.root))) or "none"
+    if not listed or not (files.folder_of(ws.root, name) / ws.spec.run_config_key).is_file():
+        known = ", ".join(sorted(files.read_index(ws.root))) or "none"
         unlisted = " (its folder is not listed in runs/kustomization.yaml)" if not listed and \
-            run_files.folder(ws.root, name).is_dir() else ""
+            files.folder_of(ws.root, name).is_dir() else ""
         raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
 
 
@@ -247,17 +262,17 @@ def checked_values(ws: Workspace, run: str, parsed: dict[str, Any]) -> dict[str,
     """``parsed`` checked against the repository's verl and the keys rlgen owns."""
     if not parsed:
         return {}
-    in_use = trainer_config.flatten(run_files.read_trainer_config(ws.root, ws.spec))
+    in_use = trainer_config.flatten(files.read_trainer_config(ws.root, ws.spec))
     values = keys.check(parsed, ws.spec.verl_version, in_use)
-    owned = run_files.owned_keys(ws.spec, run)
+    owned = config.owned_keys(ws.spec, run)
     for key, value in values.items():
         if key in owned:
             raise RlgenError(f"{key} cannot be set on a run: {owned[key]}")
         defaults = releases.get(ws.spec.verl_version).defaults
-        if key in defaults and (problem := run_files.value_error(value, defaults[key])):
+        if key in defaults and (problem := files.value_error(value, defaults[key])):
             raise RlgenError(f"{key}: {problem}")
         if key in ENGINE_KEYS and key in in_use and value != in_use[key]:
-            raise RlgenError(f"{key}: {run_files.show(value)} is not {run_files.show(in_use[key])}, "
+            raise RlgenError(f"{key}: {config.show(value)} is not {config.show(in_use[key])}, "
                              f"{ENGINE_KEYS[key]}")
     return values
 
@@ -265,4 +280,4 @@ def checked_values(ws: Workspace, run: str, parsed: dict[str, Any]) -> dict[str,
 def key_lines(changes: dict[str, Any]) -> str:
     if not changes:
         return "Changed keys: none (the base trainer config as it is)\n"
-    return "Changed keys:\n" + "".join(f"  {k}={run_files.show(v)}\n" for k, v in changes.items())
+    return "Changed keys:\n" + "".join(f"  {k}={config.show(v)}\n" for k, v in changes.items())

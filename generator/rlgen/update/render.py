@@ -11,7 +11,8 @@ from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.generate import template_source
 from rlgen.repo import answers
-from rlgen.repo import layout, run_files
+from rlgen.repo import layout
+from rlgen.run.files import is_hand_edited_run_file
 from rlgen.tools import git
 from rlgen.tools import git_plumbing
 
@@ -40,7 +41,7 @@ RUNS = f"{layout.RUNS}/"
 
 
 def _team_owned(path: str) -> bool:
-    return run_files.is_hand_edited_run_file(path) and path != layout.OLD_RUNS_INDEX
+    return is_hand_edited_run_file(path) and path != layout.OLD_RUNS_INDEX
 
 
 def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:
