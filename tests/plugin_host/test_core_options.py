@@ -51,7 +51,9 @@ def test_rlgen_plugins_table_starts_with_rlgens_own_options():
     own = out[:out.index("\nsandbox\n")]
     assert own.startswith("rlgen: Repository-wide settings")
     for line in ("--set rlgen.gpus_per_node=8  (integer, 1 to 1024)", "--set rlgen.registry=REQUIRED  (text)",
-                 "--set rlgen.model_source='huggingface'  (text, one of huggingface, modelscope)",
+                 "--set rlgen.model_source=''  (text, one of huggingface, modelscope)",
                  "--set rlgen.dataset_source=''  (text)"):
         assert line in own, own
-    assert "Hugging Face dataset the dataset Job loads, owner/name" in own
+    # A condition that tests the answer is said by its name, not as a Python object.
+    assert "--set rlgen.upstream_mirror=REQUIRED when region in mainland china  (text)" in own, own
+    assert "<function" not in out

@@ -19,8 +19,15 @@ def option_row(o: Option) -> dict:
     allowed = f"one of {', '.join(o.choices)}" if o.choices else getattr(o.check, "allowed", None)
     return {"name": o.name, "type": kind, "allowed": allowed,
             "default": list(o.default) if isinstance(o.default, tuple) else o.default,
-            "required": o.required, "required_when": "=".join(map(str, o.required_when)) if o.required_when else None,
-            "help": o.help}
+            "required": o.required, "required_when": _condition(o.required_when), "help": o.help}
+
+
+def _condition(required_when) -> str | None:
+    """``("auth", "rrsa")`` as "auth=rrsa"; a test of the value by its name: "region in mainland china"."""
+    if required_when is None:
+        return None
+    name, value = required_when
+    return f"{name} {value.__name__.replace('_', ' ')}" if callable(value) else f"{name}={value}"
 
 
 def rows() -> list[dict]:
