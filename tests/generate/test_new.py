@@ -12,6 +12,7 @@ from ruamel.yaml import YAML
 from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
 from support.repos import (
     CORE_ANSWERS,
+    POOL_ANSWERS,
     GIT_URL,
     REGISTRY,
     REQUIRED,
@@ -149,6 +150,8 @@ def test_every_kustomization_root_is_listed(generate):
     (["--set", "novalue"], "PLUGIN.OPTION=VALUE"),
     (["--set", "rlgen.verl=0.8.0"], "'0.8.0' is not one of 0.7.1, 0.9.1"),
     (["--set", "rlgen.verl_version=0.7.1"], "has no option 'verl_version'"),
+    (["--set", "rlgen.gpus_per_nod=4"],
+     "has no option 'gpus_per_nod' (did you mean 'gpus_per_node'?): rlgen plugins lists every option"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, expected):
     target = tmp_path / "repo"
@@ -192,9 +195,10 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
-    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}, "ak-storage": CORE_ANSWERS["ak-storage"]}
-    with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, **POOL_ANSWERS}, "ak-storage": CORE_ANSWERS["ak-storage"]}
+    with pytest.raises(RlgenError, match="a required answer is missing") as missing:
         select(installed, ["needs-domain"], core, ask=None)
+    assert missing.value.items == ("--set needs-domain.domain=VALUE (E2B domain)",)
     asked = []
     typed = {"needs-domain.domain": "a.example.com"}
 
