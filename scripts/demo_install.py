@@ -4,8 +4,9 @@ origin, which the demo's data image build and CI runners can clone, or the requi
     python3 scripts/demo_install.py [REQUIREMENT]
 
 prints REQUIREMENT when it is not empty, else ``rlgen @ git+<origin>@<HEAD's commit>``. A
-checkout without an origin a runner can fetch (none, a local path) exits 2 with one line saying
-what to pass instead. An editable install (make demo's .venv) is no source an image build can
+checkout without an origin a runner can fetch (none, a local path) still gets its demo: the
+answer is then this checkout's release, ``rlgen==<version>``, with a warning that its CI and data
+image install only once that release is on the package index, and what to pass instead. An editable install (make demo's .venv) is no source an image build can
 reach, which is why rlgen itself refuses to default to it.
 """
 from __future__ import annotations
@@ -34,6 +35,14 @@ def pip_url(origin: str) -> str | None:
     return None
 
 
+def release() -> str:
+    """This checkout's release: its newest ``vX.Y.Z`` tag, else the version rlgen falls back to."""
+    tag = git("describe", "--tags", "--abbrev=0", "--match", "v[0-9]*")
+    if tag:
+        return tag.removeprefix("v")
+    return re.search(r'fallback_version = "([^"]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+
+
 def main(given: str) -> int:
     if given.strip():
         print(given.strip())
@@ -42,8 +51,12 @@ def main(given: str) -> int:
     url = pip_url(origin) if origin else None
     if url is None:
         where = f"its origin {origin} is a local repository" if origin else "it has no origin"
-        print(f"demo_install: no runner can install this checkout of rlgen ({where}): {INSTEAD}", file=sys.stderr)
-        return 2
+        version = release()
+        print(f"demo_install: warning: no runner can install this checkout of rlgen ({where}): the demo's CI "
+              f"and data image install rlgen=={version} from the package index; to change that, {INSTEAD}",
+              file=sys.stderr)
+        print(f"rlgen=={version}")
+        return 0
     commit = git("rev-parse", "HEAD")
     if not git("branch", "--remotes", "--contains", commit):
         print(f"demo_install: commit {commit[:12]} is on no branch of origin yet: push it before the demo's "
