@@ -40,15 +40,15 @@ found a problem, 2 bad input (no such cluster, a program missing from PATH).
               help="Give up on the sync after D (90s, 15m), and on the runs' pods after D again.")
 @click.option("--keep", is_flag=True, help="Keep the control plane's folder (logs, kubeconfig) after it stops.")
 @click.option("--install-tools", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
-              help="Only build the control plane's programs, with those of the sync engine REPO syncs with, at the "
-                   "pinned releases from source (Go on PATH; every dependency checked against go.sum; cached "
+              help="Only build the control plane's programs, with those of the sync engine REPO syncs with and the "
+                   "controllers of the kinds it uses (Kueue, External Secrets), at the pinned releases from source (Go on PATH; every dependency checked against go.sum; cached "
                    "in DIR) and print the folder to put on PATH.")
 def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
     from rlgen.e2e.run import report, run
     from rlgen.tools.durations import parse_duration
 
     if install_tools:
-        from rlgen.e2e.programs import install_tools as install
+        from rlgen.e2e.programs import groups_named, install_tools as install
         from rlgen.errors import RlgenError
         from rlgen.repo.sync_engines import engine_in
         from rlgen.repo.workspace import find_root
@@ -57,7 +57,7 @@ def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
         engine = engine_in(root)
         if engine is None:
             raise RlgenError(f"{root / 'clusters'}: no Flux Kustomization or Argo CD Application to sync")
-        click.echo(install(install_tools.resolve(), engine.name))
+        click.echo(install(install_tools.resolve(), engine.name, groups_named(root)))
         return
 
     try:
