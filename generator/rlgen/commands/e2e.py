@@ -19,6 +19,14 @@ repository reads is created with a placeholder value; SOPS-encrypted values are 
 placeholders encrypted for an age key made for the run, so the team's key is never needed.
 
 \b
+What the repository's kinds need runs too: Kueue with its RayJob webhook (a run the quota
+has no room for stays suspended), External Secrets reading stand-ins of KMS Secrets Manager
+and STS (a placeholder for each key), a stand-in of ACK's RRSA pod identity webhook, and the
+objects ACK's add-ons leave (AlbConfig, the add-on's Ingress with its ALB address). A kind
+no controller here serves gets its pinned CRD, or one that keeps every field, and is named
+in one line "not checked here": never a failure.
+
+\b
 It waits for every stage Ready, then runs rlgen status --wait (each run's pods scheduled)
 and rlgen doctor against it, and prints a markdown summary (appended to
 $GITHUB_STEP_SUMMARY when set) naming a failed stage and why, or a run that cannot be

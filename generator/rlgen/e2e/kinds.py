@@ -25,6 +25,8 @@ class Served:
     running: list[str] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
     token_file: Path | None = None
+    #: The pods the RRSA pod identity webhook gave credentials to, as it gives them (namespace/name).
+    rrsa_pods: list[str] = field(default_factory=list)
 
 
 def groups(needs) -> set[str]:
@@ -45,7 +47,7 @@ def serve(cp: ControlPlane, needs, work: Path, services: ExitStack, placeholder:
         served.running.append(f"External Secrets {pinned(external_secrets.MODULE)} reading KMS Secrets Manager "
                               f"and STS stand-ins ({len(running.cloud.secrets)} KMS secret(s) of placeholders)")
     if needs.rrsa:
-        services.enter_context(PodIdentityWebhook(cp, work))
+        served.rrsa_pods = services.enter_context(PodIdentityWebhook(cp, work)).mutated
         served.running.append("ack-pod-identity-webhook stand-in (RRSA variables and token in labelled namespaces)")
     served.running += ack_addons.install(cp, needs)
     served.unchecked = crds.install_missing(cp, needs).unchecked

@@ -106,7 +106,8 @@ class PodIdentityWebhook:
         answer = {"uid": request.get("uid"), "allowed": True}
         if ops := (patch(pod, role) if role else []):
             answer |= {"patchType": "JSONPatch", "patch": base64.b64encode(json.dumps(ops).encode()).decode()}
-            self.mutated.append(f"{namespace}/{(pod.get('metadata') or {}).get('generateName', '')}")
+            meta = pod.get("metadata") or {}
+            self.mutated.append(f"{namespace}/{meta.get('name') or meta.get('generateName', '')}")
         return answer
 
     def _handler(self):

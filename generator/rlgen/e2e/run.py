@@ -52,6 +52,8 @@ class Outcome:
     running: list = field(default_factory=list)
     #: The kinds no controller serves here, one line each: named, never a failure.
     unchecked: list = field(default_factory=list)
+    #: The pods the RRSA pod identity webhook gave credentials to (filled as it does).
+    rrsa_pods: list = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -192,7 +194,7 @@ def _serve_kinds(cp, needs, outcome: Outcome, work: Path, services: ExitStack):
     from rlgen.e2e.kinds import serve
 
     served = serve(cp, needs, work / "kinds", services, PLACEHOLDER)
-    outcome.running, outcome.unchecked = served.running, served.unchecked
+    outcome.running, outcome.unchecked, outcome.rrsa_pods = served.running, served.unchecked, served.rrsa_pods
     for line in served.running:
         _say(f"serving: {line}")
     for line in served.unchecked:
@@ -303,6 +305,9 @@ def summary(outcome: Outcome) -> str:
               f"every Secret a placeholder{stand_in}.", ""]
     lines += [f"- serving: {_cell(line)}" for line in outcome.running]
     lines += [f"- not checked here: {_cell(line)}" for line in outcome.unchecked]
+    if outcome.rrsa_pods:
+        lines.append(f"- RRSA credentials given to {len(outcome.rrsa_pods)} pod(s): "
+                     f"{_cell(', '.join(sorted(set(outcome.rrsa_pods))))}")
     lines += [""] * bool(outcome.running or outcome.unchecked)
     lines += ["| stage | ready | reason | message |", "| --- | --- | --- | --- |"]
     for name, condition in sorted(outcome.stages.items()):
