@@ -13,6 +13,7 @@ import base64
 import json
 import ssl
 import threading
+import urllib.error
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -101,7 +102,12 @@ class PodIdentityWebhook:
     def review(self, request: dict) -> dict:
         pod, namespace = request.get("object") or {}, request.get("namespace", "")
         account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
-        found = json.loads(self.cp.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}"))
+        try:
+            found = json.loads(self.cp.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}"))
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404:
+                raise
+            found = {}  # no ServiceAccount, no annotation: the API server decides on the pod
         role = ((found.get("metadata") or {}).get("annotations") or {}).get(ROLE_ANNOTATION, "")
         answer = {"uid": request.get("uid"), "allowed": True}
         if ops := (patch(pod, role) if role else []):
