@@ -83,7 +83,7 @@ dist: setup
 # more processes beside it (Argo CD's apart, about as long as the rest together), so their waits
 # for controllers and the scheduler overlap each other's work.
 E2E_OWN := tests/e2e/test_ack_addons.py tests/e2e/test_change_matrix.py tests/e2e/test_kueue.py \
-	tests/e2e/test_secrets_external.py
+	tests/e2e/test_secrets_external.py tests/e2e/test_e2e_command_kinds.py
 E2E_ARGO := tests/e2e/test_argo.py tests/e2e/test_argo_variant.py tests/e2e/test_e2e_command_argo.py
 E2E_BESIDE := -n 0 -p no:cacheprovider
 test: setup toolchain

@@ -51,13 +51,21 @@ def test_an_unknown_cluster_is_one_line_naming_the_clusters(generate):
     assert line == f"rlgen: error: --cluster: no cluster 'nope' syncs {generate()} (clusters/: production)", line
 
 
-@pytest.mark.parametrize("plugins, engine", [((), "Flux"), (("--plugin", "argo"), "Argo CD")])
+KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8")
+EXTERNAL_SECRETS = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
+                    "--set", "external-secrets.role_arn=acs:ram::1234567890123456:role/eso",
+                    "--set", "external-secrets.oidc_provider_arn=acs:ram::1234567890123456:oidc-provider/ack-rrsa-c1")
+
+
+@pytest.mark.parametrize("plugins, engine, controllers", [
+    ((), "Flux", ()), (("--plugin", "argo"), "Argo CD", ()),
+    ((*KUEUE, *EXTERNAL_SECRETS), "Flux", ("kueue", "external-secrets"))])
 def test_install_tools_links_the_pinned_builds_of_the_repositorys_engine_and_prints_the_folder_once(
-        generate, tmp_path, plugins, engine):
+        generate, tmp_path, plugins, engine, controllers):
     from support.toolchain import BIN, build, tool
 
     # Every program is built: the install below finds every stamp current and builds nothing.
-    wanted = set(programs.PROGRAMS + programs.ENGINE_PROGRAMS[engine] + programs.SOPS_PROGRAMS)
+    wanted = set(programs.PROGRAMS + programs.ENGINE_PROGRAMS[engine] + programs.SOPS_PROGRAMS + controllers)
     # The runner's own (age comes with age-keygen; Redis from the runner's packages).
     runners = {"kubectl", "openssl", "git", "go", "redis-server"}
     for name in sorted(wanted - runners):
