@@ -12,7 +12,7 @@ import pytest
 from support.argocd import redis_server
 from support.e2e_command import e2e, installed_programs, leftovers
 from support.flux import REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import INSTALL, POOL, ok, run_rlgen, storage_answers
 
 KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8")
 ACCOUNT = "acs:ram::1234567890123456"
@@ -40,8 +40,6 @@ CASES = {
     "external-secrets": (EXTERNAL_SECRETS, (*FLUX, "external-secrets")),
     "marketplace-sandbox": (MARKETPLACE, FLUX),
     "rrsa-storage": (RRSA, FLUX),
-    "argo-all": (("--plugin", "argo", *MARKETPLACE, *RRSA, *KUEUE, *EXTERNAL_SECRETS),
-                 ("argocd", "kueue", "external-secrets")),
 }
 
 
@@ -49,7 +47,7 @@ def repository(git_server, path, plugins) -> None:
     answers = () if "rrsa-storage" in plugins else storage_answers()
     ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
                  "--set", "rlgen.git_url=https://git.rl.test/team/rl-kinds.git", "--set", f"rlgen.install={INSTALL}",
-                 "--set", f"rlgen.upstream_mirror={git_server.base}", *answers, *plugins))
+                 "--set", f"rlgen.upstream_mirror={git_server.base}", *POOL, *answers, *plugins))
 
 
 @pytest.mark.parametrize("case", list(CASES))
