@@ -117,14 +117,6 @@ def test_bad_input_is_one_line_and_changes_nothing(repo, args, expected):
     assert state(repo) == before
 
 
-def test_a_dirty_working_tree_is_refused(repo):
-    (repo / "README.md").write_text("edited\n")
-    before = state(repo)
-    for args in (["new", "exp"], ["set", "baseline", f"{LR}=2e-6"], ["rm", "baseline"]):
-        assert "uncommitted changes" in one_error_line(rlgen_in(repo, "run", *args))
-    assert state(repo) == before
-
-
 def test_an_existing_branch_is_refused(repo):
     git(repo, "branch", "run/exp")
     before = state(repo)

@@ -40,6 +40,7 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
     ``warn`` gets each line for the user that is no error (a template's file rlgen's own won)."""
     target = directory.resolve()
     check_target(target)
+    git.require_identity(next(p for p in (target, *target.parents) if p.is_dir()))
     if template_ref is not None and template is None:
         raise RlgenError("--template-ref needs --template")
     if template is not None:

@@ -120,7 +120,9 @@ def set_(name: str, assignments: tuple[str, ...], *, dry_run: bool = False, outp
     folder.set_keys(doc, values)
     config.check_batches(ws.root, ws.spec, name, doc)
 
-    with GitChange(ws.root, [place], dry_run) as change:
+    # A hand edit of the run's files is what a new name is asked for: committed with it.
+    edited = git.run(ws.root, "status", "--porcelain", "--no-renames", "--", place.relative_to(ws.root).as_posix())
+    with GitChange(ws.root, [place], dry_run, own_edits=True) as change:
         (place / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = naming.name_run(ws.root, ws.spec, name)
         if not change.changed():
@@ -129,11 +131,14 @@ def set_(name: str, assignments: tuple[str, ...], *, dry_run: bool = False, outp
             return
         lines = "".join(f"  {k}: {config.show(before[k]) if k in before else '(base)'} -> {config.show(v)}\n"
                         for k, v in values.items())
+        hand = "".join(f"  {line[3:]}\n" for line in edited.splitlines())
+        body = f"Edited by hand:\n{hand}\n" if hand else ""
         if not values:
-            subject, body = "name its RayJob for its files as edited", ""
+            subject = "commit its hand edits and name its RayJob for them" if hand else \
+                "name its RayJob for its files as edited"
         else:
             subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
-            body = f"Changed keys:\n{lines}\n"
+            body += f"Changed keys:\n{lines}\n"
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
     report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
@@ -198,7 +203,7 @@ def report(output: str | None, change: GitChange, text: str, **fields) -> None:
 
 def open_runs(committing: bool) -> tuple[Workspace, dict]:
     """The workspace and its runs, every hand-editable file checked; a committing command also
-    needs a clean tree on a branch."""
+    needs a branch (what it writes must be unchanged: :class:`GitChange` checks)."""
     ws = open_workspace(Path.cwd())
     if committing:
         # Locked before anything is read: a concurrent command's half-made change is not ours.
@@ -208,7 +213,6 @@ def open_runs(committing: bool) -> tuple[Workspace, dict]:
     runs = files.check_repository(ws.root, ws.spec)
     if committing:
         git.require_no_stale_lock(ws.root)
-        git.require_clean(ws.root)
         git.require_branch(ws.root)
     return ws, runs
 

@@ -19,10 +19,15 @@ from rlgen.tools import git, git_recovery
 
 
 class GitChange:
-    def __init__(self, repo: Path, paths: list[Path], dry_run: bool = False):
+    """``own_edits``: the user's uncommitted edits of ``paths`` are part of the change (else they
+    refuse it, named); changes elsewhere are never touched, nor committed."""
+
+    def __init__(self, repo: Path, paths: list[Path], dry_run: bool = False, own_edits: bool = False):
         self.repo = repo
         self.paths = paths
         self.dry_run = dry_run
+        if not own_edits:
+            git.require_clean(repo, paths)
         #: What a dry run would have committed: where, the message and the files changed.
         self.preview: str | None = None
         #: What the commit holds (or would hold): ``{"added": [...], "changed": [...], "removed": [...]}``.
@@ -33,6 +38,8 @@ class GitChange:
         self.new_branch: str | None = None
 
     def __enter__(self) -> GitChange:
+        if not self.dry_run:
+            git.require_identity(self.repo)
         git.require_writable(self.repo, self.paths)
         self.journal = git_recovery.Journal(_command(), self.head[0], self.head[1], self._pathspecs())
         git_recovery.begin(self.repo, self.journal)
@@ -72,17 +79,19 @@ class GitChange:
             self.preview = f"Dry run: nothing written. Would commit {where}:\n\n{body}\n\n{stat.rstrip()}"
             self._rollback()
             return
-        git.commit(self.repo, message)
+        git.commit(self.repo, message, [f":(literal){path}" for files in self.files.values() for path in files])
         self.commit_sha = git.head(self.repo)[1]
 
     def _rollback(self) -> None:
-        # Best effort on every step: the original error is the one to report. The tree was clean
-        # before, so forcing the switch back discards only this change's own files.
-        if self.new_branch:
-            switch = ["--detach", self.head[1]] if self.head[0] is None else [self.head[0]]
-            _quiet(self.repo, "switch", "-q", "--force", *switch)
-            _quiet(self.repo, "branch", "-q", "-D", self.new_branch)
+        # Best effort on every step: the original error is the one to report. Only this change's
+        # own files are put back; the user's changes elsewhere go back to their branch with them.
         _quiet(self.repo, "reset", "-q", "--", *self._pathspecs())
+        if self.new_branch:
+            for spec in self._pathspecs():
+                _quiet(self.repo, "checkout", "-q", "HEAD", "--", spec)
+            _quiet(self.repo, "clean", "-fdq", "--", *self._pathspecs())
+            _quiet(self.repo, "switch", "-q", *(["--detach", self.head[1]] if self.head[0] is None else [self.head[0]]))
+            _quiet(self.repo, "branch", "-q", "-D", self.new_branch)
         for path, snapshot in self.saved.items():
             _restore(path, snapshot)
 
