@@ -35,7 +35,8 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
         queue: str | None, priority_class: str | None, priority: str | None, dry_run: bool, output: str | None):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
-    The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
+    The branch starts from the branch the cluster syncs, fetched from origin first, so it carries
+    no other run's commits; its upstream is its own name on origin, so a plain git push goes there."""
     from rlgen.runs import edits
 
     edits.new(edits.NewRequest(name=name, source=source, sets=sets, queue=queue, priority_class=priority_class,
@@ -80,7 +81,9 @@ def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str 
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
 def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | None):
-    """Change verl keys of run NAME and give it a new RayJob name; commits on the current branch.
+    """Change verl keys of run NAME and give it a new RayJob name, in one commit: on the synced
+    branch (rlgen.git_branch) on a new branch run/set-NAME from it (fetched first), elsewhere on
+    the current branch. Hand edits of the run's files are committed with it.
 
     Without KEY=VALUE it only names the RayJob for the run's files as they are: what
     `rlgen validate` asks for after run.yaml or the training base was edited by hand (the

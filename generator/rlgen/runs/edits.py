@@ -113,19 +113,24 @@ def create_run(ws: Workspace, name: str, source: str | None, assignments: dict[s
 def set_(name: str, assignments: tuple[str, ...], *, dry_run: bool = False, output: str | None = None) -> None:
     ws, runs = open_runs(committing=True)
     require_run(ws, name, runs)
+    # On the synced branch a change goes to review on a branch of its own, as a new run's does.
+    branch = f"run/set-{name}" if git.head(ws.root)[0] == ws.spec.git_branch else None
+    start = claim_branch(ws, branch, False, False, "switch to it to change the run there") if branch else None
     values = checked_values(ws, name, parse_assignments(assignments))
     place = files.folder_of(ws.root, name)
-    doc = runs[name].doc
-    before, old_name = config.changes(ws.spec, name, doc), runs[name].pinned
-    folder.set_keys(doc, values)
-    config.check_batches(ws.root, ws.spec, name, doc)
-
     # A hand edit of the run's files is what a new name is asked for: committed with it.
     edited = git.run(ws.root, "status", "--porcelain", "--no-renames", "--", place.relative_to(ws.root).as_posix())
     with GitChange(ws.root, [place], dry_run, own_edits=True) as change:
+        ws, runs = enter_branch(change, ws, runs, branch, start)
+        require_run(ws, name, runs)
+        doc = runs[name].doc
+        before, old_name = config.changes(ws.spec, name, doc), runs[name].pinned
+        folder.set_keys(doc, values)
+        config.check_batches(ws.root, ws.spec, name, doc)
         (place / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = naming.name_run(ws.root, ws.spec, name)
         if not change.changed():
+            change.discard()
             report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
             return
@@ -140,7 +145,7 @@ def set_(name: str, assignments: tuple[str, ...], *, dry_run: bool = False, outp
             subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
             body += f"Changed keys:\n{lines}\n"
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
-    report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
+    report(output, change, f"Run '{name}'{' on branch ' + branch if branch else ''}: RayJob {old_name} -> {rayjob}.",
            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
 
 
@@ -218,9 +223,15 @@ def open_runs(committing: bool) -> tuple[Workspace, dict]:
 
 
 def sync_start(ws: Workspace) -> str:
+    """Where a new branch starts: the synced branch as origin has it now (fetched first), else
+    as last fetched or as it is here, said in one line."""
     branch = ws.spec.git_branch
+    failed = git.fetch(ws.root, branch)
     for ref in (f"origin/{branch}", branch):
-        if git.run(ws.root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip():
+        if sha := git.commit_of(ws.root, ref):
+            if failed:
+                click.echo(f"rlgen: could not fetch {branch} from origin ({failed}); starting from {ref} at "
+                           f"{sha[:12]}", err=True)
             return ref
     raise RlgenError(f"neither origin/{branch} nor {branch} exists (rlgen.git_branch): "
                      "pass --from-head to branch from HEAD")

@@ -194,6 +194,17 @@ def origin_url(repo: Path) -> str | None:
     return probe.stdout.strip() or None if probe.returncode == 0 else None
 
 
+def fetch(repo: Path, branch: str) -> str | None:
+    """``branch`` fetched from origin into ``origin/<branch>``: None when it was, or when there
+    is no origin; else why not, in git's words. Never a prompt for credentials."""
+    if origin_url(repo) is None:
+        return None
+    result = children.run(["git", "fetch", "-q", "--no-tags", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}"],
+                          cwd=repo, text=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+                          preexec_fn=_die_with_parent())
+    return None if result.returncode == 0 else " ".join(result.stderr.split()) or f"exit code {result.returncode}"
+
+
 def has_commits(repo: Path) -> bool:
     return _succeeds(repo, "rev-parse", "-q", "--verify", "HEAD")
 

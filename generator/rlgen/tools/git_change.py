@@ -54,17 +54,28 @@ class GitChange:
         return [p.relative_to(self.repo).as_posix() for p in self.paths]
 
     def branch(self, name: str, start: str | None = None) -> None:
-        """Switch to a new branch from ``start`` (default HEAD), carrying files written so far."""
+        """Switch to a new branch from ``start`` (default HEAD), carrying files written so far.
+        Its upstream is its own name on origin, where its pull request is opened: a plain
+        ``git push`` goes there (a start of origin's would make it the synced branch's)."""
         self.journal.new_branch = name
         self.journal.start = git.run(self.repo, "rev-parse", f"{start or 'HEAD'}^{{commit}}").strip()
         git_recovery.begin(self.repo, self.journal)
-        git.run(self.repo, "switch", "-q", "-c", name, *([start] if start else []))
+        git.run(self.repo, "switch", "-q", "--no-track", "-c", name, *([start] if start else []))
         self.new_branch = name
+        if git.origin_url(self.repo) is not None:
+            git.run(self.repo, "config", f"branch.{name}.remote", "origin")
+            git.run(self.repo, "config", f"branch.{name}.merge", f"refs/heads/{name}")
 
     def as_json(self) -> dict:
         """The common fields of a change's JSON: where it is (or would be) committed and what it holds."""
         return {"dry_run": self.dry_run, "branch": self.new_branch or self.head[0], "new_branch": bool(self.new_branch),
                 "commit": self.commit_sha, "files": self.files}
+
+    def discard(self) -> None:
+        """Put everything back, as on a failure: a change that turned out to change nothing
+        leaves no branch behind."""
+        self._rollback()
+        self.new_branch = None
 
     def changed(self) -> bool:
         return bool(git.run(self.repo, "status", "--porcelain", "--", *self._pathspecs()).strip())
