@@ -100,11 +100,11 @@ def _bootstrap_files(ctx) -> dict[str, list[Document]]:
 def rlgen_sync_files(ctx, stages):
     files = {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
              f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
-    runs = f"clusters/{ctx.spec.cluster}/runs.yaml"
-    if runs in files:
-        files[runs] = [Document({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(RUNS_APPLIER)},
-                                "Who the runs stage applies as: only what the platform stage's Role "
-                                f"{RUNS_APPLIER}\nin the runs namespace allows."), *files[runs]]
+    if f"clusters/{ctx.spec.cluster}/runs.yaml" in files:
+        files[f"clusters/{ctx.spec.cluster}/{RUNS_APPLIER}.yaml"] = [Document(
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(RUNS_APPLIER)},
+            f"Who the runs stage (runs.yaml) applies as: only what the platform stage's Role {RUNS_APPLIER}\n"
+            "in the runs namespace allows.")]
     return files
 
 

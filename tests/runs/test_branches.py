@@ -60,3 +60,17 @@ def test_a_failed_fetch_is_one_line_naming_the_start(repo, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("rlgen: could not fetch main from origin (")
     assert lines[0].endswith(f"starting from origin/main at {known[:12]}")
     assert git(repo, "rev-parse", "HEAD~1").strip() == known
+
+
+def test_env_lists_a_new_run_or_sweep_in_that_environments_runs(repo):
+    ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
+    ok(rlgen_in(repo, "run", "new", "exp", "--env", "staging"))
+    staging = (repo / "overlays/staging/runs/kustomization.yaml").read_text()
+    production = (repo / "overlays/production/runs/kustomization.yaml").read_text()
+    assert "../../../runs/exp" in staging and "../../../runs/exp" not in production
+    git(repo, "switch", "-q", "main")
+    ok(rlgen_in(repo, "run", "sweep", "lr", "--grid", "trainer.total_epochs=2,3", "--env", "staging"))
+    staging = (repo / "overlays/staging/runs/kustomization.yaml").read_text()
+    assert "../../../runs/lr-1" in staging and "../../../runs/lr-2" in staging
+    result = rlgen_in(repo, "run", "new", "other", "--env", "nope")
+    assert result.returncode == 2 and "--env nope: no cluster syncs that environment" in result.stderr

@@ -38,9 +38,9 @@ def test_validate_names_each_file_that_is_not_the_runs(repo):
 
 def test_the_runs_stage_applies_as_a_service_account_of_a_namespaced_role(generate):
     repo = generate()
-    docs = [d for d in YAML(typ="safe").load_all((repo / "clusters/production/runs.yaml").read_text()) if d]
-    account = next(d for d in docs if d["kind"] == "ServiceAccount")
-    stage = next(d for d in docs if d["kind"] == "Kustomization")
+    stage = YAML(typ="safe").load((repo / "clusters/production/runs.yaml").read_text())
+    account = YAML(typ="safe").load((repo / "clusters/production/rlgen-runs-applier.yaml").read_text())
+    assert account["kind"] == "ServiceAccount" and account["metadata"]["namespace"] == "flux-system"
     assert stage["spec"]["serviceAccountName"] == account["metadata"]["name"]
     platform = build(repo / "overlays/production/platform")
     role = next(o for o in platform if o["kind"] == "Role" and o["metadata"]["name"] == account["metadata"]["name"])

@@ -40,6 +40,8 @@ class NewRequest:
     priority: str | None = None
     no_branch: bool = False
     from_head: bool = False
+    #: The environment whose runs index lists it (None: the main cluster's).
+    env: str | None = None
     dry_run: bool = False
     output: str | None = None
 
@@ -53,10 +55,11 @@ def new(request: NewRequest) -> None:
               | folder.priority_labels(ws.root, request.priority))
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, request.from_head, "pick another run name or pass --no-branch")
-    with GitChange(ws.root, [files.folder_of(ws.root, name), files.index_path(ws.root)], request.dry_run) as change:
+    index = files.index_path(ws.root, request.env)
+    with GitChange(ws.root, [files.folder_of(ws.root, name), index], request.dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         doc, rayjob, _ = create_run(ws, name, request.source, parse_assignments(request.sets), labels)
-        folder.write_index(ws.root, [*runs, name])
+        folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), name], request.env)
         origin = f" from {request.source}" if request.source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
                       f"{key_lines(config.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
