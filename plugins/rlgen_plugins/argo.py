@@ -15,6 +15,10 @@ ARGOCD_RELEASE = "v3.6.1"
 INSTALL_MANIFEST = f"https://raw.githubusercontent.com/argoproj/argo-cd/{ARGOCD_RELEASE}/manifests/install.yaml"
 ARGOCD_NAMESPACE = "argocd"
 PROJECT = "rlgen"
+#: The runs' own AppProject: a merge to runs/ reaches RayJobs and ConfigMaps of the runs
+#: namespace only (namespaceResourceWhitelist, no cluster-scoped kind, one destination).
+RUNS_PROJECT = "rlgen-runs"
+RUN_KINDS = (("ray.io", "RayJob"), ("", "ConfigMap"))
 IN_CLUSTER = "https://kubernetes.default.svc"
 ROOT = "root"
 #: Removing a child Application from Git deletes what it deployed, as Flux's prune does;
@@ -191,7 +195,20 @@ def _root(ctx, repos: list[str]) -> list[dict]:
         },
     }
     root["metadata"]["annotations"][HEALTH_GATE] = "false"
-    return [project, root]
+    runs = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": _metadata(RUNS_PROJECT, -1),
+        "spec": {
+            "description": "The runs: RayJobs and their ConfigMaps in the runs namespace, nothing else",
+            "sourceRepos": [ctx.spec.git_url],
+            "destinations": [{"server": IN_CLUSTER, "namespace": ctx.spec.namespace}],
+            # Empty: no cluster-scoped kind; listed: only these namespaced kinds (Argo CD refuses the rest).
+            "clusterResourceWhitelist": [],
+            "namespaceResourceWhitelist": [{"group": group, "kind": kind} for group, kind in RUN_KINDS],
+        },
+    }
+    return [project, runs, root]
 
 
 @hookimpl
@@ -214,6 +231,8 @@ def rlgen_sync_files(ctx, stages):
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
             app = _application(stage.name, wave, source, spec.namespace)
+            if stage.name == "runs":
+                app["spec"]["project"] = RUNS_PROJECT
             comment = ""
             if not stage.wait:
                 app["metadata"]["annotations"][HEALTH_GATE] = "false"

@@ -51,3 +51,14 @@ def test_the_runs_stage_applies_as_a_service_account_of_a_namespaced_role(genera
     assert sorted((g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]) == [
         ("", "configmaps"), ("ray.io", "rayjobs")]
     assert not any(o["kind"].startswith("Cluster") for o in platform if "runs-applier" in o["metadata"]["name"])
+
+
+def test_argo_cds_runs_application_is_in_a_project_of_run_kinds_only(generate):
+    repo = generate("--plugin", "argo")
+    runs = YAML(typ="safe").load((repo / "clusters/production/runs.yaml").read_text())
+    projects = {d["metadata"]["name"]: d for d in YAML(typ="safe").load_all((repo / "clusters/production/root.yaml").read_text())
+                if d and d["kind"] == "AppProject"}
+    spec = projects[runs["spec"]["project"]]["spec"]
+    assert spec["destinations"] == [{"server": "https://kubernetes.default.svc", "namespace": "rl-training"}]
+    assert spec["clusterResourceWhitelist"] == []
+    assert spec["namespaceResourceWhitelist"] == [{"group": "ray.io", "kind": "RayJob"}, {"group": "", "kind": "ConfigMap"}]
