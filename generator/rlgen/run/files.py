@@ -74,7 +74,7 @@ def _read_plain(path: Path) -> Any:
 def index_path(repo: Path, env: str | None = None) -> Path:
     """The runs index of ``env`` (a cluster's environment): by default the main cluster's,
     which ``rlgen run`` edits."""
-    if env is None:
+    if not env:
         return repo / runs_index(answers.main_environment(repo))
     known = {answers.main_environment(repo), *answers.read(repo)["clusters"].values()}
     if env not in known:
