@@ -46,6 +46,8 @@ class Outcome:
     images: list[str] = field(default_factory=list)
     #: ``namespace/name`` of the Secrets the new answers read and the old ones did not.
     secrets: list[str] = field(default_factory=list)
+    #: (the engine that syncs the repository now, the one it syncs with after the merge), when they differ.
+    engines: tuple | None = None
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
