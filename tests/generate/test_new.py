@@ -47,12 +47,30 @@ def test_every_root_builds_and_every_object_validates(generate, schemas):
     assert problems == []
 
 
-def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
+def _no_identity(home: Path) -> dict:
+    """An environment where git knows no name or email (no configuration, no variables)."""
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
         env.pop(var, None)
+    return env
+
+
+def test_no_git_identity_is_refused_with_gits_advice_and_nothing_made(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    target = tmp_path / "repo"
+    result = run_rlgen("new", str(target), *REQUIRED, "--no-input", env=_no_identity(home))
+    line = one_error_line(result)
+    assert 'git config --global user.email "you@example.com"' in line and "user.name" in line
+    assert not target.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def test_first_commit_on_main_carries_the_users_identity(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "gitconfig"
+    config.write_text("[user]\n\tname = Ada Researcher\n\temail = ada@rl-team.cn\n")
+    env = {**_no_identity(home), "GIT_CONFIG_GLOBAL": str(config)}
     target = tmp_path / "repo"
     result = run_rlgen("new", str(target), *REQUIRED, "--no-input", env=env)
     assert result.returncode == 0, result.stderr
@@ -60,7 +78,8 @@ def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
     assert git("branch", "--show-current").strip() == "main"
     assert git("rev-list", "--count", "HEAD").strip() == "1"
     assert git("status", "--porcelain") == ""
-    assert "rlgen" in git("log", "-1", "--format=%an")
+    assert git("log", "-1", "--format=%an <%ae> / %cn <%ce>").strip() == \
+        "Ada Researcher <ada@rl-team.cn> / Ada Researcher <ada@rl-team.cn>"
 
 
 def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):

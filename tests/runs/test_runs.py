@@ -117,14 +117,6 @@ def test_bad_input_is_one_line_and_changes_nothing(repo, args, expected):
     assert state(repo) == before
 
 
-def test_a_dirty_working_tree_is_refused(repo):
-    (repo / "README.md").write_text("edited\n")
-    before = state(repo)
-    for args in (["new", "exp"], ["set", "baseline", f"{LR}=2e-6"], ["rm", "baseline"]):
-        assert "uncommitted changes" in one_error_line(rlgen_in(repo, "run", *args))
-    assert state(repo) == before
-
-
 def test_an_existing_branch_is_refused(repo):
     git(repo, "branch", "run/exp")
     before = state(repo)
@@ -160,11 +152,18 @@ def test_run_set_renames_the_rayjob_keeps_comments_and_commits(repo):
     assert "# Relative to the RayJob's working_dir" in text and "lr: 2e-06" in text
     message = git(repo, "log", "-1", "--format=%B")
     assert message.startswith(f"Run baseline: set {LR}") and f"{LR}: (base) -> 2e-06" in message
-    assert git(repo, "branch", "--show-current").strip() == "main" and git(repo, "status", "--porcelain") == ""
-    # The same value again: nothing to commit.
+    # On the synced branch the change goes to review on a branch of its own, from it.
+    assert git(repo, "branch", "--show-current").strip() == "run/set-baseline" and git(repo, "status", "--porcelain") == ""
+    assert git(repo, "rev-parse", "HEAD~1") == git(repo, "rev-parse", "main")
+    # The same value again, on that branch: nothing to commit.
     head = git(repo, "rev-parse", "HEAD")
     assert "unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=2e-6", "-o", "table"))
     assert git(repo, "rev-parse", "HEAD") == head
+    # Nothing to change on the synced branch leaves no branch behind.
+    git(repo, "switch", "-q", "main")
+    git(repo, "branch", "-q", "-D", "run/set-baseline")
+    assert "unchanged" in ok(rlgen_in(repo, "run", "set", "baseline", "-o", "table"))
+    assert git(repo, "branch", "--show-current").strip() == "main" and git(repo, "branch", "--list", "run/*") == ""
 
 
 def test_run_set_after_a_hand_edit_starts_the_run_again(repo):

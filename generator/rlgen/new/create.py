@@ -43,6 +43,7 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
     repository on GitLab, which runs none of the generated workflows)."""
     target = directory.resolve()
     check_target(target)
+    git.require_identity(next(p for p in (target, *target.parents) if p.is_dir()))
     if template_ref is not None and template is None:
         raise RlgenError("--template-ref needs --template")
     if template is not None:

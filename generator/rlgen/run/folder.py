@@ -203,9 +203,9 @@ def index_text(runs: list[str], current: str | None = None, env: str = "", main_
     return yamlio.dump(doc)
 
 
-def write_index(repo: Path, runs: list[str]) -> None:
-    """The main environment's runs index, listing ``runs``."""
-    path = index_path(repo)
+def write_index(repo: Path, runs: list[str], env: str | None = None) -> None:
+    """``env``'s runs index (the main environment's by default), listing ``runs``."""
+    path = index_path(repo, env)
     try:
         text = index_text(runs, repo_files.read_text(path, repo))
     except ValueError as exc:

@@ -40,6 +40,8 @@ class NewRequest:
     priority: str | None = None
     no_branch: bool = False
     from_head: bool = False
+    #: The environment whose runs index lists it (None: the main cluster's).
+    env: str | None = None
     dry_run: bool = False
     output: str | None = None
 
@@ -53,10 +55,11 @@ def new(request: NewRequest) -> None:
               | folder.priority_labels(ws.root, request.priority))
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, request.from_head, "pick another run name or pass --no-branch")
-    with GitChange(ws.root, [files.folder_of(ws.root, name), files.index_path(ws.root)], request.dry_run) as change:
+    index = files.index_path(ws.root, request.env)
+    with GitChange(ws.root, [files.folder_of(ws.root, name), index], request.dry_run) as change:
         ws, runs = enter_branch(change, ws, runs, None if no_branch else branch, start)
         doc, rayjob, _ = create_run(ws, name, request.source, parse_assignments(request.sets), labels)
-        folder.write_index(ws.root, [*runs, name])
+        folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), name], request.env)
         origin = f" from {request.source}" if request.source else ""
         change.commit(f"Run {name}: new run{origin}\n\n"
                       f"{key_lines(config.changes(ws.spec, name, doc))}\nRayJob: {rayjob}\n")
@@ -113,29 +116,39 @@ def create_run(ws: Workspace, name: str, source: str | None, assignments: dict[s
 def set_(name: str, assignments: tuple[str, ...], *, dry_run: bool = False, output: str | None = None) -> None:
     ws, runs = open_runs(committing=True)
     require_run(ws, name, runs)
+    # On the synced branch a change goes to review on a branch of its own, as a new run's does.
+    branch = f"run/set-{name}" if git.head(ws.root)[0] == ws.spec.git_branch else None
+    start = claim_branch(ws, branch, False, False, "switch to it to change the run there") if branch else None
     values = checked_values(ws, name, parse_assignments(assignments))
     place = files.folder_of(ws.root, name)
-    doc = runs[name].doc
-    before, old_name = config.changes(ws.spec, name, doc), runs[name].pinned
-    folder.set_keys(doc, values)
-    config.check_batches(ws.root, ws.spec, name, doc)
-
-    with GitChange(ws.root, [place], dry_run) as change:
+    # A hand edit of the run's files is what a new name is asked for: committed with it.
+    edited = git.run(ws.root, "status", "--porcelain", "--no-renames", "--", place.relative_to(ws.root).as_posix())
+    with GitChange(ws.root, [place], dry_run, own_edits=True) as change:
+        ws, runs = enter_branch(change, ws, runs, branch, start)
+        require_run(ws, name, runs)
+        doc = runs[name].doc
+        before, old_name = config.changes(ws.spec, name, doc), runs[name].pinned
+        folder.set_keys(doc, values)
+        config.check_batches(ws.root, ws.spec, name, doc)
         (place / ws.spec.run_config_key).write_text(yamlio.dump(doc))
         rayjob = naming.name_run(ws.root, ws.spec, name)
         if not change.changed():
+            change.discard()
             report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={})
             return
         lines = "".join(f"  {k}: {config.show(before[k]) if k in before else '(base)'} -> {config.show(v)}\n"
                         for k, v in values.items())
+        hand = "".join(f"  {line[3:]}\n" for line in edited.splitlines())
+        body = f"Edited by hand:\n{hand}\n" if hand else ""
         if not values:
-            subject, body = "name its RayJob for its files as edited", ""
+            subject = "commit its hand edits and name its RayJob for them" if hand else \
+                "name its RayJob for its files as edited"
         else:
             subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
-            body = f"Changed keys:\n{lines}\n"
+            body += f"Changed keys:\n{lines}\n"
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n")
-    report(output, change, f"Run '{name}': RayJob {old_name} -> {rayjob}.",
+    report(output, change, f"Run '{name}'{' on branch ' + branch if branch else ''}: RayJob {old_name} -> {rayjob}.",
            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values)
 
 
@@ -198,7 +211,7 @@ def report(output: str | None, change: GitChange, text: str, **fields) -> None:
 
 def open_runs(committing: bool) -> tuple[Workspace, dict]:
     """The workspace and its runs, every hand-editable file checked; a committing command also
-    needs a clean tree on a branch."""
+    needs a branch (what it writes must be unchanged: :class:`GitChange` checks)."""
     ws = open_workspace(Path.cwd())
     if committing:
         # Locked before anything is read: a concurrent command's half-made change is not ours.
@@ -208,15 +221,20 @@ def open_runs(committing: bool) -> tuple[Workspace, dict]:
     runs = files.check_repository(ws.root, ws.spec)
     if committing:
         git.require_no_stale_lock(ws.root)
-        git.require_clean(ws.root)
         git.require_branch(ws.root)
     return ws, runs
 
 
 def sync_start(ws: Workspace) -> str:
+    """Where a new branch starts: the synced branch as origin has it now (fetched first), else
+    as last fetched or as it is here, said in one line."""
     branch = ws.spec.git_branch
+    failed = git.fetch(ws.root, branch)
     for ref in (f"origin/{branch}", branch):
-        if git.run(ws.root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False).strip():
+        if sha := git.commit_of(ws.root, ref):
+            if failed:
+                click.echo(f"rlgen: could not fetch {branch} from origin ({failed}); starting from {ref} at "
+                           f"{sha[:12]}", err=True)
             return ref
     raise RlgenError(f"neither origin/{branch} nor {branch} exists (rlgen.git_branch): "
                      "pass --from-head to branch from HEAD")

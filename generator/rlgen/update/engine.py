@@ -57,6 +57,8 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     if state.merging(root):
         raise RlgenError("a merge is in progress: resolve it and git commit, or rlgen update --abort")
     git.require_clean(root)
+    # Even a dry run commits its merge's sides to git's store.
+    git.require_identity(root)
     base = base_render(root, recorded)
     move = verl_move.move(recorded, selection.values["rlgen"]["verl"], change.force)
     if move:
