@@ -64,7 +64,9 @@ def test_run_new_commits_the_run_on_its_own_branch(repo):
     # What the pod gets: its own ConfigMap, with this run's changes, experiment and checkpoints.
     run = YAML(typ="safe").load(configmap["data"]["run.yaml"])
     assert run["actor_rollout_ref"]["actor"]["optim"]["lr"] == 3e-06
-    assert run["trainer"] == {"experiment_name": "lr-sweep", "default_local_dir": "/var/checkpoints/lr-sweep",
+    # The checkpoint root names the commit the run was made on: a run made again under this
+    # name never finds these checkpoints.
+    assert run["trainer"] == {"experiment_name": "lr-sweep", "default_local_dir": f"/var/checkpoints/lr-sweep/{main[:10]}",
                               "resume_mode": "auto", "total_epochs": 2}
     volumes = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["volumes"]
     assert {"name": "configs", "configMap": {"name": configmap["metadata"]["name"]}} in volumes

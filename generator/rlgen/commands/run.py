@@ -10,6 +10,11 @@ import click
 from rlgen.output import output_option
 
 
+#: --resume-from on run new and set.
+RESUME_HELP = ("Continue from the newest checkpoint of this run's RayJob (its world size, model and engine "
+               "must match); else the new RayJob starts from step 0.")
+
+
 @click.group("run")
 def command():
     """Create, change, list and remove training runs.
@@ -29,17 +34,19 @@ def command():
 @click.option("--queue", metavar="QUEUE", help="Volcano queue of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority-class", metavar="NAME", help="PriorityClass of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority", metavar="CLASS", help="Kueue WorkloadPriorityClass of this run (queue plugin kueue).")
+@click.option("--resume-from", metavar="RUN", help=RESUME_HELP)
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, priority: str | None, dry_run: bool, output: str | None):
+        queue: str | None, priority_class: str | None, priority: str | None, resume_from: str | None,
+        dry_run: bool, output: str | None):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
     The branch starts from the branch the cluster syncs, so it carries no other run's commits."""
     from rlgen.runs import edits
 
     edits.new(edits.NewRequest(name=name, source=source, sets=sets, queue=queue, priority_class=priority_class,
-                               priority=priority, no_branch=no_branch, from_head=from_head, dry_run=dry_run,
+                               priority=priority, resume_from=resume_from, no_branch=no_branch, from_head=from_head, dry_run=dry_run,
                                output=output))
 
 
@@ -77,18 +84,22 @@ def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str 
 @command.command("set")
 @click.argument("name")
 @click.argument("assignments", nargs=-1, metavar="[KEY=VALUE]...")
+@click.option("--resume-from", metavar="RUN", help=RESUME_HELP)
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
-def set_(name: str, assignments: tuple[str, ...], dry_run: bool, output: str | None):
+def set_(name: str, assignments: tuple[str, ...], resume_from: str | None, dry_run: bool, output: str | None):
     """Change verl keys of run NAME and give it a new RayJob name; commits on the current branch.
 
     Without KEY=VALUE it only names the RayJob for the run's files as they are: what
     `rlgen validate` asks for after run.yaml or the training base was edited by hand (the
     new name starts the run again once synced).
+
+    The new RayJob starts from step 0 in a checkpoint folder of its own; --resume-from NAME
+    continues from the old RayJob's newest checkpoint when the world size and model allow it.
     """
     from rlgen.runs import edits
 
-    edits.set_(name, assignments, dry_run=dry_run, output=output)
+    edits.set_(name, assignments, resume_from=resume_from, dry_run=dry_run, output=output)
 
 
 @command.command("rm")
