@@ -23,8 +23,9 @@ from typing import Any
 
 from rlgen.spec import Spec
 
-#: The head's environment variable resume.py reads the RayJob's name from.
-ENV = "RLGEN_RAYJOB"
+#: The start script of every RayJob (``base/training/``, in the trainer ConfigMap), and the
+#: environment variable it reads the RayJob's name from.
+SCRIPT, ENV = "resume.py", "RLGEN_RAYJOB"
 #: The run.yaml keys rlgen writes for the checkpoints: their root, and a --resume-from source.
 ROOT_KEY, SOURCE_KEY = "trainer.default_local_dir", "trainer.resume_from_path"
 #: Characters of the commit a run is made on that name its root.
