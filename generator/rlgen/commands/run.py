@@ -130,7 +130,9 @@ def rm(name: str | None, sweep: str | None, no_branch: bool, from_head: bool, dr
 @command.command("list")
 @output_option()
 def list_(output: str | None):
-    """The active runs: run, RayJob name, size (GPU nodes x GPUs each), and the keys each run changes.
+    """The active runs: run, RayJob name, size (GPU nodes x GPUs each), what one checkpoint save
+    writes (CKPT/SAVE: from the model's size and save_contents; every save is kept unless
+    trainer.max_actor_ckpt_to_keep says otherwise), and the keys each run changes.
 
     The runs of a sweep (rlgen run sweep) are listed together, with a SWEEP column."""
     from rlgen.runs import edits

@@ -188,12 +188,17 @@ def remove_runs(ws: Workspace, runs: dict, names: list[str]) -> dict[str, str | 
 
 def list_(output: str | None) -> None:
     ws, runs = open_runs(committing=False)
-    sizes = {name: batch_rules.size(config.effective(ws.root, ws.spec, runs[name].doc)) for name in runs}
+    effective = {name: config.effective(ws.root, ws.spec, runs[name].doc) for name in runs}
+    sizes = {name: batch_rules.size(effective[name]) for name in runs}
+    saves = {name: checkpoints.save_bytes(effective[name]) for name in runs}
     sweeps = {name: folder.sweep_of(ws.root, name) for name in runs}
     # A sweep's runs side by side: the runs of no sweep first, then each sweep's, by name.
     order = sorted(runs, key=lambda name: (sweeps[name] or "", name))
     found = [{"run": name, "rayjob": runs[name].pinned, "sweep": sweeps[name],
               "size": {"nnodes": sizes[name].nnodes, "n_gpus_per_node": sizes[name].gpus_per_node},
+              "checkpoints": {"folder": checkpoints.rayjob_folder(runs[name].doc, runs[name].pinned),
+                              "bytes_per_save": saves[name],
+                              "bytes_per_parameter": checkpoints.per_parameter(effective[name])},
               "changes": config.changes(ws.spec, name, runs[name].doc)} for name in order]
     if resolve_output(output) == "json":
         click.echo(to_json(found))
@@ -201,8 +206,9 @@ def list_(output: str | None) -> None:
     grouped = any(sweeps.values())
     rows = [(r["run"], *([r["sweep"] or "-"] if grouped else []), r["rayjob"] or "(not named)",
              f"{sizes[r['run']].nnodes}x{sizes[r['run']].gpus_per_node}",
+             checkpoints.show_size(saves[r["run"]], effective[r["run"]]),
              ", ".join(f"{k}={config.show(v)}" for k, v in r["changes"].items()) or "-") for r in found]
-    header = ("RUN", *(["SWEEP"] if grouped else []), "RAYJOB", "SIZE", "CHANGED KEYS")
+    header = ("RUN", *(["SWEEP"] if grouped else []), "RAYJOB", "SIZE", "CKPT/SAVE", "CHANGED KEYS")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     for row in [header, *rows]:
         click.echo("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + f"  {row[-1]}")
