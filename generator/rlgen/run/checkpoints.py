@@ -65,6 +65,23 @@ def env_ops(rayjob: str, templates: tuple[str, ...]) -> list[dict]:
             for template in templates]
 
 
+def claim(rayjob: dict) -> str | None:
+    """The claim a RayJob mounts its checkpoints volume from: another claim, another volume."""
+    pod = ((((rayjob.get("spec") or {}).get("rayClusterSpec") or {}).get("headGroupSpec") or {})
+           .get("template") or {}).get("spec") or {}
+    return next(((v.get("persistentVolumeClaim") or {}).get("claimName") for v in pod.get("volumes") or []
+                 if v.get("name") == "checkpoints"), None)
+
+
+def restarts(runs: list[str], new_volume: bool) -> str:
+    """One line: the runs a change gives new RayJobs, which start from step 0, and why."""
+    if not runs:
+        return ""
+    why = "new RayJobs, so new checkpoint folders" + (
+        ", on a new checkpoints volume (the old one and its data are kept)" if new_volume else "")
+    return f"Restart from step 0: {', '.join(runs)} ({why})."
+
+
 def _world(config: dict) -> int:
     trainer = config.get("trainer") or {}
     return int(trainer.get("nnodes", 1)) * int(trainer.get("n_gpus_per_node", 1))
