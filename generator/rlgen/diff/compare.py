@@ -249,12 +249,12 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}
     before, after = _effective(old_data, spec), _effective(new_data, spec)
-    config = [(k, before.get(k, UNSET), after.get(k, UNSET))
-              for k in sorted(set(before) | set(after)) if before.get(k, UNSET) != after.get(k, UNSET)]
+    changed = [(k, before.get(k, UNSET), after.get(k, UNSET))
+               for k in sorted(set(before) | set(after)) if before.get(k, UNSET) != after.get(k, UNSET)]
     trainer_files = (spec.run_config_key, spec.trainer_config_key)
     files = sorted(k for k in set(old_data) | set(new_data)
                    if k not in trainer_files and old_data.get(k) != new_data.get(k))
-    return config, files
+    return changed, files
 
 
 def _effective(data: dict, spec: Spec) -> dict[str, Any]:
