@@ -17,6 +17,9 @@ $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	# The data image's pinned packages (rlgen.generate.dataset_job), so the tests run the versions the
+	# dataset and model Jobs run, whatever the index has released since.
+	$(PY) -m pip install --quiet $$($(PY) -c 'from rlgen.generate.dataset_job import DATA_PACKAGES; print(*DATA_PACKAGES)')
 	for v in $(VERL_RELEASES); do rm -rf .verl/$$v && $(PY) -m pip install --quiet --no-deps --target .verl/$$v "verl==$$v" || exit 1; done
 	$(PY) -m pip install --quiet --no-deps '$(TRUFFLEHOG3)'
 	touch $@
@@ -58,7 +61,7 @@ $(VENV)/.core: pyproject.toml
 
 demo: $(VENV)/.core demo-tools
 	rm -rf demo
-	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
+	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.node_pool=lingjun --set rlgen.node_cpu=180 --set rlgen.node_memory=1800 --set rlgen.git_url=$(DEMO_GIT_URL) \
 		--set 'rlgen.install=$(DEMO_INSTALL)' --set ak-storage.bucket=$(DEMO_BUCKET) --set ak-storage.region=$(DEMO_REGION)
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo -o table

@@ -13,9 +13,10 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from rlgen.naming import dns1123_label_error
+from rlgen.spec import MODELSCOPE_PREFIX
 
 __all__ = ["control_error", "credential_error", "dns1123_label_error", "duration_error", "endpoint_error",
-           "git_branch_error", "git_url_error", "hub_id_error", "image_reference_error", "int_range",
+           "dataset_source_error", "git_branch_error", "git_url_error", "hub_id_error", "image_reference_error", "int_range",
            "number_range", "oss_bucket_error", "pip_requirement_error", "ram_arn_error", "region_error",
            "registry_error", "repo_path_error", "revision_error", "same_account_error", "uri_error",
            "REGION_IDS", "endpoint_region", "endpoint_region_error", "plain_http_error"]
@@ -188,6 +189,18 @@ def hub_id_error(value: str) -> str | None:
     """A model or dataset id on Hugging Face or ModelScope: ``owner/name``."""
     return _shaped(value, _HUB_ID, "a hub id like Qwen/Qwen2.5-7B-Instruct (letters, digits, '.', '_', '-')",
                    lambda text: ".." in text or "--" in text)
+
+
+def dataset_source_error(value: str) -> str | None:
+    """A dataset on the Hugging Face Hub (``openai/gsm8k``) or, prefixed, on ModelScope
+    (``modelscope:modelscope/gsm8k``, always ``owner/name`` there)."""
+    text = str(value)
+    if text.startswith(MODELSCOPE_PREFIX):
+        rest = text.removeprefix(MODELSCOPE_PREFIX)
+        if "/" not in rest:
+            return f"{_show(value)} is not {MODELSCOPE_PREFIX}OWNER/NAME"
+        return hub_id_error(rest)
+    return hub_id_error(text)
 
 
 def revision_error(value: str) -> str | None:

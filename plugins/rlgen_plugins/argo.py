@@ -213,8 +213,8 @@ def rlgen_sync_files(ctx, stages):
                 repos.append(up.url)
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            app = _application(stage.name, wave, source, spec.namespace)
-            comment = ""
+            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace)
+            comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
             if not stage.wait:
                 app["metadata"]["annotations"][HEALTH_GATE] = "false"
                 why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
@@ -272,6 +272,22 @@ def _webhook_readme(ctx) -> str:
     )
 
 
+def _patched(source: dict, patches) -> dict:
+    """A stage's source with this cluster's own patches (Argo CD's ``kustomize.patches``)."""
+    return {**source, "kustomize": {"patches": [engine_patch(p) for p in patches]}} if patches else source
+
+
+def _install_manifest(spec) -> str:
+    """The README's apply of upstream's manifest: by URL, or in mainland China (where
+    raw.githubusercontent.com is out of reach) from a clone of the team's mirror at the tag."""
+    apply = f"kubectl apply -n {ARGOCD_NAMESPACE} --server-side --force-conflicts -f "
+    if not spec.mainland_china:
+        return apply + INSTALL_MANIFEST + "\n"
+    repo = spec.mirrored("https://github.com/argoproj/argo-cd")
+    return (f"git clone --quiet --depth 1 --branch {ARGOCD_RELEASE} {repo}.git argo-cd-{ARGOCD_RELEASE}\n"
+            f"{apply}argo-cd-{ARGOCD_RELEASE}/manifests/install.yaml\n")
+
+
 @hookimpl
 def rlgen_readme(ctx):
     spec = ctx.spec
@@ -284,7 +300,7 @@ def rlgen_readme(ctx):
         f"`{cluster_dir}/argocd-cm.yaml` (below) OutOfSync. Then wait for the CRDs the root's kinds need:\n\n"
         "```sh\n"
         f"kubectl create namespace {ARGOCD_NAMESPACE} --dry-run=client -o yaml | kubectl apply -f -\n"
-        f"kubectl apply -n {ARGOCD_NAMESPACE} --server-side --force-conflicts -f {INSTALL_MANIFEST}\n"
+        + _install_manifest(spec) +
         "kubectl wait --for=condition=Established --timeout=60s "
         "crd/applications.argoproj.io crd/appprojects.argoproj.io\n"
         "```\n\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.e2e_command import e2e, e2e_of_an_unserved_kind, git, git_objects, installed_programs, leftovers
 from support.flux import REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import tool
 
 
@@ -22,7 +22,7 @@ def repo(git_server, tmp_path_factory):
     """The default repository as ``rlgen new`` leaves it (one commit), its upstream roots fetched
     from the tests' Git server."""
     path = tmp_path_factory.mktemp("e2e-command") / "rl-repo"
-    ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
     return path
@@ -108,7 +108,7 @@ def test_a_sops_repository_syncs_without_the_teams_age_key(git_server, programs,
                             text=True).stdout.strip()
     key.unlink()
     repo = tmp_path / "sops-repo"
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}",
                  "--plugin", "sops", "--set", f"sops.age_recipients={public}", env=programs))

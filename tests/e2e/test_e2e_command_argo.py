@@ -10,7 +10,7 @@ import pytest
 from support.argocd import redis_server
 from support.e2e_command import e2e, e2e_of_an_unserved_kind, git_objects, installed_programs, leftovers
 from support.flux import REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 TEAM_URL = "https://git.rl.test/team/rl-argo.git"
 
@@ -20,7 +20,7 @@ def repo(git_server, tmp_path_factory):
     """The default argo repository as ``rlgen new`` leaves it, its upstream roots fetched from the
     tests' Git server; its own URL one the command must never reach."""
     path = tmp_path_factory.mktemp("e2e-command-argo") / "rl-argo"
-    ok(run_rlgen("new", str(path), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(path), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={TEAM_URL}", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
     return path

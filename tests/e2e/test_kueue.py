@@ -17,7 +17,7 @@ from support.controlplane import FAIL_POD, wait_until
 from support.flux import NAMESPACE, REGISTRY, reconcile
 from support.kuberay import ray_cluster, ray_pods
 from support.kueue import workloads
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 LINGJUN = "node-role.alibabacloud.com/lingjun"
 TWO_NODES = ("--set", "trainer.nnodes=2")
@@ -36,7 +36,7 @@ def repo(kueue_control_plane, git_server, sync_repository, tmp_path_factory):
     url = git_server.create("team/rl-queued.git")
     repo = tmp_path_factory.mktemp("kueue") / "rl-queued"
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32",
-                 "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={url}",
+                 "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={url}",
                  "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.upstream_mirror={git_server.base}",
                  *storage_answers()))
     # The generated run would hold a node of the pool the scenarios count on.

@@ -9,7 +9,7 @@ from rlgen import __version__
 from rlgen.generate.dataset_job import DATA_PACKAGES
 from rlgen.plugin_host import install
 from rlgen.tools import yamlio
-from support.repos import GIT_URL, REGISTRY, REQUIRED, one_error_line, run_rlgen, storage_answers
+from support.repos import POOL, GIT_URL, REGISTRY, REQUIRED, one_error_line, run_rlgen, storage_answers
 
 GIT = "rlgen @ git+https://git.example.com/platform/rlgen.git@v0.1.0"
 INDEX = "--index-url https://pypi.example.com/simple"
@@ -39,7 +39,7 @@ def test_the_answer_reaches_the_ci_and_the_data_image(generate):
 def test_an_editable_install_without_an_answer_is_refused_in_one_line(tmp_path):
     """The tests run an editable install: nothing an image build could install from. It is
     named first among the missing answers, with why, before anything is generated."""
-    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                        "--set", f"rlgen.git_url={GIT_URL}", *storage_answers())
     line = one_error_line(result)
     assert line.startswith("rlgen: error: missing required option rlgen.install (")

@@ -38,7 +38,8 @@ def test_kueue_queues_every_run_on_the_teams_quota(generate):
     (flavor,) = gpu_group["flavors"]
     assert flavor["resources"] == [{"name": "nvidia.com/gpu", "nominalQuota": 32}]
     gpu_nodes = objects[("ResourceFlavor", flavor["name"])]["spec"]
-    assert gpu_nodes["nodeLabels"] == {"node-role.alibabacloud.com/lingjun": "true"}
+    # The label ACK gives Lingjun nodes, not the key of their taint (which no node carries as a label).
+    assert gpu_nodes["nodeLabels"] == {"alibabacloud.com/lingjun-worker": "true"}
     # The workers tolerate the pool's taint, so Kueue may place them on the flavor.
     workers = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
     assert any(t["key"] == gpu_nodes["nodeTaints"][0]["key"] for t in workers["tolerations"])

@@ -26,6 +26,8 @@ FLOORS = (
     {"naming", "spec", "output", "tools", "plugin_info", "collector", "immutable_fields"},
     # Option checks, the values hooks pass, the kustomize sources every repository starts from.
     {"option_checks", "contributions", "sources"},
+    # The GPU node pool as ACK builds it, and its answers (checked by option_checks).
+    {"pool"},
     # The hook contract; verl's config.
     {"hookspecs", "verl"},
     # Plugins: the public module plugin authors import, and the side of rlgen that hosts them.

@@ -26,10 +26,14 @@ def storage_answers(plugin: str = "ak-storage") -> tuple[str, ...]:
     return ("--set", f"{plugin}.bucket={BUCKET}", "--set", f"{plugin}.region={REGION}")
 
 
+#: The GPU node pool: an ACK Lingjun pool of 8-GPU nodes (ml.gu7xf.8xlarge-gu108), as the
+#: control plane's kwok nodes are made (rlgen.e2e.controlplane).
+POOL_ANSWERS = {"node_pool": "lingjun", "node_cpu": "180", "node_memory": "1800"}
+POOL = tuple(a for k, v in POOL_ANSWERS.items() for a in ("--set", f"rlgen.{k}={v}"))
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
-            "--set", f"rlgen.install={INSTALL}", *storage_answers())
+            "--set", f"rlgen.install={INSTALL}", *POOL, *storage_answers())
 #: The same answers for ``select()`` called directly.
-CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL},
+CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, **POOL_ANSWERS},
                 "ak-storage": {"bucket": BUCKET, "region": REGION}}
 
 
@@ -37,7 +41,7 @@ def required_for(*args: str) -> tuple[str, ...]:
     """REQUIRED for ``rlgen new ARGS``: the bucket and region go to the storage plugin ARGS pick."""
     storage = next((name for flag, name in zip(args, args[1:]) if flag == "--plugin" and name.endswith("-storage")),
                    "ak-storage")
-    return REQUIRED if storage == "ak-storage" else (*REQUIRED[:6], *storage_answers(storage))
+    return REQUIRED if storage == "ak-storage" else (*REQUIRED[:6 + len(POOL)], *storage_answers(storage))
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):

@@ -10,6 +10,7 @@ from support.toolchain import PROJECT, pinned
 
 from rlgen.e2e import programs
 from rlgen.e2e.cluster import pool_of
+from rlgen.spec import Spec
 from rlgen.kube.needs import Needs, PodShape, RayJobNeed
 
 
@@ -20,16 +21,22 @@ def test_the_package_builds_and_reads_the_projects_toolchain():
     assert set(programs.TOOL_FOLDERS) <= {p.name for p in (PROJECT / "toolchain").iterdir() if p.is_dir()}
 
 
-def test_the_pool_has_the_labels_taints_and_devices_the_gpu_pods_ask_for():
-    lingjun = (("key", "node-role.alibabacloud.com/lingjun"), ("operator", "Exists"))
-    gpu = PodShape("workers", 2, 8, (lingjun,), (("aliyun.accelerator/nvidia_name", "NVIDIA-H20"),))
-    head = PodShape("head", 1, 0, ((("key", "dedicated"), ("operator", "Exists"), ("effect", "NoSchedule")),), ())
-    needs = Needs(rayjobs=[RayJobNeed("trainer", "rl-training", "K8sJobMode", [head, gpu])], extended={"rdma/hca"})
-    pool = pool_of(needs, 8, 3)
-    assert pool.taints == [{"key": "node-role.alibabacloud.com/lingjun", "value": "true", "effect": "NoSchedule"}]
-    assert pool.labels == {"node-role.alibabacloud.com/lingjun": "true", "aliyun.accelerator/nvidia_name": "NVIDIA-H20"}
-    assert pool.describe() == ("3 node(s) of 8 nvidia.com/gpu, rdma/hca, "
-                               "taint node-role.alibabacloud.com/lingjun=true:NoSchedule")
+def test_the_pool_is_the_answered_one_as_ack_labels_it_not_what_the_pods_select():
+    """A pod selecting a label ACK never puts on the pool's nodes finds no node on the control
+    plane either: the nodes come from the answers and ACK's table, the pods only add devices."""
+    wrong = PodShape("workers", 2, 8, ((("key", "node-role.alibabacloud.com/lingjun"), ("operator", "Exists")),),
+                     (("node-role.alibabacloud.com/lingjun", "true"),))
+    needs = Needs(rayjobs=[RayJobNeed("trainer", "rl-training", "K8sJobMode", [wrong])], extended={"rdma/hca"})
+    spec = Spec("rl-training", "production", "", "main", "", "", "", "0.7.1", 8, 1, "", "",
+                node_pool="lingjun", node_cpu=180, node_memory=1800, node_labels="team=rl")
+    pool = pool_of(spec, needs, 3)
+    assert pool.taints == [{"key": "node-role.alibabacloud.com/lingjun", "effect": "NoSchedule"}]
+    assert pool.labels == {"alibabacloud.com/lingjun-worker": "true", "team": "rl"}
+    assert (pool.cpu, pool.memory) == ("180", "1800Gi")
+    assert pool.describe() == "3 node(s) of 8 nvidia.com/gpu, rdma/hca, taint node-role.alibabacloud.com/lingjun:NoSchedule"
+    ecs = pool_of(Spec("rl-training", "production", "", "main", "", "", "", "0.7.1", 1, 1, "", "", node_pool="ecs-gpu",
+                       node_pool_id="np-a10", node_cpu=30, node_memory=180), needs, 1)
+    assert (ecs.labels, ecs.taints) == ({"alibabacloud.com/nodepool-id": "np-a10"}, [])
 
 
 def test_a_program_missing_from_path_is_one_line_naming_it(generate):

@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from rlgen.errors import RlgenError
 from rlgen.immutable_fields import refused
 from rlgen.naming import HASH_LENGTH
-from rlgen.run import checkpoints, config
+from rlgen.run import checkpoints
+from rlgen.run.config import changes as run_changes
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules
@@ -245,7 +246,7 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
         return [], []
     new_data = new.get("data") or {}
     if old is None:
-        own = config.changes(spec, run, _load(new_data.get(spec.run_config_key)))
+        own = run_changes(spec, run, _load(new_data.get(spec.run_config_key)))
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}
     before, after = _effective(old_data, spec), _effective(new_data, spec)

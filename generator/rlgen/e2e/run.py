@@ -95,7 +95,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.e2e.git_server import GitServer
     from rlgen.tools.signals import terminate_as_interrupt
 
-    pool = pool_of(needs, spec.gpus_per_node, gpu_nodes or spec.nnodes)
+    pool = pool_of(spec, needs, gpu_nodes or spec.nnodes)
     outcome = Outcome(cluster, commit, pool.describe(), engine=engine.name)
     work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
     cp = ControlPlane(work / "cluster")

@@ -150,7 +150,7 @@ def sync_entry_points(b: Build) -> None:
     A file outside ``clusters/<cluster>/`` is shared by every cluster, written once (the
     upstream roots' objects in ``UPSTREAM_FOLDER``)."""
     has_infra = write_infrastructure(b.tree, b.components)
-    upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
+    upstream = tuple(replace(up, url=b.spec.mirrored(up.url)) for up in b.hooks.upstream_sources(b.ctx))
     # Before everything that reads a Secret: the sandbox's upstream root already does.
     first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
         if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
@@ -160,17 +160,19 @@ def sync_entry_points(b: Build) -> None:
         if f"{OPTIONAL_SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
     shared: dict[str, tuple[str, str]] = {}
     for cluster, env in b.selection.all_clusters():
-        stages = first + optional + [
+        ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
+        own = [replace(s, patches=_own_patches(b, ctx)) for s in first]
+        stages = own + optional + [
             Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
-            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
+            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",),
+                  patches=_own_platform_patches(b, ctx)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",), wait=False),
         ]
-        ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
-        own = f"clusters/{cluster}/"
+        folder = f"clusters/{cluster}/"
         for path, docs in sorted(b.hooks.sync_files(ctx, stages).items()):
             text = yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs])
-            if path.startswith(own):
+            if path.startswith(folder):
                 b.tree.add(path, text)
             elif shared.setdefault(path, (cluster, text))[1] != text:
                 raise PluginFailed(f"sync plugin '{b.selection.plugins['sync']}': {path} differs between "
@@ -181,13 +183,48 @@ def sync_entry_points(b: Build) -> None:
         b.tree.add(path, text)
 
 
-def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
-    """``up`` fetched from ``rlgen.upstream_mirror`` instead of GitHub, at the same owner/name."""
-    github = "https://github.com/"
-    if not mirror or not up.url.startswith(github):
-        return up
-    return replace(up, url=f"{mirror.rstrip('/')}/{up.url.removeprefix(github)}")
+def _own_patches(b: Build, ctx) -> tuple[dict, ...]:
+    """The objects of the shared secrets stage that a cluster's own answers change (its RRSA
+    OIDC provider and role in the ClusterSecretStore), each as a patch of its spec that only
+    that cluster's entry point applies."""
+    if not b.selection.cluster_answers.get(ctx.spec.cluster):
+        return ()
+    shared, own = (_delivered(d.files) for d in (b.delivery, b.hooks.secret_delivery(ctx, b.secrets())))
+    return _spec_patches(shared, own)
 
+
+def _own_platform_patches(b: Build, ctx) -> tuple[dict, ...]:
+    """The platform objects of the plugins that a cluster's own answers change (its Kueue GPU
+    quota in the ClusterQueue), each as a patch of its spec that only that cluster's platform
+    stage applies: the environment's overlay stays shared."""
+    if not b.selection.cluster_answers.get(ctx.spec.cluster):
+        return ()
+    shared, own = (_platform_objects(b.hooks.resources(c)) for c in (b.ctx, ctx))
+    return _spec_patches(shared, own)
+
+
+def _platform_objects(resources) -> dict[tuple[str, str, str], dict]:
+    return {(r.obj["kind"], r.obj["metadata"].get("namespace", ""), r.obj["metadata"]["name"]): r.obj
+            for _, items in resources for r in items
+            if r.layer == Layer.PLATFORM and isinstance(r.obj, dict) and "spec" in r.obj}
+
+
+def _spec_patches(shared: dict, own: dict) -> tuple[dict, ...]:
+    """A replace of the spec of each object of ``own`` that differs from ``shared``'s."""
+    patches = []
+    for key, obj in sorted(own.items()):
+        if key in shared and shared[key] != obj:
+            target = {"kind": obj["kind"], "name": obj["metadata"]["name"],
+                      **({"namespace": obj["metadata"]["namespace"]} if obj["metadata"].get("namespace") else {})}
+            patches.append({"target": target, "patch": [{"op": "replace", "path": "/spec", "value": obj["spec"]}]})
+    return tuple(patches)
+
+
+def _delivered(files) -> dict[tuple[str, str, str], dict]:
+    """The secrets stage's objects of a secrets plugin's files, by kind, namespace and name."""
+    return {(d.obj["kind"], d.obj["metadata"].get("namespace", ""), d.obj["metadata"]["name"]): d.obj
+            for path, docs in files.items() if path.startswith(f"{SECRETS_FOLDER}/") and not isinstance(docs, str)
+            for d in docs if isinstance(d.obj, dict) and "spec" in d.obj}
 
 def _runs_root(b: Build, env: str) -> str:
     """``env``'s runs index, written once: the main cluster's by :func:`first_run`, another
@@ -272,7 +309,7 @@ def skeleton(b: Build) -> None:
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
                                                "platform": parts["platform"]}, b.spec),
-                  b.images)
+                  b.images, b.stages)
 
 
 def team_template(b: Build) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rlgen import sources
+from rlgen import pool, sources
 from rlgen.generate import cluster_network, gang
 from rlgen.run.folder import GPU
 from rlgen.spec import Spec
@@ -42,10 +42,24 @@ def rayjob(spec: Spec) -> Any:
     group["template"]["spec"] = _alike(head, group["template"]["spec"]["containers"][0])
     for field in ("replicas", "minReplicas", "maxReplicas"):
         group[field] = spec.nnodes
-    group["template"]["spec"]["containers"][0]["resources"]["limits"][GPU] = str(spec.gpus_per_node)
+    _place(head, group["template"]["spec"], spec)
     cluster_network.apply(group["template"]["spec"], spec)
     gang.apply(job, spec)
     return job
+
+
+def _place(head: dict, worker: dict, spec: Spec) -> None:
+    """The GPU workers on the pool's nodes: its labels selected, its taints tolerated, a node's
+    share of its CPU and memory asked; the head off the pool, so no worker waits for its room."""
+    the_pool = pool.of(spec)
+    worker["nodeSelector"] = the_pool.selector()
+    if tolerations := the_pool.tolerations():
+        worker["tolerations"] = tolerations
+    worker["containers"][0]["resources"]["limits"] = the_pool.worker_resources(spec.gpus_per_node)
+    if not the_pool.kind.taints and the_pool.pool_id:
+        # An ECS GPU node pool has no taint of ACK's: the head is kept off it by its ID.
+        head["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": pool.NODEPOOL_ID, "operator": "NotIn", "values": [the_pool.pool_id]}]}]}}}
 
 
 def _volumes(pod: dict, spec: Spec) -> None:

@@ -94,14 +94,21 @@ class Needs:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
 
 
-def read(repo: Path) -> Needs:
-    """Render the repository (as ``rlgen validate`` does) and collect what it needs."""
+def read(repo: Path, cluster: str | None = None) -> Needs:
+    """Render the repository (as ``rlgen validate`` does) and collect what it needs: of every
+    cluster, or of ``cluster`` alone (its entry points and its environment's overlays)."""
     # Lazy: the renderer is 59 ms (median of 5, -X importtime) of doctor before its first check.
     from rlgen.render import manifests
     from rlgen.tools.yamlio import read_plain_all
 
     needs = Needs()
+    # Lazy: the Spec's answers are read only for a named cluster.
+    from rlgen.repo.workspace import load_spec
+
+    env = answers.cluster_environment(repo, cluster, load_spec(repo).cluster) if cluster else None
     for source, docs in manifests.render({"repo": repo})["repo"].items():
+        if cluster and _elsewhere(source, cluster, env):
+            continue
         for obj in read_plain_all("\n---\n".join(docs)):
             if isinstance(obj, dict):
                 _collect(needs, obj, source)
@@ -117,6 +124,13 @@ def read(repo: Path) -> Needs:
             need.optional = False
             need.used_by.add(ref.used_by)
     return needs
+
+
+def _elsewhere(source: str, cluster: str, env: str) -> bool:
+    """Whether ``source`` is another cluster's entry points or another environment's overlay."""
+    top, _, rest = source.partition("/")
+    return (top == "clusters" and not rest.startswith(f"{cluster}/")) or \
+        (top == "overlays" and not rest.startswith(f"{env}/"))
 
 
 def _collect(needs: Needs, obj: dict, source: str) -> None:

@@ -6,7 +6,7 @@ from rich.markup import escape
 from rlgen.output import console as rich_console
 from rlgen.output import to_json
 from rlgen.plugin_host.discovery import discover
-from rlgen.plugin_host.selection import CORE
+from rlgen.plugin_host.core_options import CORE
 from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS
 
 

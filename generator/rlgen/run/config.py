@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rlgen import pool
 from rlgen.errors import RlgenError
+from rlgen.repo import answers
 from rlgen.repo.layout import TRAINING_BASE
 from rlgen.run.checkpoints import SOURCE_KEY
 from rlgen.run.files import read_data
@@ -54,10 +56,27 @@ def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
 
 
 def check_batches(repo: Path, spec: Spec, run: str, run_doc: dict) -> None:
-    """verl's batch rules for the run's world size, before anything is written."""
-    found = batch_rules.problems(effective(repo, spec, run_doc), releases.get(spec.verl_version))
+    """verl's batch rules for the run's world size, and whether the pool and the queue could
+    ever hold the run, before anything is written."""
+    config = effective(repo, spec, run_doc)
+    size = batch_rules.size(config)
+    found = [*pool.fit_problems(pool.of(spec), size.nnodes, size.gpus_per_node),
+             *pool.quota_problems(size.nnodes, size.gpus_per_node, *queue_limit(repo))]
+    found = found or batch_rules.problems(config, releases.get(spec.verl_version))
     if found:
         raise RlgenError(f"run {run}: " + "; ".join(found))
+
+
+def queue_limit(repo: Path) -> tuple[int, str]:
+    """The most GPUs the repository's queue ever admits one run with (0: no limit): a queue
+    plugin's ``gpu_quota``, plus its ``borrowing_limit`` when it borrows from a ``cohort``
+    (the kueue plugin's answers; its rlgen_validate_rules says the same to ``rlgen validate``)."""
+    doc = answers.read(repo)
+    options = doc.get("options", {}).get(doc.get("plugins", {}).get("queue")) or {}
+    quota = int(options.get("gpu_quota") or 0)
+    borrow = int(options.get("borrowing_limit") or 0) if options.get("cohort") else 0
+    note = f" = kueue.gpu_quota {quota} + kueue.borrowing_limit {borrow}" if borrow else " of kueue.gpu_quota"
+    return quota + borrow, note
 
 
 def owned_keys(spec: Spec, run: str) -> dict[str, str]:

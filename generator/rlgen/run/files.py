@@ -71,14 +71,14 @@ def _read_plain(path: Path) -> Any:
         return None
 
 
-def index_path(repo: Path) -> Path:
-    """The runs index ``rlgen run`` edits: the main cluster's environment's."""
-    return repo / runs_index(answers.main_environment(repo))
+def index_path(repo: Path, env: str = "") -> Path:
+    """The runs index ``rlgen run`` edits: the main cluster's environment's (or ``env``'s)."""
+    return repo / runs_index(env or answers.main_environment(repo))
 
 
-def read_index(repo: Path, plain: bool = False) -> list[str]:
-    """The runs the main environment's index lists: each a run folder that exists."""
-    path = index_path(repo)
+def read_index(repo: Path, plain: bool = False, env: str = "") -> list[str]:
+    """The runs the main environment's index lists (or ``env``'s): each a run folder that exists."""
+    path = index_path(repo, env)
     require_inside(repo, path)
     if not path.exists() and (repo / OLD_RUNS_INDEX).is_file():
         raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; it is now "

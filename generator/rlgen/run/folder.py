@@ -15,6 +15,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from rlgen import pool
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1123_label_error
 from rlgen.repo import answers
@@ -98,8 +99,10 @@ def size_patch(spec: Spec, size: Size) -> list[dict]:
     scheduling, a resized run's pod group waits for its own number of pods."""
     ops = [{"op": "replace", "path": f"{WORKERS}/{field}", "value": size.nnodes}
            for field in ("replicas", "minReplicas", "maxReplicas")]
-    ops.append({"op": "replace", "path": f"{WORKERS}/template/spec/containers/0/resources/limits/{escape(GPU)}",
-                "value": str(size.gpus_per_node)})
+    limits = f"{WORKERS}/template/spec/containers/0/resources/limits"
+    # A worker of fewer GPUs than a node takes that share of its CPU and memory (rlgen.pool).
+    ops += [{"op": "replace", "path": f"{limits}/{escape(key)}", "value": value}
+            for key, value in pool.of(spec).worker_resources(size.gpus_per_node).items()]
     if spec.gang_scheduling == "coscheduling":
         ops += [{"op": "replace", "path": f"{t}/metadata/labels/{escape(MIN_AVAILABLE)}", "value": str(1 + size.nnodes)}
                 for t in TEMPLATES]

@@ -132,7 +132,7 @@ def _head(repo: Repo) -> str:
 # -- runs --------------------------------------------------------------------------------------
 
 def _runs(cluster, repo: Repo, runs: list[str]):
-    active = files.read_index(repo.root)
+    active = files.read_index(repo.root, env=repo.environment)
     for run in (r for r in runs if r in active):
         verdict = _run(cluster, repo, run)
         if verdict.state == BLOCKED and verdict.reason.startswith(f"run {run}: pod ") and (
