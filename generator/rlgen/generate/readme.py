@@ -114,8 +114,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "clusters": _cluster_rows(selection),
         "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
         "dataset_dir": spec.dataset_dir(),
-        "bucket_note": _bucket_note(spec),
-        "checkpoint_save": _checkpoint_save(tree, spec),
+        "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
     })
 
