@@ -216,7 +216,8 @@ def _restart(old: dict | None, new: dict | None) -> str | None:
     if not new or not new.get("rayjob") or (old and old.get("rayjob") == new.get("rayjob")):
         return None
     run_yaml = _load(((new.get("configmap") or {}).get("data") or {}).get(Spec.run_config_key))
-    source = (run_yaml.get("trainer") or {}).get("resume_from_path") if isinstance(run_yaml.get("trainer"), dict) else None
+    trainer = run_yaml.get("trainer")
+    source = trainer.get(checkpoints.SOURCE_KEY.rpartition(".")[2]) if isinstance(trainer, dict) else None
     if source:
         return f"continues from {source} (--resume-from)"
     if not old:

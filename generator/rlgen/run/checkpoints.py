@@ -26,8 +26,8 @@ from rlgen.spec import Spec
 #: The start script of every RayJob (``base/training/``, in the trainer ConfigMap), and the
 #: environment variable it reads the RayJob's name from.
 SCRIPT, ENV = "resume.py", "RLGEN_RAYJOB"
-#: The run.yaml keys rlgen writes for the checkpoints: their root, and a --resume-from source.
-ROOT_KEY, SOURCE_KEY = "trainer.default_local_dir", "trainer.resume_from_path"
+#: The run.yaml key of a --resume-from source: the folder of the RayJob it continues from.
+SOURCE_KEY = "trainer.resume_from_path"
 #: Characters of the commit a run is made on that name its root.
 INSTANCE_LENGTH = 10
 #: Bytes per parameter each item of ``save_contents`` writes per save (verl's FSDP checkpoint

@@ -271,7 +271,7 @@ def instance(ws: Workspace) -> str:
 def drop_resume_source(doc: Any) -> bool:
     """Remove ``trainer.resume_from_path``: a new RayJob continues from another only when asked."""
     trainer = doc.get("trainer")
-    return isinstance(trainer, dict) and trainer.pop("resume_from_path", None) is not None
+    return isinstance(trainer, dict) and trainer.pop(checkpoints.SOURCE_KEY.rpartition(".")[2], None) is not None
 
 
 def resume_source(ws: Workspace, source: str, run: str, doc: Any) -> str:
