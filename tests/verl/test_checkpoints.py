@@ -12,6 +12,7 @@ torch and ray); of torch, its checkpoint manager's module needs only
 from __future__ import annotations
 
 import ast
+import json
 import os
 import runpy
 import shutil
@@ -186,8 +187,10 @@ def test_resume_from_continues_only_where_world_size_and_model_match(verl, tmp_p
         assert git(repo, "status", "--porcelain") == ""
 
     # Same world size and model: the new RayJob continues from the source's newest step...
-    out = ok(rlgen_in(repo, "run", "set", "base", f"{LR}=2e-6", "--resume-from", "base"))
+    out = ok(rlgen_in(repo, "run", "set", "base", f"{LR}=2e-6", "--resume-from", "base", "-o", "table"))
     assert "continues from" in out
+    diff = json.loads(ok(rlgen_in(repo, "diff", "--base", "HEAD~1", "--head", "HEAD", "-o", "json")))
+    assert diff["restarts"] == f"base continues from {MOUNT}/{source.relative_to(volume)} (--resume-from)"
     step, world, own = start(manager, repo, "base", volume)
     assert step == 40 and own != source and loads(names, volume, source / "global_step_40", world)
     # ...and once it saved, its own retry resumes from its own folder.
