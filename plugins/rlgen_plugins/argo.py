@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, hookimpl
-from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
+from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, git_host, hookimpl
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "argo"
 #: The Argo CD release the README installs: the one rlgen's control-plane tests build and run
@@ -241,12 +241,12 @@ def rlgen_sync_files(ctx, stages):
 def rlgen_secrets(ctx):
     return [SecretRef(WEBHOOK_SECRET, ARGOCD_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
                       "the Git host's push webhook secret (a long random string, also entered at the Git host)",
-                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[webhook_host(ctx.spec.git_url)]})",
+                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[git_host(ctx.spec.git_url)]})",
                       labels=(PART_OF_ARGOCD,), engine_namespace=True)]
 
 
 def _webhook_readme(ctx) -> str:
-    host = webhook_host(ctx.spec.git_url)
+    host = git_host(ctx.spec.git_url)
     key = WEBHOOK_KEYS[host]
     reference = f"${WEBHOOK_SECRET}:{WEBHOOK_TOKEN_KEY}"
     where = {

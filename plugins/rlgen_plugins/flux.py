@@ -3,8 +3,8 @@ from __future__ import annotations
 
 
 from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error,
-                              hookimpl, tested_version)
-from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
+                              git_host, hookimpl, tested_version)
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
@@ -58,7 +58,7 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
 
 
 def _receiver(ctx) -> Document:
-    kind, event, why = RECEIVER_TYPES[webhook_host(ctx.spec.git_url)]
+    kind, event, why = RECEIVER_TYPES[git_host(ctx.spec.git_url)]
     spec = {"type": kind, "secretRef": {"name": RECEIVER_SECRET},
             "resources": [{"apiVersion": "source.toolkit.fluxcd.io/v1", **BOOTSTRAP_SOURCE}]}
     if event:
@@ -278,7 +278,7 @@ def rlgen_readme(ctx):
         f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL `https://<the exposed address>` "
         f"followed by that path, content type `application/json`, secret: the value of "
         f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
-        + _host_step(webhook_host(ctx.spec.git_url)) + "\n\n"
+        + _host_step(git_host(ctx.spec.git_url)) + "\n\n"
         "After the fetch, a stage whose `dependsOn` is not yet at the new revision looks again after "
         f"kustomize-controller's `--requeue-dependency`: {o['requeue_dependency']} here (`flux.requeue_dependency`), "
         "30 s unless set. "

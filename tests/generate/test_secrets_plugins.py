@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from support.repos import all_objects, build, one_error_line, plain_manifests, rlgen_in, run_rlgen, REQUIRED
+from support.repos import all_objects, build, error_list, one_error_line, plain_manifests, rlgen_in, run_rlgen, REQUIRED
 
 #: An age public key (age-keygen's format) nobody holds the private key of.
 RECIPIENT = "age1vngvum279s0kwxpjqddg0rnkt3ckfuuxpp2rf3hddfh9kuq70q7sqyxhuw"
@@ -103,8 +103,8 @@ def test_external_secrets_with_an_accesskey_names_the_secret_and_rrsa_needs_its_
     ref = store["spec"]["provider"]["alibaba"]["auth"]["secretRef"]
     assert ref["accessKeyIDSecretRef"] == {"name": "alibaba-kms-credentials", "namespace": "external-secrets",
                                            "key": "accessKeyID"}
-    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, *ESO[:4], "--no-input"))
-    assert "role_arn" in line and "oidc_provider_arn" in line
+    _, items = error_list(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, *ESO[:4], "--no-input"))
+    assert [i.split("=")[0] for i in items] == ["--set external-secrets.role_arn", "--set external-secrets.oidc_provider_arn"]
     assert not (tmp_path / "r").exists()
 
 

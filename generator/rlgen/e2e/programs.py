@@ -75,11 +75,16 @@ class MissingProgram(RlgenError):
     """A program is not on PATH: exit 2, one line naming it."""
 
 
+#: Where the programs rlgen e2e runs come from, said when one is not on PATH.
+ON_PATH = ("rlgen e2e runs the pinned control plane's programs from PATH: rlgen e2e --install-tools DIR builds "
+           "them at the pinned releases (Go on PATH) and prints the folder to put on PATH, as the e2e workflow's "
+           "install step does")
+
+
 def program(name: str) -> str:
     found = shutil.which(name)
     if not found:
-        raise MissingProgram(f"{name} is not on PATH: rlgen e2e runs the pinned control plane's programs "
-                             "from PATH (the e2e workflow's install step puts them there)")
+        raise MissingProgram(f"{name} is not on PATH: {ON_PATH}")
     return found
 
 
@@ -101,7 +106,20 @@ def module_source(module: str) -> Path:
         result = subprocess.run([program("go"), "mod", "download", "-json", f"{module}@{version}"], cwd=cwd,
                                 env=env, capture_output=True, text=True)
     if result.returncode != 0:
-        detail = (result.stderr.strip() or result.stdout.strip()).splitlines()
-        raise RlgenError(f"go mod download {module}@{version}: {detail[-1] if detail else 'failed'}")
+        raise RlgenError(f"go mod download {module}@{version}: {_go_error(result)}")
     return Path(json.loads(result.stdout)["Dir"])
+
+
+def _go_error(result: subprocess.CompletedProcess) -> str:
+    """Why ``go mod download -json`` failed: a module's own error is the "Error" of its JSON on
+    stdout (a Go older than its go.mod asks, say), anything else the last line on stderr."""
+    try:
+        detail = json.loads(result.stdout).get("Error", "")
+    except (ValueError, AttributeError):
+        detail = ""
+    detail = detail or next(iter(result.stderr.strip().splitlines()[-1:]), "failed")
+    if "requires go >=" in detail:
+        detail += (f": export GOTOOLCHAIN={toolchain_pins.newer_go()} (the go command fetches that release "
+                   "through the module proxy)")
+    return detail
 

@@ -68,7 +68,10 @@ def _checked(where: Path, cluster: str | None):
     known = sorted(p.name for p in (root / "clusters").iterdir() if p.is_dir()) if (root / "clusters").is_dir() else []
     if cluster not in known:
         raise RlgenError(f"--cluster: no cluster '{cluster}' syncs {root} (clusters/: {', '.join(known)})")
-    if missing := missing_programs():
+    missing = missing_programs()
+    # HEAD, and the changes it leaves out, said before a missing program stops the run.
+    commit = _commit(root) if "git" not in missing else ""
+    if missing:
         raise _not_on_path(missing)
     needs = needs_mod.read(root)
     engine = sync_engines.engine_of(needs.sync_objects)
@@ -77,13 +80,25 @@ def _checked(where: Path, cluster: str | None):
     # Known once rendered: the engine's programs, and SOPS's stand-ins for a secrets stage Flux decrypts.
     if missing := missing_programs(engine.name, sops=bool(needs.decryption_keys)):
         raise _not_on_path(missing)
-    commit = _git(root, "rev-parse", "HEAD")
     return root, spec, cluster, commit, needs, engine
 
 
+def _commit(root: Path) -> str:
+    """HEAD, the commit rlgen e2e syncs; said first when the work tree holds changes it leaves out."""
+    commit = _git(root, "rev-parse", "HEAD")
+    if changed := _git(root, "status", "--porcelain").splitlines():
+        # "XY path" lines (the first one's leading blank stripped with the output's).
+        shown = ", ".join(line.split(maxsplit=1)[1] for line in changed[:3]) + (", ..." if len(changed) > 3 else "")
+        _say(f"the work tree has {len(changed)} uncommitted change(s) ({shown}): this syncs HEAD {commit[:7]} "
+             "without them; commit them to test them")
+    return commit
+
+
 def _not_on_path(missing: list[str]) -> RlgenError:
-    return RlgenError(f"not on PATH: {', '.join(missing)} (rlgen e2e runs the pinned control plane's "
-                      "programs from PATH; the e2e workflow's install step puts them there)")
+    # Lazy: see _checked.
+    from rlgen.e2e.programs import ON_PATH
+
+    return RlgenError(f"not on PATH: {', '.join(missing)} ({ON_PATH})")
 
 
 def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:

@@ -9,9 +9,12 @@ from rlgen.contributions import Stage
 from rlgen.generate import first_sync, skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
-from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
+from rlgen.naming import git_host
+from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
+                                       upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo.layout import TRAINING_BASE, runs_root
+from rlgen.repo.sync_engines import engine_of_plugin
 from rlgen.run import checkpoints
 from rlgen.spec import Spec, in_mainland_china
 from rlgen.tools import yamlio
@@ -77,10 +80,15 @@ def folder_tree(paths: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+#: What ``rlgen new`` says of a repository on GitLab; its README's Checks section says the same.
+GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "
+               "(.github/workflows/: checks, image builds, updates): run their commands from a .gitlab-ci.yml "
+               "of your own (the README's Checks section)")
+
+
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
           images: tuple[ImageBuild, ...] = (), stages: list[Stage] = ()) -> None:
-    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -89,15 +97,12 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
+        "git_host": git_host(spec.git_url),
+        # How to stop this engine before a merge that syncs with another (rlgen update --plugin).
+        "engine": engine_of_plugin(selection.plugins["sync"]),
         # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
         "e2e_gotoolchain": newer_go(),
-        # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
-        # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
-        "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
-        "rlgen_install_cluster": pip_arguments(effective(spec.rlgen_install), extra="cluster", plugins=plugins),
-        "rlgen_install_update": pip_arguments(effective(spec.rlgen_install), extra="template", plugins=plugins),
-        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins, extra="template"),
-        "rlgen_index_options": index_options(effective(spec.rlgen_install)),
+        **_install(spec),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
         "git_branch": spec.git_branch,
@@ -117,6 +122,22 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
     })
+
+
+def _install(spec: Spec) -> dict[str, object]:
+    """How the workflows, the data image and the README's reader install the rlgen rlgen.install pins."""
+    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
+    install = effective(spec.rlgen_install)
+    # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
+    # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
+    return {
+        "rlgen_install": pip_arguments(install, plugins=plugins),
+        "rlgen_install_cluster": pip_arguments(install, extra="cluster", plugins=plugins),
+        "rlgen_install_update": pip_arguments(install, extra="template", plugins=plugins),
+        "rlgen_install_git": needs_git(install),
+        "rlgen_upgrade": upgrade_arguments(install, plugins, extra="template"),
+        "rlgen_index_options": index_options(install),
+    }
 
 
 def _kuberay_namespace(selection: Selection) -> str:

@@ -50,6 +50,8 @@ class Outcome:
     secrets: list[str] = field(default_factory=list)
     #: One line: the runs that start from step 0 and why (rlgen.run.checkpoints.restarts).
     restarts: str = ""
+    #: (the engine that syncs the repository now, the one it syncs with after the merge), when they differ.
+    engines: tuple | None = None
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
