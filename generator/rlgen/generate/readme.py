@@ -13,10 +13,13 @@ from rlgen.naming import git_host
 from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
                                        upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
-from rlgen.repo.layout import runs_root
+from rlgen.repo.layout import TRAINING_BASE, runs_root
 from rlgen.repo.sync_engines import engine_of_plugin
+from rlgen.run import checkpoints
 from rlgen.spec import Spec, in_mainland_china
+from rlgen.tools import yamlio
 from rlgen.tools.toolchain_pins import newer_go
+from rlgen.verl import trainer_config
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
@@ -116,7 +119,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "clusters": _cluster_rows(selection),
         "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
         "dataset_dir": spec.dataset_dir(),
-        "bucket_note": _bucket_note(spec),
+        "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
     })
 
@@ -152,13 +155,21 @@ def _cluster_rows(selection: Selection) -> list[dict]:
             for c, e in selection.all_clusters()]
 
 
+def _checkpoint_save(tree: FileTree, spec: Spec) -> str:
+    """What one save of a run of the training base writes (``rlgen run list`` shows each run's)."""
+    text = tree.files.get(f"{TRAINING_BASE}/{spec.trainer_config_key}", b"").decode()
+    config = trainer_config.deep_merge(dict(yamlio.read_plain(text) or {}),
+                                       {"actor_rollout_ref": {"model": {"path": spec.model_path}}})
+    return checkpoints.show_size(checkpoints.save_bytes(config), config)
+
+
 def _bucket_note(spec: Spec) -> str:
     revision = f" --revision {spec.model_revision}" if spec.model_revision else ""
     return (
         f"The model Job downloads `{spec.model}` from {spec.model_source} and uploads it to "
         f"`{spec.model_bucket_path}/` in the bucket, where the trainer loads it as `{spec.model_path}`; "
         f"the dataset Job loads `{spec.dataset_source}` and uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
-        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`. Both Jobs run code you can run yourself "
+        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`, one folder per RayJob (see *A lost node*). Both Jobs run code you can run yourself "
         f"(`rlgen data model --source {spec.model_source} --model {spec.model}{revision} --out model/` then "
         f"`rlgen data upload model/ oss://<bucket>/{spec.model_bucket_path}/`; "
         f"`rlgen data prepare --dataset {spec.dataset} --source {spec.dataset_source} --out prepared/`); "

@@ -94,6 +94,8 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
         click.echo(f"Template {outcome.template_moved}")
     for run, old, new in outcome.repinned:
         click.echo(f"Run {run}: RayJob {old} -> {new}")
+    if outcome.restarts:
+        click.echo(outcome.restarts)
     if outcome.images:
         click.echo(f"Images to build before the merge syncs: {', '.join(outcome.images)} "
                    "(the images workflow builds them when the branch is pushed; by hand: bash images/build.sh).")
@@ -130,6 +132,7 @@ def _as_json(outcome, dry_run: bool) -> dict:
             "new_branch": outcome.new_branch, "commit": outcome.commit, "render": outcome.render or None,
             "files": outcome.files, "conflicts": outcome.conflicts,
             "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
+            "restarts": outcome.restarts or None,
             "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
             "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
             "images": outcome.images, "secrets": outcome.secrets, "clashes": outcome.clashes,
