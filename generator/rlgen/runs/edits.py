@@ -160,8 +160,9 @@ def set_(name: str, assignments: tuple[str, ...], *, resume_from: str | None = N
             body += f"Changed keys:\n{lines}\n"
         restarts = restart_line(name, old_name, rayjob, resume_from, dropped)
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n{restarts}\n")
-    report(output, change, f"Run '{name}'{' on branch ' + branch if branch else ''}: RayJob {old_name} -> {rayjob}.\n"
-                           f"{restarts}", run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values, restarts=restarts)
+    where = f" on branch {branch}" if branch else ""
+    report(output, change, f"Run '{name}'{where}: RayJob {old_name} -> {rayjob}.\n{restarts}",
+           run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values, restarts=restarts)
 
 
 def restart_line(run: str, old: str | None, new: str, resume_from: str | None, dropped: bool) -> str:
