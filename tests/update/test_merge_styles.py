@@ -4,6 +4,7 @@ it again from rlgen.yaml; another rlgen says in one line how to recover."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 from support.repos import commit_all, git, ok, one_error_line, rlgen_in
@@ -39,7 +40,7 @@ def test_update_after_a_squash_merge_keeps_working(repo, tmp_path):
 def test_another_rlgen_version_says_how_to_recover(repo, tmp_path):
     clone = _squash_merged(repo, tmp_path)
     path = clone / "rlgen.yaml"
-    path.write_text(path.read_text().replace("rlgen_version: 0.1.0", "rlgen_version: 0.0.9"))
+    path.write_text(re.sub(r"(?m)^rlgen_version: .*$", "rlgen_version: 0.0.9", path.read_text()))
     commit_all(clone, "An older rlgen's render")
     line = one_error_line(rlgen_in(clone, "update", "--check", "-o", "table"))
     assert "is not in this repository (a squash or rebase merge leaves it out)" in line

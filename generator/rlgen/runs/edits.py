@@ -148,21 +148,25 @@ def set_(name: str, assignments: tuple[str, ...], *, resume_from: str | None = N
             report(output, change, f"Run '{name}' is unchanged: RayJob {rayjob}.",
                    run=name, rayjob=rayjob, previous_rayjob=old_name, keys={}, restarts=None)
             return
-        lines = "".join(f"  {k}: {config.show(before[k]) if k in before else '(base)'} -> {config.show(v)}\n"
-                        for k, v in values.items())
-        hand = "".join(f"  {line[3:]}\n" for line in edited.splitlines())
-        body = f"Edited by hand:\n{hand}\n" if hand else ""
-        if not values:
-            subject = "commit its hand edits and name its RayJob for them" if hand else \
-                "name its RayJob for its files as edited"
-        else:
-            subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
-            body += f"Changed keys:\n{lines}\n"
+        subject, body = _set_message(values, before, edited)
         restarts = restart_line(name, old_name, rayjob, resume_from, dropped)
         change.commit(f"Run {name}: {subject}\n\n{body}RayJob: {old_name} -> {rayjob}\n{restarts}\n")
     where = f" on branch {branch}" if branch else ""
     report(output, change, f"Run '{name}'{where}: RayJob {old_name} -> {rayjob}.\n{restarts}",
            run=name, rayjob=rayjob, previous_rayjob=old_name, keys=values, restarts=restarts)
+
+
+def _set_message(values: dict[str, Any], before: dict[str, Any], edited: str) -> tuple[str, str]:
+    """``rlgen run set``'s commit subject and body: the hand edits it commits, the keys it sets."""
+    hand = "".join(f"  {line[3:]}\n" for line in edited.splitlines())
+    body = f"Edited by hand:\n{hand}\n" if hand else ""
+    if not values:
+        return ("commit its hand edits and name its RayJob for them" if hand else
+                "name its RayJob for its files as edited"), body
+    lines = "".join(f"  {k}: {config.show(before[k]) if k in before else '(base)'} -> {config.show(v)}\n"
+                    for k, v in values.items())
+    subject = f"set {', '.join(values)}" if len(values) <= 2 else f"set {len(values)} keys"
+    return subject, body + f"Changed keys:\n{lines}\n"
 
 
 def restart_line(run: str, old: str | None, new: str, resume_from: str | None, dropped: bool) -> str:

@@ -88,6 +88,24 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
             raise ProblemsFound(f"dry run: {len(outcome.conflicts)} file(s) would conflict; nothing was changed")
         raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
                             "or rlgen update --abort")
+    _say_what_moves(outcome, dry_run)
+    if dry_run:
+        where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
+        click.echo(f"Dry run: nothing written. Would commit on {where}:")
+        for kind, mark in (("added", "A"), ("changed", "M"), ("removed", "D")):
+            for path in outcome.files[kind]:
+                click.echo(f"    {mark} {path}")
+        return
+    # On its own branch the update is what HEAD adds to the synced branch (rlgen diff's default);
+    # committed on the current branch (--no-branch) it is the last commit alone.
+    review = f"rlgen diff --base {outcome.commit[:7]}~1 --head {outcome.commit[:7]}" if no_branch else "rlgen diff"
+    count = sum(len(paths) for paths in outcome.files.values())
+    click.echo(f"Updated on branch {outcome.branch} ({count} file(s) changed, "
+               f"commit {outcome.commit[:7]}): review it with {review}.")
+
+
+def _say_what_moves(outcome, dry_run: bool) -> None:
+    """What the update moves and what the team must do before its merge syncs."""
     for line in outcome.verl.describe() if outcome.verl else []:
         click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
     if outcome.template_moved:
@@ -104,19 +122,6 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
                    "(new to this repository: create them as the README's section on Secrets says).")
     if outcome.engines:
         click.echo(_engine_swap(*outcome.engines))
-    if dry_run:
-        where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
-        click.echo(f"Dry run: nothing written. Would commit on {where}:")
-        for kind, mark in (("added", "A"), ("changed", "M"), ("removed", "D")):
-            for path in outcome.files[kind]:
-                click.echo(f"    {mark} {path}")
-        return
-    # On its own branch the update is what HEAD adds to the synced branch (rlgen diff's default);
-    # committed on the current branch (--no-branch) it is the last commit alone.
-    review = f"rlgen diff --base {outcome.commit[:7]}~1 --head {outcome.commit[:7]}" if no_branch else "rlgen diff"
-    count = sum(len(paths) for paths in outcome.files.values())
-    click.echo(f"Updated on branch {outcome.branch} ({count} file(s) changed, "
-               f"commit {outcome.commit[:7]}): review it with {review}.")
 
 
 def _engine_swap(old, new) -> str:
