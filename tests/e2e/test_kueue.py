@@ -19,7 +19,8 @@ from support.kuberay import ray_cluster, ray_pods
 from support.kueue import workloads
 from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
-LINGJUN = "node-role.alibabacloud.com/lingjun"
+#: The label ACK puts on Lingjun nodes, which the GPU flavor selects (rlgen.pool).
+LINGJUN = "alibabacloud.com/lingjun-worker"
 TWO_NODES = ("--set", "trainer.nnodes=2")
 QUEUE_TIMEOUT = 120
 
