@@ -26,6 +26,9 @@ class Engine:
     retire: str
     #: What happens when that merge is synced while this engine still runs.
     merged_while_running: str
+    #: The engine builds a folder with no kustomization file from its sub-folders that hold one,
+    #: so an environment's runs need no index (:data:`rlgen.repo.layout.RUN_LINK`).
+    builds_folders: bool = False
 
     def stage_path(self, obj: dict) -> str:
         path = get(obj, "spec", "path") if self is FLUX else get(obj, "spec", "source", "path")
@@ -38,7 +41,8 @@ FLUX = Engine("Flux", "flux-system", "kustomize.toolkit.fluxcd.io", "v1", "kusto
               # its controllers and CRDs: what they applied stays, for the next engine to adopt.
               "flux uninstall --keep-namespace",
               "the flux-system Kustomization prunes what left clusters/<cluster>/: Flux's own controllers, "
-              "and the stages' Kustomizations, whose finalizers delete everything they applied, runs included")
+              "and the stages' Kustomizations, whose finalizers delete everything they applied, runs included",
+              builds_folders=True)
 ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "Application",
               (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")), "argo",
               # Without its resources finalizer an Application is deleted alone (Argo CD cascades
