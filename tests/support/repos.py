@@ -155,7 +155,14 @@ def index_entries(runs) -> str:
     return "".join(f"  - ../../../runs/{r}\n" for r in runs)
 
 
-def listed(repo: Path) -> list[str]:
-    """The runs the main environment's index lists, by name."""
-    entries = YAML(typ="safe").load((repo / INDEX).read_text())["resources"] or []
-    return [e.removeprefix("../../../runs/") for e in entries]
+def listed(repo: Path, env: str = "production") -> list[str]:
+    """The runs an environment gets, by name: its index's entries (a repository synced by Argo
+    CD), else its runs' folders, each naming its run (one synced by Flux)."""
+    index = repo / f"overlays/{env}/runs/kustomization.yaml"
+    if index.is_file():
+        entries = YAML(typ="safe").load(index.read_text())["resources"] or []
+        return [e.removeprefix("../../../runs/") for e in entries]
+    links = sorted((repo / f"overlays/{env}/runs").glob("*/kustomization.yaml"))
+    named = [YAML(typ="safe").load(p.read_text())["resources"] for p in links]
+    assert all(r == [f"../../../../runs/{p.parent.name}"] for p, r in zip(links, named)), named
+    return [p.parent.name for p in links]

@@ -23,7 +23,7 @@ from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers, image_tags
 from rlgen.repo.layout import RUNS_README, TRAINING_BASE, run_link, runs_index as runs_index_path, runs_root
-from rlgen.repo.sync_engines import engine_of_plugin
+from rlgen.repo.sync_engines import builds_folders
 from rlgen.run import checkpoints, naming
 from rlgen.run.folder import index_text, link_text, run_kustomization, runs_readme
 from rlgen.repo.secret_plan import declared_secrets
@@ -231,18 +231,13 @@ def _runs_root(b: Build, env: str) -> str:
     """``env``'s runs folder, written once: the main cluster's by :func:`first_run`, another
     environment's with no run (an index, or a folder of runs kept by its README)."""
     if env != b.spec.environment:
-        if not builds_folders(b):
+        if not builds_folders(b.selection.plugins["sync"]):
             if runs_index_path(env) not in b.tree.files:
                 b.tree.add(runs_index_path(env), index_text([], env=env, main_env=b.spec.environment))
         elif f"{runs_root(env)}/{RUNS_README}" not in b.tree.files:
             b.tree.add(f"{runs_root(env)}/{RUNS_README}", runs_readme(env, b.spec.environment))
     return runs_root(env)
 
-
-def builds_folders(b: Build) -> bool:
-    """The repository's sync engine finds runs by their folders: no runs index."""
-    engine = engine_of_plugin(b.selection.plugins["sync"])
-    return engine is not None and engine.builds_folders
 
 
 def plugin_files(b: Build) -> None:
@@ -306,7 +301,7 @@ def first_run(b: Build) -> None:
     b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
     b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming.CURRENT))
     env = b.spec.environment
-    if builds_folders(b):
+    if builds_folders(b.selection.plugins["sync"]):
         b.tree.add(f"{runs_root(env)}/{RUNS_README}", runs_readme(env, env))
         b.tree.add(f"{run_link(env, b.run)}/kustomization.yaml", link_text(b.run))
     else:
@@ -346,7 +341,7 @@ STAGES = (check_selection, images, plugin_components, platform_base, training_ba
 READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
     platform_base: lambda b: [f"overlays/{env}/platform" for env in environments(b)],
     # A runs folder without index is built as the engine builds it, not as a root of its own.
-    first_run: lambda b: [] if builds_folders(b) else [runs_root(b.spec.environment)],
+    first_run: lambda b: [] if builds_folders(b.selection.plugins["sync"]) else [runs_root(b.spec.environment)],
 }
 
 

@@ -58,6 +58,13 @@ def engine_of_plugin(plugin: str) -> Engine | None:
     return next((e for e in (FLUX, ARGO) if e.plugin == plugin), None)
 
 
+def builds_folders(plugin: str) -> bool:
+    """The sync plugin ``plugin``'s engine finds an environment's runs by their folders, so the
+    repository has no runs index (:data:`Engine.builds_folders`)."""
+    engine = engine_of_plugin(plugin)
+    return engine is not None and engine.builds_folders
+
+
 #: The annotation of an Argo CD Application whose health no wave waits for (the value "false"),
 #: which rlgen's Application health check reads (plugin ``argo``): the runs', whose RayJobs stay
 #: Progressing for a whole training run, and the root's, which syncs its own file.

@@ -13,8 +13,10 @@ from rlgen.errors import RlgenError
 from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
+from rlgen.repo.sync_engines import builds_folders
 from rlgen.tools import repo_files, yamlio
 from rlgen.tools import git_plumbing
+from rlgen.update import index_move
 from rlgen.update.answers_change import Change, new_selection
 from rlgen.update.render import base_render, keep_runs, team_template
 
@@ -47,6 +49,8 @@ def check(root: Path) -> Status:
     with team_template(root, recorded) as template:
         build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"], template)
     files = keep_runs(root, build.tree.files, base)
+    moved = index_move.apply(files, answers.environment_of(recorded), builds_folders(recorded["plugins"]["sync"]))
+    files = {p: d for p, d in {**files, **moved}.items() if d is not None}
     ids = git_plumbing.blob_ids(root, files, write=False)
     before = {p: sha for p, (_, sha) in git_plumbing.tree_blobs(root, base).items()}
     status.files = sorted(p for p in set(ids) | set(before) if ids.get(p) != before.get(p))
