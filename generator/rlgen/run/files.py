@@ -110,8 +110,8 @@ def read_links(repo: Path, folder: Path, plain: bool = False) -> list[str]:
     sub-folder holding a kustomization (docs/upstream.md). Anything else there that the engine
     would apply (a YAML file, a folder of them) is refused, naming it: it is no run's."""
     if (repo / OLD_RUNS_INDEX).is_file():
-        raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; runs are now "
-                         f"folders of {folder.relative_to(repo)}/: rlgen update moves them")
+        raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; each run is now "
+                         f"a folder of {folder.relative_to(repo)}/: rlgen update moves it")
     runs = []
     for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
         if entry.is_dir() and not entry.is_symlink() and any((entry / n).is_file() for n in KUSTOMIZATION_FILES):

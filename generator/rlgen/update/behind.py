@@ -13,7 +13,6 @@ from rlgen.errors import RlgenError
 from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
-from rlgen.repo.sync_engines import builds_folders
 from rlgen.tools import repo_files, yamlio
 from rlgen.tools import git_plumbing
 from rlgen.update import index_move
@@ -48,9 +47,7 @@ def check(root: Path) -> Status:
     # The template at the recorded commit: behind means behind this rlgen or the answers.
     with team_template(root, recorded) as template:
         build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"], template)
-    files = keep_runs(root, build.tree.files, base)
-    moved = index_move.apply(files, answers.environment_of(recorded), builds_folders(recorded["plugins"]["sync"]))
-    files = {p: d for p, d in {**files, **moved}.items() if d is not None}
+    files = index_move.moved(keep_runs(root, build.tree.files, base), recorded, recorded["plugins"]["sync"])
     ids = git_plumbing.blob_ids(root, files, write=False)
     before = {p: sha for p, (_, sha) in git_plumbing.tree_blobs(root, base).items()}
     status.files = sorted(p for p in set(ids) | set(before) if ids.get(p) != before.get(p))

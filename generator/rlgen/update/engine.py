@@ -71,7 +71,8 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
         verl_move.apply(move, git_plumbing.tree_files(root, "HEAD"), report=True)
     with team_template(root, recorded, change.template_ref, change.template_newest) as template:
         build = generate(selection, recorded["run_naming"], template)
-    render = write_render(root, keep_runs(root, build.tree.files, base))
+    render = write_render(root, index_move.moved(keep_runs(root, build.tree.files, base), recorded,
+                                                 selection.plugins["sync"]))
     pending = migrations.pending(selection, recorded["plugin_versions"])
     if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending and \
             not index_move.needed(git_plumbing.tree_files(root, base), builds_folders(selection.plugins["sync"])):
@@ -120,13 +121,9 @@ def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pe
         merge_base = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, base, migrated(base)), [base],
                                               "Previous render, migrated")
         ours_changes = {**migrated("HEAD"), **ours_changes}
-        # The render keeps runs/ as the previous render had them: moved like the other sides.
-        rendered = git_plumbing.tree_files(root, new_render)
-        changes = index_move.apply(rendered, env, folders) if folders else {}
-        if move:
-            current = {p: d for p, d in {**rendered, **changes}.items() if d is not None}
-            changes.update(verl_move.apply(move, current, report=False))
-        theirs_tree = git_plumbing.make_tree(root, new_render, changes) if changes else f"{new_render}^{{tree}}"
+        # The render keeps runs/ as the previous render had them, moved already (moved_runs).
+        theirs_tree = (git_plumbing.make_tree(root, new_render, verl_move.apply(
+            move, git_plumbing.tree_files(root, new_render), report=False)) if move else f"{new_render}^{{tree}}")
         theirs = git_plumbing.commit_tree(root, theirs_tree, [merge_base], "New render")
     ours = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, "HEAD", ours_changes), [merge_base], "Your branch")
     return ours, theirs

@@ -12,8 +12,10 @@ and the render brings none:
 from __future__ import annotations
 
 from rlgen.errors import RlgenError
+from rlgen.repo import answers
 from rlgen.repo.layout import (OLD_RUNS_INDEX as OLD_INDEX, RUN_ENTRY, RUNS_README, run_link, runs_env,
                                runs_index as index_path, runs_root)
+from rlgen.repo.sync_engines import builds_folders
 from rlgen.run.folder import index_text, link_text, runs_readme
 from rlgen.tools import yamlio
 
@@ -34,6 +36,13 @@ def apply(files: dict[str, bytes], env: str, folders: bool = False) -> dict[str,
         for path in sorted(p for p in current if _is_index(p)):
             changes.update(_to_folders(path, current[path].decode(), env))
     return changes
+
+
+def moved(files: dict[str, bytes], recorded: dict, sync_plugin: str) -> dict[str, bytes]:
+    """A render's ``files`` (the previous render's runs kept) with the earlier layouts moved, for
+    the repository's ``recorded`` answers and the sync plugin it now has."""
+    changes = apply(files, answers.environment_of(recorded), builds_folders(sync_plugin))
+    return {p: d for p, d in {**files, **changes}.items() if d is not None}
 
 
 def _is_index(path: str) -> bool:
