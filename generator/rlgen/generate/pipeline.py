@@ -12,7 +12,7 @@ from rlgen import sources
 from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef
 from rlgen.contributions import Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
-from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
+from rlgen.generate import codeowners, dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import Components, write_infrastructure, write_platform, write_training
 from rlgen.generate import rayjob as rayjob_source
@@ -314,7 +314,9 @@ def answers_file(b: Build) -> None:
 
 
 def skeleton(b: Build) -> None:
-    """README, workflows and .gitignore."""
+    """README, workflows, .gitignore and, with the teams answered, CODEOWNERS."""
+    if owners := codeowners.text(b.selection.values["rlgen"], environments(b)):
+        b.tree.add(codeowners.PATH, owners)
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
