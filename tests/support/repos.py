@@ -160,11 +160,6 @@ def rlgen_in(repo: Path, *args: str, **kwargs):
     return run_rlgen(*args, cwd=repo, **kwargs)
 
 
-def index_entries(runs) -> str:
-    """The lines of a runs index listing ``runs``."""
-    return "".join(f"  - ../../../runs/{r}\n" for r in runs)
-
-
 def listed(repo: Path, env: str = "production") -> list[str]:
     """The runs an environment gets, by name: its index's entries (a repository synced by Argo
     CD), else its runs' folders, each naming its run (one synced by Flux)."""

@@ -10,7 +10,7 @@ from rlgen.render import parts
 from rlgen.repo.workspace import open_workspace
 from rlgen.run import naming
 from rlgen.run.folder import run_kustomization
-from support.repos import INDEX, index_entries, run_rlgen
+from support.repos import link, run_rlgen
 from support.toolchain import tool
 
 RUNS = 2 * parts.PART_SIZE + 10
@@ -29,9 +29,9 @@ def _many_runs(generate, tmp_path):
         (repo / "runs" / name / "run.yaml").write_text(config + f"actor_rollout_ref:\n  actor:\n    optim:\n      lr: {i}.0e-7\n")
         (repo / "runs" / name / "kustomization.yaml").write_text(
             run_kustomization(spec, name, naming.inputs_name(repo, spec, name), naming.INPUTS))
-    index = repo / INDEX
-    head, _, _ = index.read_text().partition("resources:")
-    index.write_text(head + "resources:\n" + index_entries(sorted(names)))
+    for name in names[1:]:
+        (repo / link(name)).parent.mkdir()
+        (repo / link(name)).write_text((repo / link(first.name)).read_text().replace(first.name, name))
     return repo
 
 
