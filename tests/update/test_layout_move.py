@@ -76,3 +76,15 @@ def test_an_index_layout_gets_a_folder_per_run_keeping_what_the_index_applied(re
     # A run made now touches no file another run's branch touches.
     made = json.loads(ok(rlgen_in(repo, "run", "new", "next", "-o", "json")))
     assert made["files"]["changed"] == [] and link("next") in made["files"]["added"]
+
+
+def test_a_change_of_sync_engine_moves_the_runs_to_the_layout_it_reads(repo):
+    ok(rlgen_in(repo, "run", "new", "lr", "--no-branch"))
+    # Argo CD builds no folder without kustomization file: the runs are listed in an index again.
+    ok(rlgen_in(repo, "update", "--plugin", "argo", "--no-branch"))
+    assert listed(repo) == ["baseline", "lr"] and (repo / INDEX).is_file() and not (repo / link("lr")).exists()
+    result = validate(repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ok(rlgen_in(repo, "update", "--plugin", "flux", "--no-branch"))
+    assert listed(repo) == ["baseline", "lr"] and not (repo / INDEX).exists()
+    assert status(repo) == ""

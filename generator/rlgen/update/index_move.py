@@ -7,7 +7,8 @@ and the render brings none:
 - with a sync engine that builds a folder from its sub-folders (Flux), each environment's index
   becomes one folder per run, ``overlays/<env>/runs/<run>/``, so that no file lists every run.
   A field the index applied to its runs besides listing them (labels, patches) goes into each
-  run's folder, where it applies to that run's objects alike.
+  run's folder, where it applies to that run's objects alike; with one that does not (Argo CD),
+  the runs' folders of an environment are listed in an index again.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from rlgen.tools import yamlio
 
 
 def needed(files: dict[str, bytes], folders: bool = False) -> bool:
-    return OLD_INDEX in files or (folders and any(_is_index(p) for p in files))
+    return OLD_INDEX in files or bool(_envs(files, indexed=not folders))
 
 
 def apply(files: dict[str, bytes], env: str, folders: bool = False) -> dict[str, bytes | None]:
@@ -31,11 +32,28 @@ def apply(files: dict[str, bytes], env: str, folders: bool = False) -> dict[str,
     if OLD_INDEX in files:
         text = files[OLD_INDEX].decode()
         changes = {OLD_INDEX: None, index_path(env): index_text(_runs(OLD_INDEX, text, "{run}"), text).encode()}
-    if folders:
-        current = {p: d for p, d in {**files, **changes}.items() if d is not None}
-        for path in sorted(p for p in current if _is_index(p)):
-            changes.update(_to_folders(path, current[path].decode(), env))
+    current = {p: d for p, d in {**files, **changes}.items() if d is not None}
+    for each in sorted(_envs(current, indexed=not folders)):
+        path = index_path(each)
+        changes.update(_to_folders(path, current[path].decode(), env) if folders else _to_index(current, each, env))
     return changes
+
+
+def _envs(files: dict[str, bytes], indexed: bool) -> set[str]:
+    """The environments whose runs are in the other layout: listed in an index (``indexed``
+    False), or folders of a runs folder without index (``indexed`` True)."""
+    envs = {e for p in files if (e := runs_env(p))}
+    return {e for e in envs if (index_path(e) in files) != indexed}
+
+
+def _to_index(files: dict[str, bytes], env: str, main_env: str) -> dict[str, bytes | None]:
+    """The runs' folders of ``env`` listed in an index again: a sync engine that builds no folder
+    (Argo CD) needs one."""
+    root = runs_root(env) + "/"
+    below = [p for p in files if p.startswith(root)]
+    runs = sorted(p.split("/")[3] for p in below if p.count("/") == 4 and p.endswith("/kustomization.yaml"))
+    other = "" if env == main_env else env
+    return {**{p: None for p in below}, index_path(env): index_text(runs, env=other, main_env=main_env).encode()}
 
 
 def moved(files: dict[str, bytes], recorded: dict, sync_plugin: str) -> dict[str, bytes]:
@@ -43,11 +61,6 @@ def moved(files: dict[str, bytes], recorded: dict, sync_plugin: str) -> dict[str
     the repository's ``recorded`` answers and the sync plugin it now has."""
     changes = apply(files, answers.environment_of(recorded), builds_folders(sync_plugin))
     return {p: d for p, d in {**files, **changes}.items() if d is not None}
-
-
-def _is_index(path: str) -> bool:
-    env = runs_env(path)
-    return env is not None and path == index_path(env)
 
 
 def _to_folders(path: str, text: str, main_env: str) -> dict[str, bytes | None]:
