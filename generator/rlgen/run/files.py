@@ -117,7 +117,7 @@ def read_links(repo: Path, folder: Path, plain: bool = False) -> list[str]:
         if entry.is_dir() and not entry.is_symlink() and any((entry / n).is_file() for n in KUSTOMIZATION_FILES):
             path = entry / "kustomization.yaml"
             if not path.is_file():
-                raise Defect(entry, "", "a run's folder here holds kustomization.yaml (the one name rlgen writes)")
+                raise Defect(entry, "", "expected kustomization.yaml in a run's folder here (the name rlgen reads)")
             require_inside(repo, path)
             resources = _list_of_str(path, read_mapping(path, plain), "resources")
             if len(resources) != 1:
