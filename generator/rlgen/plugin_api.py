@@ -9,7 +9,7 @@ from __future__ import annotations
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Finding, ImageBuild, Layer, Option, Patch, PluginInfo, Problem
 from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef
-from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource
+from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource, row_text
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import (

@@ -255,7 +255,26 @@ def require_writable(repo: Path, paths: list[Path] = ()) -> None:
                              "(chmod u+w) and run this again")
 
 
+#: What git keeps while an operation waits for the user, and the command that ends it.
+_IN_PROGRESS = (("BISECT_LOG", "a git bisect", "git bisect reset"),
+                ("rebase-merge", "a git rebase", "git rebase --continue or --abort"),
+                ("rebase-apply", "a git rebase or git am", "git rebase --abort or git am --abort"),
+                ("MERGE_HEAD", "a git merge", "git merge --continue or --abort"),
+                ("CHERRY_PICK_HEAD", "a git cherry-pick", "git cherry-pick --continue or --abort"),
+                ("REVERT_HEAD", "a git revert", "git revert --continue or --abort"))
+
+
+def require_no_operation(repo: Path) -> None:
+    """A bisect, rebase, merge, cherry-pick or revert under way: a commit of ours would land in
+    the middle of it (and a bisect's reset would drop it), so none is made."""
+    for name, what, end in _IN_PROGRESS:
+        path = Path(repo, run(repo, "rev-parse", "--git-path", name).strip())
+        if path.exists():
+            raise RlgenError(f"{what} is in progress in {repo} ({path} exists): finish it first ({end})")
+
+
 def require_branch(repo: Path) -> str:
+    require_no_operation(repo)
     # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
     branch = head(repo)[0]
     if branch is None:

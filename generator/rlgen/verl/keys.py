@@ -18,14 +18,14 @@ from rlgen.tools import yamlio
 from rlgen.verl import releases
 from rlgen.verl.trainer_config import flatten
 
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def parse(assignment: str) -> tuple[str, Any]:
     """``"a.b=3e-6"`` -> ``("a.b", 3e-06)``: YAML 1.2 types, as a reviewer reads them."""
     key, sep, raw = assignment.partition("=")
     key = key.strip()
-    if not sep or not _KEY.match(key):
+    if not sep or not _KEY.fullmatch(key):
         raise RlgenError(f"expected KEY=VALUE with a dotted verl key, got '{assignment}'")
     try:
         value = yamlio.parse_value(raw)
@@ -130,12 +130,38 @@ def type_error(value: Any, default: Any) -> str | None:
         ok, expected = isinstance(value, str) or _list_of_str(value), "a string"
     elif isinstance(default, list):
         ok, expected = isinstance(value, list), "a list"
+        if ok and (problem := _element_error(value, default)):
+            return problem
     else:
         ok, expected = isinstance(value, dict), "a mapping"
     if ok:
         return None
     hint = " (quote it to pass a string)" if isinstance(default, str) and not isinstance(value, (list, dict)) else ""
     return f"expects {expected} like the default {_show(default)}, got {_show(value)}{hint}"
+
+
+def _element_error(value: list, default: list) -> str | None:
+    """Why an element of ``value`` cannot stand where the default's elements stand: verl reads
+    ``trainer.logger`` as names and ``optim.betas`` as numbers, one type for the whole list (an
+    empty default says nothing)."""
+    kinds = {_kind(d) for d in default if d is not None}
+    if len(kinds) != 1:
+        return None
+    sample = next(d for d in default if d is not None)
+    for index, item in enumerate(value):
+        if item is not None and not (isinstance(item, str) if isinstance(sample, str) else
+                                     type_error(item, sample) is None):
+            return (f"expects a list of {_kind(sample)} like the default {_show(default)}, "
+                    f"got {_show(item)} at position {index + 1}")
+    return None
+
+
+def _kind(value: Any) -> str:
+    for kind, name in ((bool, "true or false values"), (int, "numbers"), (float, "numbers"), (str, "strings"),
+                       (list, "lists"), (dict, "mappings")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def _list_of_str(value: Any) -> bool:
