@@ -86,7 +86,10 @@ def _not_on_path(missing: list[str]) -> RlgenError:
                       "programs from PATH; the e2e workflow's install step puts them there)")
 
 
-def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
+def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False,
+        max_nodes: int | None = None) -> Outcome:
+    """``timeout``: for the pool's nodes and the sync together, and again for the runs' pods;
+    ``max_nodes``: the most GPU nodes the pool may have, its default (a run's nodes) too."""
     start = time.monotonic()
     root, spec, cluster, commit, needs, engine = _checked(where, cluster)
     # Lazy: see _checked.
@@ -95,6 +98,9 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.e2e.git_server import GitServer
     from rlgen.tools.signals import terminate_as_interrupt
 
+    if max_nodes is not None and (gpu_nodes or spec.nnodes) > max_nodes:
+        raise RlgenError(f"a run needs {spec.nnodes} nodes (rlgen.nnodes), more than the {max_nodes} GPU nodes "
+                         "rlgen e2e makes: pass --gpu-nodes N to sync on fewer")
     pool = pool_of(spec, needs, gpu_nodes or spec.nnodes)
     outcome = Outcome(cluster, commit, pool.describe(), engine=engine.name)
     work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
@@ -103,7 +109,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
         with terminate_as_interrupt(), GitServer(work / "git") as server:
             _say(f"control plane in {work}")
             cp.start()
-            add_pool(cp, pool)
+            add_pool(cp, pool, deadline=time.monotonic() + timeout)
             sync = _sync_flux if engine.name == "Flux" else _sync_argo
             synced = sync(cp, server, root, spec, cluster, needs, outcome, work, timeout)
             outcome.stages = synced.stages

@@ -216,8 +216,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
         why = f"needed when {condition}" if condition else require.get(label)
         required = opt.required and opt.default is None or why is not None
         if opt.name in given:
-            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked, values,
-                                       text=not recorded)
+            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked, values, not recorded)
             if condition and values[opt.name] in ("", None):
                 raise RlgenError(f"{label}: a value is required when {condition}")
         elif ask is not None and (opt.ask or required):
