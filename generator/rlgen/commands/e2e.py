@@ -60,6 +60,10 @@ def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
         from rlgen.repo.sync_engines import engine_in
         from rlgen.repo.workspace import find_root
 
+        from rlgen.output import out_folder_error
+
+        if problem := out_folder_error(install_tools):
+            raise click.BadParameter(problem, param_hint="--install-tools")
         root = find_root(repo or Path.cwd())
         engine = engine_in(root)
         if engine is None:
