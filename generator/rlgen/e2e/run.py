@@ -98,10 +98,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.e2e.git_server import GitServer
     from rlgen.tools.signals import terminate_as_interrupt
 
-    if max_nodes is not None and (gpu_nodes or spec.nnodes) > max_nodes:
-        raise RlgenError(f"a run needs {spec.nnodes} nodes (rlgen.nnodes), more than the {max_nodes} GPU nodes "
-                         "rlgen e2e makes: pass --gpu-nodes N to sync on fewer")
-    pool = pool_of(spec, needs, gpu_nodes or spec.nnodes)
+    pool = pool_of(spec, needs, _nodes(spec, gpu_nodes, max_nodes))
     outcome = Outcome(cluster, commit, pool.describe(), engine=engine.name)
     work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
     cp = ControlPlane(work / "cluster")
@@ -127,6 +124,13 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             shutil.rmtree(work, ignore_errors=True)
     outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _nodes(spec, gpu_nodes: int | None, max_nodes: int | None) -> int:
+    if max_nodes is not None and (gpu_nodes or spec.nnodes) > max_nodes:
+        raise RlgenError(f"a run needs {spec.nnodes} nodes (rlgen.nnodes), more than the {max_nodes} GPU nodes "
+                         "rlgen e2e makes: pass --gpu-nodes N to sync on fewer")
+    return gpu_nodes or spec.nnodes
 
 
 def _sync_flux(cp, server, root: Path, spec, cluster: str, needs, outcome: Outcome, work: Path, timeout: float):
