@@ -35,3 +35,17 @@ def test_a_sweeps_diff_shows_each_object_once_in_full(generate, tmp_path):
     assert text.count("kind: RayJob") == 1
     assert text.count(": as lr-1-") == 6
     assert "+      train_batch_size: 256" in text and "+      experiment_name: lr-4" in text
+
+
+ESO = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
+       "--set", "external-secrets.role_arn=acs:ram::1234:role/eso",
+       "--set", "external-secrets.oidc_provider_arn=acs:ram::1234:oidc-provider/ack-rrsa-c0ffee")
+
+
+def test_secret_set_outside_git_is_one_sentence_and_reads_nothing(generate):
+    result = rlgen_in(generate(*ESO), "secret", "set", "oss-credentials", "akSecret", input="never-read\n")
+    line = one_error_line(result)
+    assert "never-read" not in line and result.stdout == ""
+    # One sentence: where the key goes, the command that puts it there, when it arrives.
+    assert ";" not in line.replace('"$(date +%s)"', ""), line
+    assert line.endswith("External Secrets syncs it into Secret rl-training/oss-credentials within 1h"), line
