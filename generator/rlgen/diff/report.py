@@ -128,7 +128,9 @@ def _details(c: Comparison, base: str, head: str):
             lines = difflib.unified_diff(yamlio.dump(seen.new).splitlines(keepends=True),
                                          details.splitlines(keepends=True), fromfile=seen.key.label,
                                          tofile=o.key.label, n=1)
-            out.append((o, f": as {seen.key.name} but", "".join(lines), "diff"))
+            diff = "".join(lines)
+            out.append((o, f": as {seen.key.name} but" if diff else f": the same as {seen.key.name}",
+                        diff or f"# the same as {seen.key.label}\n", "diff"))
             continue
         if o.old is None:
             first[(o.key.kind, o.key.source)] = o
