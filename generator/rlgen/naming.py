@@ -85,3 +85,15 @@ def url_host(url: str) -> str:
     """The host of a Git URL: ``https://h/p``, ``ssh://git@h:22/p`` or scp-like ``git@h:p``."""
     rest = url.split("://", 1)[1] if "://" in url else url
     return rest.split("/", 1)[0].rpartition("@")[2].split(":")[0]
+
+
+def git_host(url: str) -> str:
+    """The forge serving a Git URL, by its host: "github", "gitlab" (gitlab.com or a host named
+    gitlab.*, as self-managed GitLab usually is) or "other". It decides how a push webhook is
+    signed and whether the generated GitHub workflows run at all."""
+    host = url_host(url).lower()
+    if host == "github.com":
+        return "github"
+    if host == "gitlab.com" or host.startswith("gitlab."):
+        return "gitlab"
+    return "other"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, hookimpl
-from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
+from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, git_host, hookimpl
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "argo"
 #: The Argo CD release the README installs: the one rlgen's control-plane tests build and run
@@ -15,6 +15,10 @@ ARGOCD_RELEASE = "v3.6.1"
 INSTALL_MANIFEST = f"https://raw.githubusercontent.com/argoproj/argo-cd/{ARGOCD_RELEASE}/manifests/install.yaml"
 ARGOCD_NAMESPACE = "argocd"
 PROJECT = "rlgen"
+#: The runs' own AppProject: a merge to runs/ reaches RayJobs and ConfigMaps of the runs
+#: namespace only (namespaceResourceWhitelist, no cluster-scoped kind, one destination).
+RUNS_PROJECT = "rlgen-runs"
+RUN_KINDS = (("ray.io", "RayJob"), ("", "ConfigMap"))
 IN_CLUSTER = "https://kubernetes.default.svc"
 ROOT = "root"
 #: Removing a child Application from Git deletes what it deployed, as Flux's prune does;
@@ -117,13 +121,13 @@ def _sync_policy() -> dict:
     return {"automated": {"prune": True, "selfHeal": True}, "retry": copy.deepcopy(RETRY)}
 
 
-def _application(name: str, wave: int, source: dict, namespace: str) -> dict:
+def _application(name: str, wave: int, source: dict, namespace: str, project: str = PROJECT) -> dict:
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": _metadata(name, wave, finalizers=[CASCADE]),
         "spec": {
-            "project": PROJECT,
+            "project": project,
             "source": source,
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
             "syncPolicy": _sync_policy(),
@@ -163,6 +167,22 @@ def _settings() -> dict:
     }
 
 
+def _runs_project(ctx) -> dict:
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": _metadata(RUNS_PROJECT, -1),
+        "spec": {
+            "description": "The runs: RayJobs and their ConfigMaps in the runs namespace, nothing else",
+            "sourceRepos": [ctx.spec.git_url],
+            "destinations": [{"server": IN_CLUSTER, "namespace": ctx.spec.namespace}],
+            # Empty: no cluster-scoped kind; listed: only these namespaced kinds (Argo CD refuses the rest).
+            "clusterResourceWhitelist": [],
+            "namespaceResourceWhitelist": [{"group": group, "kind": kind} for group, kind in RUN_KINDS],
+        },
+    }
+
+
 def _root(ctx, repos: list[str]) -> list[dict]:
     cluster_dir = f"clusters/{ctx.spec.cluster}"
     project = {
@@ -191,7 +211,7 @@ def _root(ctx, repos: list[str]) -> list[dict]:
         },
     }
     root["metadata"]["annotations"][HEALTH_GATE] = "false"
-    return [project, root]
+    return [project, _runs_project(ctx), root]
 
 
 @hookimpl
@@ -199,8 +219,7 @@ def rlgen_sync_files(ctx, stages):
     spec = ctx.spec
     cluster_dir = f"clusters/{spec.cluster}"
     files: dict[str, list[Document]] = {}
-    repos = [spec.git_url]
-    wave = 0
+    repos, wave = [spec.git_url], 0
     for stage in stages:
         for up in stage.upstream:
             # One wave per upstream source, in order: a source that needs another one (the
@@ -213,7 +232,8 @@ def rlgen_sync_files(ctx, stages):
                 repos.append(up.url)
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace)
+            project = RUNS_PROJECT if stage.name == "runs" else PROJECT
+            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace, project)
             comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
             if not stage.wait:
                 app["metadata"]["annotations"][HEALTH_GATE] = "false"
@@ -241,12 +261,12 @@ def rlgen_sync_files(ctx, stages):
 def rlgen_secrets(ctx):
     return [SecretRef(WEBHOOK_SECRET, ARGOCD_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
                       "the Git host's push webhook secret (a long random string, also entered at the Git host)",
-                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[webhook_host(ctx.spec.git_url)]})",
+                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[git_host(ctx.spec.git_url)]})",
                       labels=(PART_OF_ARGOCD,), engine_namespace=True)]
 
 
 def _webhook_readme(ctx) -> str:
-    host = webhook_host(ctx.spec.git_url)
+    host = git_host(ctx.spec.git_url)
     key = WEBHOOK_KEYS[host]
     reference = f"${WEBHOOK_SECRET}:{WEBHOOK_TOKEN_KEY}"
     where = {

@@ -99,6 +99,12 @@ def store(ctx) -> dict:
             "spec": {"provider": {"alibaba": {"regionID": o["region"], "auth": auth}}}}
 
 
+#: The defaults External Secrets' CRD gives each item of data[].remoteRef and dataFrom[].extract
+#: (external-secrets v0.20.4, externalsecrets CRD): written out, because Argo CD compares a list
+#: item whole, and an item without them would be OutOfSync for ever once the API server fills them.
+LIST_ITEM_DEFAULTS = {"conversionStrategy": "Default", "decodingStrategy": "None", "metadataPolicy": "None"}
+
+
 def external_secret(ctx, secret) -> dict:
     o = ctx.options(NAME)
     return {
@@ -109,8 +115,9 @@ def external_secret(ctx, secret) -> dict:
             "secretStoreRef": {"kind": "ClusterSecretStore", "name": o["store"]},
             "target": {"name": secret.name, "creationPolicy": "Owner",
                        **({"template": {"metadata": {"labels": dict(secret.labels)}}} if secret.labels else {})},
-            **({"dataFrom": [{"extract": {"key": kms_name(ctx, secret)}}]} if secret.optional else
-               {"data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
+            **({"dataFrom": [{"extract": {"key": kms_name(ctx, secret), **LIST_ITEM_DEFAULTS}}]} if secret.optional else
+               {"data": [{"secretKey": k,
+                          "remoteRef": {"key": kms_name(ctx, secret), "property": k, **LIST_ITEM_DEFAULTS}}
                          for k in secret.keys]}),
         },
     }

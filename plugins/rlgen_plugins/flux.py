@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error,
-                              hookimpl, tested_version)
-from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name, webhook_host
+from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Layer, Option, PluginInfo, Resource, SecretRef,
+                              duration_error, git_host, hookimpl, tested_version)
+from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
+#: The ServiceAccount the runs stage applies as (kustomize-controller impersonates it), and its
+#: Role and RoleBinding in the runs namespace: a merge to runs/ reaches nothing else.
+RUNS_APPLIER = "rlgen-runs-applier"
+#: What a run is made of, and all the runs stage may create, change and delete.
+RUN_KINDS = (("ray.io", "rayjobs"), ("", "configmaps"))
+APPLY_VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
 #: A health check expression (CEL): the object's Ready condition is True.
@@ -58,7 +64,7 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
 
 
 def _receiver(ctx) -> Document:
-    kind, event, why = RECEIVER_TYPES[webhook_host(ctx.spec.git_url)]
+    kind, event, why = RECEIVER_TYPES[git_host(ctx.spec.git_url)]
     spec = {"type": kind, "secretRef": {"name": RECEIVER_SECRET},
             "resources": [{"apiVersion": "source.toolkit.fluxcd.io/v1", **BOOTSTRAP_SOURCE}]}
     if event:
@@ -92,8 +98,32 @@ def _bootstrap_files(ctx) -> dict[str, list[Document]]:
 
 @hookimpl
 def rlgen_sync_files(ctx, stages):
-    return {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
-            f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
+    files = {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
+             f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
+    if f"clusters/{ctx.spec.cluster}/runs.yaml" in files:
+        files[f"clusters/{ctx.spec.cluster}/{RUNS_APPLIER}.yaml"] = [Document(
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(RUNS_APPLIER)},
+            f"Who the runs stage (runs.yaml) applies as: only what the platform stage's Role {RUNS_APPLIER}\n"
+            "in the runs namespace allows.")]
+    return files
+
+
+@hookimpl
+def rlgen_resources(ctx):
+    """The runs stage's rights, in the platform stage (after the runs namespace exists): a
+    namespaced Role, so nothing of a run folder reaches another namespace or the cluster scope."""
+    namespace = ctx.spec.namespace
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": RUNS_APPLIER, "namespace": namespace},
+            "rules": [{"apiGroups": [group], "resources": [plural], "verbs": APPLY_VERBS} for group, plural in RUN_KINDS]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": RUNS_APPLIER, "namespace": namespace},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": RUNS_APPLIER},
+               "subjects": [{"kind": "ServiceAccount", "name": RUNS_APPLIER, "namespace": FLUX_NAMESPACE}]}
+    return [Resource(Layer.PLATFORM, "runs-applier-role.yaml", role,
+                     "What the runs stage may do: RayJobs and their ConfigMaps here, nothing else."),
+            Resource(Layer.PLATFORM, "runs-applier-binding.yaml", binding,
+                     f"Flux's runs Kustomization applies as {FLUX_NAMESPACE}/{RUNS_APPLIER} (spec.serviceAccountName).")]
 
 
 # Each stage's Kustomization in its cluster's file, and the upstream roots it syncs first.
@@ -142,9 +172,11 @@ def _stage_files(ctx, stages) -> dict[str, list[Document]]:
 def _stage_kustomization(stage, depends: list[str], o) -> Document:
     """The Flux Kustomization of one of rlgen's stages, after ``depends``."""
     if stage.name == "runs":
-        extra = {"wait": False}
+        extra = {"wait": False, "serviceAccountName": RUNS_APPLIER}
         comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
-                   "would block every later sync. Prune deletes the RayJob of a removed run.")
+                   "would block every later sync. Prune deletes the RayJob of a removed run.\n"
+                   f"Applied as {FLUX_NAMESPACE}/{RUNS_APPLIER}, not with Flux's own rights: the API\n"
+                   "server refuses anything of a merge to runs/ but RayJobs and ConfigMaps of the runs namespace.")
     elif not stage.wait:
         extra = {"wait": False}
         comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"
@@ -278,7 +310,7 @@ def rlgen_readme(ctx):
         f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL `https://<the exposed address>` "
         f"followed by that path, content type `application/json`, secret: the value of "
         f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
-        + _host_step(webhook_host(ctx.spec.git_url)) + "\n\n"
+        + _host_step(git_host(ctx.spec.git_url)) + "\n\n"
         "After the fetch, a stage whose `dependsOn` is not yet at the new revision looks again after "
         f"kustomize-controller's `--requeue-dependency`: {o['requeue_dependency']} here (`flux.requeue_dependency`), "
         "30 s unless set. "

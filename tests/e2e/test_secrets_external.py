@@ -1,6 +1,6 @@
 """The external-secrets variant synced by Flux on a control plane of its own, with the real
 External Secrets controller (built from its module, run as a process) reading Alibaba Cloud KMS
-Secrets Manager through RRSA: the STS and KMS stand-ins of ``support.alibaba_kms``, reached
+Secrets Manager through RRSA: the STS and KMS stand-ins of ``rlgen.e2e.alibaba_kms``, reached
 through a proxy and CA the test sets up, as the controller's SDKs would reach the cloud.
 
 First a required Secret is missing from KMS: the secrets stage does not become Ready, and
@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import pytest
-from support.alibaba_kms import AlibabaCloud
+from rlgen.e2e.alibaba_kms import AlibabaCloud
 from support.controlplane import free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, fetch, kustomizations, ready
 from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers

@@ -41,8 +41,10 @@ def test_a_mainland_repository_names_no_hugging_face_or_github_url(generate, syn
 
 
 def test_the_mirror_is_asked_for_a_mainland_region_and_not_elsewhere(tmp_path, generate):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *required_for(), "--set", "rlgen.region=cn-beijing",
-                                    "--no-input"))
+    result = run_rlgen("new", str(tmp_path / "r"), *required_for(), "--set", "rlgen.region=cn-beijing", "--no-input")
+    # The missing answers as a list: a headline, then one line per answer with its --set.
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    line = next(ln for ln in result.stderr.splitlines() if "rlgen.upstream_mirror" in ln)
     assert "--set rlgen.upstream_mirror=VALUE" in line and "needed when region=cn-beijing" in line
     assert not (tmp_path / "r").exists()
     # Hong Kong reaches both hosts: nothing changes there.

@@ -15,6 +15,7 @@ from support.repos import (POOL, POOL_ANSWERS,
     REGION,
     REGISTRY,
     REQUIRED,
+    error_list,
     git,
     one_error_line,
     ok,
@@ -28,19 +29,26 @@ MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.
 
 
 def test_every_missing_answer_is_listed_at_once_without_input(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox",
-                                    "--plugin", "external-secrets", "--no-input"))
+    """A short list: one line saying what is missing, then one line per answer, starting with
+    the --set that gives it, and what it is."""
+    line, items = error_list(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox",
+                                       "--plugin", "external-secrets", "--no-input"))
+    assert line == ("rlgen: error: 12 required answers are missing: give each with --set "
+                    "(on a terminal rlgen new asks for them)")
     # The install source first (this rlgen is an editable install, no source an image build
     # can reach), then the others in the order they are asked; the bucket and its region have
     # no default (OSS bucket names are global); the ARNs auth=rrsa (the default) needs.
-    names = re.findall(r"--set (\S+)=VALUE", line)
+    names = [re.match(r"--set (\S+)=VALUE \(", item).group(1) for item in items]
     assert names == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "rlgen.node_pool", "rlgen.node_cpu",
                      "rlgen.node_memory", "marketplace-sandbox.domain",
                      "ak-storage.bucket", "ak-storage.region", "external-secrets.region",
-                     "external-secrets.role_arn", "external-secrets.oidc_provider_arn"], line
-    assert "editable install" in line and "needed when auth=rrsa" in line
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), *REQUIRED[:2], "--no-input"))
-    assert "missing required options rlgen.install" in line and "rlgen.registry" not in line
+                     "external-secrets.role_arn", "external-secrets.oidc_provider_arn"], items
+    assert "editable install" in items[0] and "needed when auth=rrsa" in items[-1]
+    assert items[7] == "--set ak-storage.bucket=VALUE (OSS bucket holding datasets, models and checkpoints)"
+    assert all(len(item) < 240 for item in items), items
+    line, items = error_list(run_rlgen("new", str(tmp_path / "demo"), *REQUIRED[:2], "--no-input"))
+    assert line.startswith("rlgen: error: 7 required answers are missing")
+    assert items[0].startswith("--set rlgen.install=VALUE (") and not any("rlgen.registry" in i for i in items)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -218,3 +226,25 @@ def test_the_readme_quick_start_gives_every_answer_rlgen_new_needs(tmp_path):
             line = line.replace(f"${name}", value)
         args = shlex.split(line)[3:]
         ok(run_rlgen("new", str(tmp_path / f"repo-{i}"), *args, "--set", f"rlgen.install={INSTALL}", "--no-input"))
+
+
+@pytest.mark.parametrize("url", ["https://gitlab.com/team/rl-repo.git", "git@gitlab.rl.test:team/rl-repo.git"])
+def test_a_gitlab_repository_is_told_its_github_workflows_do_not_run(tmp_path, url):
+    # The last --set of an option is its answer.
+    result = run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--set", f"rlgen.git_url={url}", "--no-input",
+                       "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "
+        "(.github/workflows/: checks, image builds, updates): run their commands from a .gitlab-ci.yml "
+        "of your own (the README's Checks section)"]
+    readme = (tmp_path / "repo" / "README.md").read_text()
+    checks = readme[readme.index("## Checks\n"):].split("\n## ", 1)[0]
+    assert "**This repository is on GitLab** (`rlgen.git_url`), which does not run the GitHub Actions" in checks
+
+
+def test_a_github_repository_hears_nothing_of_gitlab(generate):
+    readme = (generate() / "README.md").read_text()
+    assert "GitLab**" not in readme
+    result = run_rlgen("new", str(generate().parent / "again"), *REQUIRED, "--no-input", "-o", "json")
+    assert result.returncode == 0 and "GitLab" not in result.stderr, result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from support.repos import REQUIRED, build, one_error_line, run_rlgen
+from support.repos import REQUIRED, build, error_list, one_error_line, run_rlgen
 
 KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32")
 
@@ -58,8 +58,8 @@ def test_borrowing_from_a_cohort(generate):
 
 
 def test_the_quota_is_asked_never_defaulted(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--plugin", "kueue", "--no-input"))
-    assert "kueue.gpu_quota" in line
+    _, items = error_list(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--plugin", "kueue", "--no-input"))
+    assert [i.split("=")[0] for i in items] == ["--set kueue.gpu_quota"]
 
 
 def test_borrowing_needs_a_cohort(tmp_path):

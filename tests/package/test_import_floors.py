@@ -18,6 +18,8 @@ LIBRARY_OF = {"run": "runs", "cluster": "update"}
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
 #: package or from a floor below.
 FLOORS = (
+    # The version setuptools-scm writes from the Git tag when rlgen is built.
+    {"_version"},
     # What every layer uses: the version, the error every command reports, secrets masked in output.
     {"__init__", "errors", "redaction"},
     # Kubernetes name rules, the shared names (Spec), output formats, the outside tools, what a

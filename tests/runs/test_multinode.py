@@ -139,7 +139,7 @@ def test_resize_renames_the_run_and_diff_says_so(repo):
 def test_run_list_shows_each_runs_size(repo):
     ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=16"))
     lines = ok(rlgen_in(repo, "run", "list", "-o", "table")).splitlines()
-    assert lines[0].split() == ["RUN", "RAYJOB", "SIZE", "CHANGED", "KEYS"]
+    assert lines[0].split() == ["RUN", "RAYJOB", "SIZE", "CKPT/SAVE", "CHANGED", "KEYS"]
     assert lines[1].split()[2] == "1x8" and lines[2].split()[2] == "16x8"
 
 

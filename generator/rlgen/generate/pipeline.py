@@ -23,7 +23,7 @@ from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers, image_tags
 from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
-from rlgen.run import naming
+from rlgen.run import checkpoints, naming
 from rlgen.run.folder import index_text, run_kustomization
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
@@ -108,7 +108,8 @@ def training_base(b: Build) -> None:
         files[b.spec.tool_config_key] = trainer_config.tool_config(tools)
     for cfg in b.hooks.config_files(b.ctx):
         files[cfg.key] = cfg.content
-    files[rayjob_source.WAIT_SCRIPT] = sources.text(f"{TRAINING_BASE}/{rayjob_source.WAIT_SCRIPT}")
+    for script in (rayjob_source.WAIT_SCRIPT, checkpoints.SCRIPT):
+        files[script] = sources.text(f"{TRAINING_BASE}/{script}")
     write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec))
     for key, text in files.items():
         b.tree.add(f"{TRAINING_BASE}/{key}", text)

@@ -9,11 +9,17 @@ from rlgen.contributions import Stage
 from rlgen.generate import first_sync, skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
-from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
+from rlgen.naming import git_host
+from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
+                                       upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
-from rlgen.repo.layout import runs_root
+from rlgen.repo.layout import TRAINING_BASE, runs_root
+from rlgen.repo.sync_engines import engine_of_plugin
+from rlgen.run import checkpoints
 from rlgen.spec import Spec, in_mainland_china
+from rlgen.tools import yamlio
 from rlgen.tools.toolchain_pins import newer_go
+from rlgen.verl import trainer_config
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
@@ -74,10 +80,15 @@ def folder_tree(paths: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+#: What ``rlgen new`` says of a repository on GitLab; its README's Checks section says the same.
+GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "
+               "(.github/workflows/: checks, image builds, updates): run their commands from a .gitlab-ci.yml "
+               "of your own (the README's Checks section)")
+
+
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
           images: tuple[ImageBuild, ...] = (), stages: list[Stage] = ()) -> None:
-    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -86,15 +97,12 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
+        "git_host": git_host(spec.git_url),
+        # How to stop this engine before a merge that syncs with another (rlgen update --plugin).
+        "engine": engine_of_plugin(selection.plugins["sync"]),
         # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
         "e2e_gotoolchain": newer_go(),
-        # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
-        # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
-        "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
-        "rlgen_install_cluster": pip_arguments(effective(spec.rlgen_install), extra="cluster", plugins=plugins),
-        "rlgen_install_update": pip_arguments(effective(spec.rlgen_install), extra="template", plugins=plugins),
-        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins, extra="template"),
-        "rlgen_index_options": index_options(effective(spec.rlgen_install)),
+        **_install(spec),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
         "git_branch": spec.git_branch,
@@ -111,9 +119,25 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "clusters": _cluster_rows(selection),
         "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
         "dataset_dir": spec.dataset_dir(),
-        "bucket_note": _bucket_note(spec),
+        "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
     })
+
+
+def _install(spec: Spec) -> dict[str, object]:
+    """How the workflows, the data image and the README's reader install the rlgen rlgen.install pins."""
+    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
+    install = effective(spec.rlgen_install)
+    # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
+    # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
+    return {
+        "rlgen_install": pip_arguments(install, plugins=plugins),
+        "rlgen_install_cluster": pip_arguments(install, extra="cluster", plugins=plugins),
+        "rlgen_install_update": pip_arguments(install, extra="template", plugins=plugins),
+        "rlgen_install_git": needs_git(install),
+        "rlgen_upgrade": upgrade_arguments(install, plugins, extra="template"),
+        "rlgen_index_options": index_options(install),
+    }
 
 
 def _kuberay_namespace(selection: Selection) -> str:
@@ -131,13 +155,21 @@ def _cluster_rows(selection: Selection) -> list[dict]:
             for c, e in selection.all_clusters()]
 
 
+def _checkpoint_save(tree: FileTree, spec: Spec) -> str:
+    """What one save of a run of the training base writes (``rlgen run list`` shows each run's)."""
+    text = tree.files.get(f"{TRAINING_BASE}/{spec.trainer_config_key}", b"").decode()
+    config = trainer_config.deep_merge(dict(yamlio.read_plain(text) or {}),
+                                       {"actor_rollout_ref": {"model": {"path": spec.model_path}}})
+    return checkpoints.show_size(checkpoints.save_bytes(config), config)
+
+
 def _bucket_note(spec: Spec) -> str:
     revision = f" --revision {spec.model_revision}" if spec.model_revision else ""
     return (
         f"The model Job downloads `{spec.model}` from {spec.model_source} and uploads it to "
         f"`{spec.model_bucket_path}/` in the bucket, where the trainer loads it as `{spec.model_path}`; "
         f"the dataset Job loads `{spec.dataset_source}` and uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
-        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`. Both Jobs run code you can run yourself "
+        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`, one folder per RayJob (see *A lost node*). Both Jobs run code you can run yourself "
         f"(`rlgen data model --source {spec.model_source} --model {spec.model}{revision} --out model/` then "
         f"`rlgen data upload model/ oss://<bucket>/{spec.model_bucket_path}/`; "
         f"`rlgen data prepare --dataset {spec.dataset} --source {spec.dataset_source} --out prepared/`); "

@@ -194,6 +194,10 @@ def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()
     return values
 
 
+#: Where every option is, said when one is unknown.
+_LISTED = "rlgen plugins lists every option with its help"
+
+
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
             missing: list[str], unchecked: tuple[str, ...] = (),
             require: dict[str, str] | None = None, recorded: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -206,7 +210,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     known = {o.name: o for o in info.options}
     for key in given:
         if key not in known:
-            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}: {_LISTED}")
     require = require or {}
     first = [o for o in info.options if f"{info.name}.{o.name}" in require]
     values: dict[str, Any] = {}
@@ -246,13 +250,20 @@ def _condition(opt: Option, values: dict[str, Any]) -> str | None:
 
 
 def _missing(missing: list[str], infos) -> RlgenError:
-    # Every missing answer at once: one run of --no-input tells the whole list.
-    helps = {f"{i.name}.{o.name}": o.help for i in infos for o in i.options}
+    """Every missing answer at once, one line each with the --set that gives it: one run of
+    --no-input tells the whole list."""
+    helps = {f"{i.name}.{o.name}": _short(o.help) for i in infos for o in i.options}
     entries = [m.partition(" (") for m in missing]  # "PLUGIN.OPTION (why it is needed)"
-    return RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
-                      + "; ".join(f"{name} ({helps[name]}{'; ' + why[:-1] if why else ''})"
-                                  for name, _, why in entries) + ": "
-                      + " ".join(f"--set {name}=VALUE" for name, _, _ in entries))
+    count = f"{len(missing)} required answers are" if len(missing) > 1 else "a required answer is"
+    return RlgenError(f"{count} missing: give each with --set (on a terminal rlgen new asks for them)",
+                      tuple(f"--set {name}=VALUE ({helps[name]}{'; ' + why[:-1] if why else ''})"
+                            for name, _, why in entries))
+
+
+def _short(text: str) -> str:
+    """An option's help up to its first parenthesis or semicolon: what the answer is, on one line."""
+    cut = min((i for i in (text.find(" ("), text.find("; ")) if i > 0), default=len(text))
+    return text[:cut]
 
 
 def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str], earlier: dict[str, Any] | None = None,

@@ -12,6 +12,7 @@ from rlgen import pool
 from rlgen.errors import RlgenError
 from rlgen.repo import answers
 from rlgen.repo.layout import TRAINING_BASE
+from rlgen.run.checkpoints import SOURCE_KEY
 from rlgen.run.files import read_data
 from rlgen.spec import Spec
 from rlgen.tools import repo_files
@@ -81,8 +82,9 @@ def queue_limit(repo: Path) -> tuple[int, str]:
 def owned_keys(spec: Spec, run: str) -> dict[str, str]:
     """Keys ``rlgen run`` refuses to change, with the reason."""
     per_run = {key: ("rlgen writes it into every run.yaml (experiment names and checkpoints are per run, "
-                     "and a retried run resumes from its own)")
+                     "and a retried RayJob resumes from its own folder)")
                for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
+    per_run[SOURCE_KEY] = "rlgen run new/set --resume-from RUN sets it, once the sizes and models match"
     return per_run
 
 

@@ -71,13 +71,19 @@ def _read_plain(path: Path) -> Any:
         return None
 
 
-def index_path(repo: Path, env: str = "") -> Path:
-    """The runs index ``rlgen run`` edits: the main cluster's environment's (or ``env``'s)."""
-    return repo / runs_index(env or answers.main_environment(repo))
+def index_path(repo: Path, env: str | None = None) -> Path:
+    """The runs index of ``env`` (a cluster's environment): by default the main cluster's,
+    which ``rlgen run`` edits."""
+    if not env:
+        return repo / runs_index(answers.main_environment(repo))
+    known = {answers.main_environment(repo), *answers.read(repo)["clusters"].values()}
+    if env not in known:
+        raise RlgenError(f"--env {env}: no cluster syncs that environment (environments: {', '.join(sorted(known))})")
+    return repo / runs_index(env)
 
 
-def read_index(repo: Path, plain: bool = False, env: str = "") -> list[str]:
-    """The runs the main environment's index lists (or ``env``'s): each a run folder that exists."""
+def read_index(repo: Path, plain: bool = False, env: str | None = None) -> list[str]:
+    """The runs ``env``'s index lists (the main environment's by default): each a run folder that exists."""
     path = index_path(repo, env)
     require_inside(repo, path)
     if not path.exists() and (repo / OLD_RUNS_INDEX).is_file():

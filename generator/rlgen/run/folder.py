@@ -20,6 +20,7 @@ from rlgen.errors import RlgenError
 from rlgen.naming import dns1123_label_error
 from rlgen.repo import answers
 from rlgen.repo.layout import RUN_ENTRY, TRAINING_BASE
+from rlgen.run import checkpoints
 from rlgen.run.files import RENAME_TRANSFORMER, folder_of, index_path, read_data
 from rlgen.spec import Spec
 from rlgen.tools import repo_files, yamlio
@@ -110,9 +111,10 @@ def size_patch(spec: Spec, size: Size) -> list[dict]:
 
 def name_ops(spec: Spec, rayjob_name: str) -> list[dict]:
     """Operations after a run's RayJob got its name (``/metadata/name`` and what follows it):
-    under ACK's Gang scheduling each RayJob its own pod group, so two runs, or a run and its
-    renamed successor, never share one."""
-    ops = [{"op": "replace", "path": "/metadata/name", "value": rayjob_name}]
+    the name in the pods, where resume.py makes it the RayJob's checkpoint folder; under ACK's
+    Gang scheduling each RayJob its own pod group, so two runs, or a run and its renamed
+    successor, never share one."""
+    ops = [{"op": "replace", "path": "/metadata/name", "value": rayjob_name}, *checkpoints.env_ops(rayjob_name, TEMPLATES)]
     if spec.gang_scheduling == "coscheduling":
         ops += [{"op": "replace", "path": f"{t}/metadata/labels/{escape(POD_GROUP)}", "value": rayjob_name}
                 for t in TEMPLATES]
@@ -203,9 +205,9 @@ def index_text(runs: list[str], current: str | None = None, env: str = "", main_
     return yamlio.dump(doc)
 
 
-def write_index(repo: Path, runs: list[str]) -> None:
-    """The main environment's runs index, listing ``runs``."""
-    path = index_path(repo)
+def write_index(repo: Path, runs: list[str], env: str | None = None) -> None:
+    """``env``'s runs index (the main environment's by default), listing ``runs``."""
+    path = index_path(repo, env)
     try:
         text = index_text(runs, repo_files.read_text(path, repo))
     except ValueError as exc:

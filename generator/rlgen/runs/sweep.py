@@ -31,6 +31,8 @@ class SweepRequest:
     max_runs: int
     no_branch: bool = False
     from_head: bool = False
+    #: The environment whose runs index lists them (None: the main cluster's).
+    env: str | None = None
     dry_run: bool = False
     output: str | None = None
 
@@ -41,13 +43,13 @@ def new(request: SweepRequest) -> None:
     ws, runs = edits.open_runs(committing=True)
     branch = f"run/sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, request.from_head, "pick another sweep name or pass --no-branch")
-    paths = [files.folder_of(ws.root, run) for run in names] + [files.index_path(ws.root)]
+    paths = [files.folder_of(ws.root, run) for run in names] + [files.index_path(ws.root, request.env)]
     with GitChange(ws.root, paths, request.dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         _require_new_sweep(ws, runs, name)
         made = [_make(ws, name, run, i, len(points), source, common, point)
                 for i, (run, point) in enumerate(zip(names, points), 1)]
-        folder.write_index(ws.root, [*runs, *names])
+        folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), *names], request.env)
         change.commit(_message(name, source, axes, common, names, points, made))
     found = [{"run": run, "rayjob": one.rayjob, "point": point, "keys": one.values}
              for run, point, one in zip(names, points, made)]

@@ -46,6 +46,7 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         from rlgen.repo.workspace import Workspace, load_selection, load_spec
         from rlgen.validate.conflicts import conflict_findings
         from rlgen.validate.image_folders import image_findings, tracked_files
+        from rlgen.validate.run_folders import foreign_findings
 
         if conflicts := conflict_findings(root):
             # Files with markers do not load or render: report them alone.
@@ -61,7 +62,8 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         from rlgen.rules.tools import acknowledged
         from rlgen.validate.schema_findings import schema_sources
 
-        stale = stale_findings(repo, ws.spec, runs, target) + image_findings(repo, target, tracked_files(repo))
+        stale = (stale_findings(repo, ws.spec, runs, target) + image_findings(repo, target, tracked_files(repo))
+                 + foreign_findings(repo, ws.spec.run_config_key, ws.spec.namespace, target))
         external = answers.read(repo)["external_secrets"]
         plugins = (selection.hooks(), selection.context(ws.spec))
         secret_plan = _secret_plan(repo, selection)
