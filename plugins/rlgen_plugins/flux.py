@@ -2,18 +2,12 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Layer, Option, PluginInfo, Resource, SecretRef,
+from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef,
                               duration_error, git_host, hookimpl, tested_version)
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "flux"
 FLUX_NAMESPACE = "flux-system"
-#: The ServiceAccount the runs stage applies as (kustomize-controller impersonates it), and its
-#: Role and RoleBinding in the runs namespace: a merge to runs/ reaches nothing else.
-RUNS_APPLIER = "rlgen-runs-applier"
-#: What a run is made of, and all the runs stage may create, change and delete.
-RUN_KINDS = (("ray.io", "rayjobs"), ("", "configmaps"))
-APPLY_VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
 #: The GitRepository that ``flux bootstrap`` creates for this repository.
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
 #: A health check expression (CEL): the object's Ready condition is True.
@@ -98,32 +92,8 @@ def _bootstrap_files(ctx) -> dict[str, list[Document]]:
 
 @hookimpl
 def rlgen_sync_files(ctx, stages):
-    files = {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
-             f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
-    if f"clusters/{ctx.spec.cluster}/runs.yaml" in files:
-        files[f"clusters/{ctx.spec.cluster}/{RUNS_APPLIER}.yaml"] = [Document(
-            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(RUNS_APPLIER)},
-            f"Who the runs stage (runs.yaml) applies as: only what the platform stage's Role {RUNS_APPLIER}\n"
-            "in the runs namespace allows.")]
-    return files
-
-
-@hookimpl
-def rlgen_resources(ctx):
-    """The runs stage's rights, in the platform stage (after the runs namespace exists): a
-    namespaced Role, so nothing of a run folder reaches another namespace or the cluster scope."""
-    namespace = ctx.spec.namespace
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": {"name": RUNS_APPLIER, "namespace": namespace},
-            "rules": [{"apiGroups": [group], "resources": [plural], "verbs": APPLY_VERBS} for group, plural in RUN_KINDS]}
-    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-               "metadata": {"name": RUNS_APPLIER, "namespace": namespace},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": RUNS_APPLIER},
-               "subjects": [{"kind": "ServiceAccount", "name": RUNS_APPLIER, "namespace": FLUX_NAMESPACE}]}
-    return [Resource(Layer.PLATFORM, "runs-applier-role.yaml", role,
-                     "What the runs stage may do: RayJobs and their ConfigMaps here, nothing else."),
-            Resource(Layer.PLATFORM, "runs-applier-binding.yaml", binding,
-                     f"Flux's runs Kustomization applies as {FLUX_NAMESPACE}/{RUNS_APPLIER} (spec.serviceAccountName).")]
+    return {**_bootstrap_files(ctx), **_stage_files(ctx, stages),
+            f"clusters/{ctx.spec.cluster}/{RECEIVER}.yaml": [_receiver(ctx)]}
 
 
 # Each stage's Kustomization in its cluster's file, and the upstream roots it syncs first.
@@ -172,11 +142,9 @@ def _stage_files(ctx, stages) -> dict[str, list[Document]]:
 def _stage_kustomization(stage, depends: list[str], o) -> Document:
     """The Flux Kustomization of one of rlgen's stages, after ``depends``."""
     if stage.name == "runs":
-        extra = {"wait": False, "serviceAccountName": RUNS_APPLIER}
+        extra = {"wait": False}
         comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
-                   "would block every later sync. Prune deletes the RayJob of a removed run.\n"
-                   f"Applied as {FLUX_NAMESPACE}/{RUNS_APPLIER}, not with Flux's own rights: the API\n"
-                   "server refuses anything of a merge to runs/ but RayJobs and ConfigMaps of the runs namespace.")
+                   "would block every later sync. Prune deletes the RayJob of a removed run.")
     elif not stage.wait:
         extra = {"wait": False}
         comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"

@@ -45,7 +45,8 @@ def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs,
     # Every stage of clusters/production/ Ready, the pool shaped from the repository's pods.
     for stage in ("flux-system", "platform", "runs"):
         assert f"| Kustomization {stage} | True |" in summary, summary
-    assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun=true:NoSchedule" in summary
+    # ACK taints Lingjun nodes by key alone (rlgen.pool).
+    assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun:NoSchedule" in summary
     assert "| GPU nodes for " in summary and "| problem |" not in summary, summary
     # Flux is installed by the pinned CLI's own bootstrap.
     assert "rlgen e2e: flux bootstrap git --path=clusters/production" in result.stderr, result.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ruamel.yaml import YAML
-from support.repos import build, commit_all, rlgen_in
+from support.repos import commit_all, rlgen_in
 
 SMUGGLED = {
     "crb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: mine\n"
@@ -33,24 +33,7 @@ def test_validate_names_each_file_that_is_not_the_runs(repo):
     named = {p["source"]: p["message"] for p in json.loads(result.stdout)["problems"]}
     for name in SMUGGLED:
         assert "not a file of run baseline" in named[f"runs/baseline/{name}"]
-    assert "the API server refuses anything else" in named["runs/baseline/crb.yaml"]
-
-
-def test_the_runs_stage_applies_as_a_service_account_of_a_namespaced_role(generate):
-    repo = generate()
-    stage = YAML(typ="safe").load((repo / "clusters/production/runs.yaml").read_text())
-    account = YAML(typ="safe").load((repo / "clusters/production/rlgen-runs-applier.yaml").read_text())
-    assert account["kind"] == "ServiceAccount" and account["metadata"]["namespace"] == "flux-system"
-    assert stage["spec"]["serviceAccountName"] == account["metadata"]["name"]
-    platform = build(repo / "overlays/production/platform")
-    role = next(o for o in platform if o["kind"] == "Role" and o["metadata"]["name"] == account["metadata"]["name"])
-    binding = next(o for o in platform if o["kind"] == "RoleBinding" and o["roleRef"]["name"] == role["metadata"]["name"])
-    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "rl-training"
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
-                                    "namespace": "flux-system"}]
-    assert sorted((g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]) == [
-        ("", "configmaps"), ("ray.io", "rayjobs")]
-    assert not any(o["kind"].startswith("Cluster") for o in platform if "runs-applier" in o["metadata"]["name"])
+    assert "a run is a RayJob and its ConfigMap in rl-training, nothing else" in named["runs/baseline/crb.yaml"]
 
 
 def test_argo_cds_runs_application_is_in_a_project_of_run_kinds_only(generate):

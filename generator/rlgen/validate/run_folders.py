@@ -1,8 +1,8 @@
 """Files in a run folder that are not the run's. A run is its ``run.yaml`` and its
-kustomization; the runs stage applies as a ServiceAccount that may only make RayJobs and their
-ConfigMaps in the runs namespace, so anything else a merge brings into ``runs/<run>/`` (a
-ClusterRoleBinding, a Secret, a Deployment elsewhere) would be refused by the API server after
-the merge. Named here, on the pull request, before it."""
+kustomization; anything else a merge brings into ``runs/<run>/`` (a ClusterRoleBinding, a
+Secret, a Deployment elsewhere) is no part of a run, and would reach the cluster with the runs
+stage's rights (Argo CD's runs AppProject refuses it; Flux's runs stage applies with Flux's own).
+Named here, on the pull request, before the merge."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,6 +34,5 @@ def foreign_findings(repo: Path, config_key: str, namespace: str, target: Path |
         whose = f"run {run}" if run else "any run"
         found.append(Finding(shown, f"file/{path.name}",
                              f"not a file of {whose} (a run folder holds {config_key} and {RUN_KUSTOMIZATION}): "
-                             f"the runs stage may only make RayJobs and ConfigMaps in {namespace}, so the API "
-                             "server refuses anything else it brings", FIX))
+                             f"a run is a RayJob and its ConfigMap in {namespace}, nothing else", FIX))
     return found
