@@ -77,6 +77,9 @@ __all__ = [
     "Pool", "node_pool", "fit_problems", "quota_problems",
     # The repository's verl release: verl_release(ctx.spec).
     "Release", "verl_release",
+    # A dataset row's text for map_row: a null, a list or blank text raises ValueError (the row
+    # is dropped and counted).
+    "row_text",
     # The cluster's RRSA OIDC provider when an answer names it; the release of an upstream program
     # rlgen's tests run (toolchain/<folder>), which a README installs.
     "rrsa_provider", "tested_version",
