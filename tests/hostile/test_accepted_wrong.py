@@ -43,6 +43,11 @@ def _bisect(repo: Path) -> None:
     git(repo, "bisect", "start")  # the branch stays checked out until good and bad are given
 
 
+def _sparse(repo: Path) -> None:
+    # A rollback would restore files the checkout leaves off disk; a read would find them missing.
+    git(repo, "sparse-checkout", "set", "--no-cone", "/*", "!/components/")
+
+
 def _merge_without_changes(repo: Path) -> None:
     git(repo, "switch", "-q", "-c", "side")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "side")
@@ -90,6 +95,8 @@ REFUSED = [
     ("cherry-pick-run-set", _cherry_pick_empty, ("run", "set", "baseline", "trainer.total_epochs=3"),
      "a git cherry-pick is in progress"),
     ("rebase-run-new", _rebase_stopped, ("run", "new", "second"), "a git rebase is in progress"),
+    ("sparse-run-set", _sparse, ("run", "set", "baseline", "trainer.total_epochs=3"), "git sparse-checkout disable"),
+    ("sparse-update", _sparse, ("update", "--set", "ak-storage.bucket=other-bucket"), "git sparse-checkout disable"),
 ]
 
 

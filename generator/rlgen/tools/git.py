@@ -299,8 +299,21 @@ def require_no_operation(repo: Path) -> None:
             raise RlgenError(f"{what} is in progress in {repo} ({path} exists): finish it first ({end})")
 
 
+def require_whole_checkout(repo: Path) -> None:
+    """A sparse checkout (or files marked skip-worktree) leaves tracked files off disk: rlgen
+    reads the repository's files and restores them on a rollback, so it refuses before it starts.
+    The setting is read too: git marks the index's entries only when it next rewrites the index."""
+    absent = [line[2:] for line in run(repo, "ls-files", "-t").splitlines() if line.startswith("S ")]
+    sparse = run(repo, "config", "--bool", "core.sparseCheckout", check=False).strip() == "true"
+    if absent or sparse:
+        first = f"; first: {absent[0]}" if absent else ""
+        raise RlgenError(f"{repo} is a sparse checkout (git sparse-checkout, or files marked skip-worktree{first}): "
+                         "rlgen reads and restores the whole repository; run git sparse-checkout disable first")
+
+
 def require_branch(repo: Path) -> str:
     require_no_operation(repo)
+    require_whole_checkout(repo)
     # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
     branch = head(repo)[0]
     if branch is None:
