@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from rlgen.data import UPLOAD_DEADLINE_SECONDS
+from rlgen.data import DOWNLOAD_DEADLINE_SECONDS, UPLOAD_DEADLINE_SECONDS
 from rlgen.errors import require_extra
 from rlgen.option_checks import dataset_source_error
 from rlgen.output import out_folder_error, output_option, resolve_output, status, to_json
@@ -73,8 +73,12 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
 @click.option("--revision", metavar="REF", help="Branch, tag or commit (default: the hub's default branch).")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the model's files; a second run resumes what is missing.")
+@click.option("--deadline", envvar="RLGEN_DOWNLOAD_DEADLINE", type=click.FloatRange(min=0, min_open=True),
+              default=DOWNLOAD_DEADLINE_SECONDS, show_default=True, metavar="SECONDS",
+              help="End the download (exit 2) when it has not finished after this long, however slowly the hub "
+                   "answers; a rerun resumes the files left partial [env RLGEN_DOWNLOAD_DEADLINE].")
 @output_option()
-def model_cmd(source: str, model: str, revision: str | None, out: Path, output: str | None):
+def model_cmd(source: str, model: str, revision: str | None, out: Path, deadline: float, output: str | None):
     """Download a model's files, for `rlgen data upload` to copy to the bucket."""
     if problem := out_folder_error(out):
         raise click.BadParameter(problem, param_hint="--out")
@@ -87,7 +91,7 @@ def model_cmd(source: str, model: str, revision: str | None, out: Path, output: 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
     with progress.FolderProgress(out, f"{model} from {source}") if sys.stderr.isatty() else nullcontext():
-        folder = download(source, model, out, revision)
+        folder = download(source, model, out, revision, deadline)
     found = visible_files(folder)
     size = sum(p.stat().st_size for p in found)
     if resolve_output(output) == "json":
