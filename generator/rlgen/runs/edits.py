@@ -256,6 +256,7 @@ def open_runs(committing: bool) -> tuple[Workspace, dict]:
         # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
         click.get_current_context().with_resource(terminate_as_interrupt())
         click.get_current_context().with_resource(git_recovery.lock(ws.root))
+        git.require_whole_checkout(ws.root)  # else the files below read as missing
     runs = files.check_repository(ws.root, ws.spec)
     if committing:
         git.require_no_stale_lock(ws.root)
