@@ -293,7 +293,8 @@ class _Builds:
                 self.done(i, "---\n".join(text for text, _ in self._ordered(i)) if self.units[i].parts
                       else future.result())
             return None
-        if isinstance(error, RlgenError) and not self.builds.stopped:
+        # A root built in one part (the sync engine's own kustomization) has no other build to ask.
+        if isinstance(error, RlgenError) and not self.builds.stopped and len(self.units[i].parts) > 1:
             first = not self.part_errors.get(i)
             self.part_errors.setdefault(i, {})[part] = error
             return i if first else None
