@@ -74,6 +74,9 @@ class Spec:
     gang_scheduling: str = "off"
     queue: str = ""
     priority_class: str = ""
+    #: How git_url's host signs push webhooks (rlgen.naming.GIT_HOSTS): ``rlgen.git_host``, or
+    #: what the host's name tells.
+    git_host: str = ""
     #: Git URL in place of https://github.com for upstream roots (``rlgen.upstream_mirror``).
     upstream_mirror: str = ""
     #: (volume key, name) once the generator named each volume from what Kubernetes never

@@ -1,25 +1,14 @@
 """What both sync plugins share: an upstream root's JSON 6902 patches, as the patch entries
 Flux ``spec.patches`` and Argo CD ``kustomize.patches`` both take; the name of an upstream
-repository; the kustomizations that bring the shared upstream folder into each cluster's; the
-Git host whose push webhook each one receives."""
+repository; the kustomizations that bring the shared upstream folder into each cluster's."""
 from __future__ import annotations
 
 import json
 
-from rlgen.plugin_api import Document, url_host
+from rlgen.plugin_api import Document
 
 #: The key of a push webhook's shared secret in the Secret the sync engine reads.
 WEBHOOK_TOKEN_KEY = "token"
-
-
-def webhook_host(git_url: str) -> str:
-    """How the Git host of ``git_url`` signs its push webhooks: "github", "gitlab" or "other"."""
-    host = url_host(git_url).lower()
-    if host == "github.com":
-        return "github"
-    if host == "gitlab.com" or host.startswith("gitlab."):
-        return "gitlab"
-    return "other"
 
 
 def repo_name(url: str) -> str:

@@ -78,7 +78,7 @@ def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     # That rlgen, asked for a new repository without an answer, names a source only this
     # machine can reach and refuses it in one line.
     refused = subprocess.run([str(rlgen), "new", str(tmp_path / "again"), "--no-input",
-                              "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}"],
+                              "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=generic-hmac"],
                              capture_output=True, text=True, cwd=tmp_path)
     line = one_error_line(refused)
     assert "a local git repository" in line and "--set rlgen.install=" in line

@@ -40,7 +40,7 @@ def test_an_editable_install_without_an_answer_is_refused_in_one_line(tmp_path):
     """The tests run an editable install: nothing an image build could install from. It is
     named first among the missing answers, with why, before anything is generated."""
     result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
-                       "--set", f"rlgen.git_url={GIT_URL}", *storage_answers())
+                       "--set", f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=generic-hmac", *storage_answers())
     line = one_error_line(result)
     assert line.startswith("rlgen: error: missing required option rlgen.install (")
     assert "this rlgen is an editable install" in line and line.endswith("--set rlgen.install=VALUE")

@@ -192,7 +192,7 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
-    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL}, "ak-storage": CORE_ANSWERS["ak-storage"]}
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "git_host": "github"}, "ak-storage": CORE_ANSWERS["ak-storage"]}
     with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
         select(installed, ["needs-domain"], core, ask=None)
     asked = []

@@ -58,14 +58,15 @@ def test_interactive_new_asks_the_install_source_first_and_the_rrsa_arns_after_t
 
     role, provider = "acs:ram::1111111111:role/eso", "acs:ram::1111111111:oidc-provider/ack-rrsa-c0ffee"
     replies = {"rlgen.install": [INSTALL], "rlgen.registry": [REGISTRY], "rlgen.git_url": [GIT_URL],
-               "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
+               "rlgen.git_host": ["github"], "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
                "external-secrets.region": [REGION], "external-secrets.role_arn": [role],
                "external-secrets.oidc_provider_arn": [provider.replace("1111111111", "2222222222"), provider]}
     target = tmp_path / "repo"
     code, _, screen, asked = answering("new", str(target), "--plugin", "external-secrets", replies=replies,
                                        env=dict(os.environ))
     assert code == 0, screen.decode(errors="replace")
-    assert asked[:3] == ["rlgen.install", "rlgen.registry", "rlgen.git_url"], asked
+    # The Git host's kind right after the URL whose host does not tell it.
+    assert asked[:4] == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "rlgen.git_host"], asked
     eso = [a for a in asked if a.startswith("external-secrets.")]
     assert eso == ["external-secrets.region", "external-secrets.role_arn", "external-secrets.oidc_provider_arn",
                    "external-secrets.oidc_provider_arn"], asked
@@ -88,7 +89,7 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
         asked.append(f"{plugin}.{option.name}")
         return replies[asked[-1]].pop(0)
 
-    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL}}, ask)
+    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, "git_host": "github"}}, ask)
     assert [a for a in asked if a.startswith("ak-storage.")] == [
         "ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
     assert selection.answers["ak-storage"] == {"bucket": "team-bucket", "region": "cn-hangzhou", "endpoint": ""}
@@ -131,7 +132,7 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
     answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
-               "--no-input")
+               "--set", "rlgen.git_host=github", "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
     line = one_error_line(run_rlgen("new", str(target), *answers))

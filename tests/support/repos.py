@@ -26,18 +26,27 @@ def storage_answers(plugin: str = "ak-storage") -> tuple[str, ...]:
     return ("--set", f"{plugin}.bucket={BUCKET}", "--set", f"{plugin}.region={REGION}")
 
 
+#: How GIT_URL's host signs its push webhooks: its name does not tell (rlgen.git_host).
+GIT_HOST = "github"
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
-            "--set", f"rlgen.install={INSTALL}", *storage_answers())
+            "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.git_host={GIT_HOST}", *storage_answers())
 #: The same answers for ``select()`` called directly.
-CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL},
+CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, "git_host": GIT_HOST},
                 "ak-storage": {"bucket": BUCKET, "region": REGION}}
 
 
 def required_for(*args: str) -> tuple[str, ...]:
-    """REQUIRED for ``rlgen new ARGS``: the bucket and region go to the storage plugin ARGS pick."""
+    """REQUIRED for ``rlgen new ARGS``: the bucket and region go to the storage plugin ARGS pick;
+    no git_host when ARGS give one, or a git_url on a host whose name tells it."""
+    from rlgen.naming import known_git_host
+
     storage = next((name for flag, name in zip(args, args[1:]) if flag == "--plugin" and name.endswith("-storage")),
                    "ak-storage")
-    return REQUIRED if storage == "ak-storage" else (*REQUIRED[:6], *storage_answers(storage))
+    core = REQUIRED[:6]
+    if not any(a.startswith("rlgen.git_host=") or (a.startswith("rlgen.git_url=") and known_git_host(a[14:]))
+               for a in args):
+        core += REQUIRED[6:8]
+    return (*core, *storage_answers(storage))
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):

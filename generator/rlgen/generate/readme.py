@@ -101,6 +101,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "environment": spec.environment,
         "run": run,
         "nnodes": spec.nnodes,
+        **_gpu_pool(spec, selection),
         "gpus_per_node": spec.gpus_per_node,
         "network": spec.network,
         "gang": spec.gang_scheduling,
@@ -113,6 +114,19 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec),
     })
+
+
+def _gpu_pool(spec: Spec, selection: Selection) -> dict:
+    """The GPU nodes of the e2e workflow's throwaway pool, and which answers size it: a queue's
+    GPU quota (the most GPUs the team's runs hold at once) in nodes of rlgen.gpus_per_node, else
+    the nodes of a run (rlgen.nnodes); never fewer than a run needs."""
+    queue = selection.plugins.get("queue", "")
+    quota = selection.values.get(queue, {}).get("gpu_quota")
+    if not quota:
+        return {"gpu_nodes": spec.nnodes, "gpu_nodes_why": "rlgen.nnodes, the nodes of one run"}
+    nodes = max(spec.nnodes, -(-quota // spec.gpus_per_node))
+    return {"gpu_nodes": nodes, "gpu_nodes_why": f"{queue}.gpu_quota ({quota} GPUs) in nodes of "
+                                                 f"rlgen.gpus_per_node ({spec.gpus_per_node})"}
 
 
 def _bucket_note(spec: Spec) -> str:

@@ -30,6 +30,10 @@ from rlgen.naming import (
     HASH_LENGTH,
     image_host,
     is_example_host,
+    GIT_HOSTS,
+    git_host_error,
+    known_git_host,
+    unknown_git_host,
     url_host,
     MAX_RAYJOB_NAME,
     dns1035_label_error,
@@ -106,6 +110,12 @@ CORE = PluginInfo(
         # No default: a placeholder URL would give a repository the sync engine can never fetch.
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
+        # The push webhook's signature follows the host's kind, which only github.com's and
+        # gitlab.com's names tell: any other host is asked, never guessed.
+        Option("git_host", "How git_url's host signs push webhooks: github (GitHub, GitHub Enterprise, Gitea), "
+               "gitlab (GitLab, self-managed too) or generic-hmac (X-Signature: sha256=<HMAC of the body>); "
+               "default: told by github.com and gitlab.com", "", choices=GIT_HOSTS,
+               required_when=("git_url", unknown_git_host), cross_check=git_host_error),
         Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
         # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
         # roots from a mirror that keeps GitHub's owner/name paths.
@@ -209,6 +219,7 @@ def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributi
         training_image=core["training_image"] or f"{core['registry']}/verl-training",
         data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
         rlgen_install=core["install"],
+        git_host=core["git_host"] or known_git_host(core["git_url"] or ""),
         plugin_packages=tuple(core["plugin_packages"]),
         plugin_distributions=distributions,
         verl_version=core["verl"],
@@ -341,6 +352,8 @@ def _condition(opt: Option, values: dict[str, Any]) -> str | None:
     if opt.required_when is None:
         return None
     name, value = opt.required_when
+    if callable(value):
+        return value(values.get(name))
     return f"{name}={value}" if values.get(name) == value else None
 
 
