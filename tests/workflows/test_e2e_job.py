@@ -1,0 +1,47 @@
+"""The e2e workflow of the default repository run by nektos/act (support/act.py): `rlgen e2e`
+syncs a pull request's commit on a throwaway control plane on this machine, the pinned programs
+restored from the cache a previous run saved, and saved after a failing run too."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from support.repos import git, ok, rlgen_in
+from support.toolchain import build
+
+from rlgen import __version__
+from rlgen.e2e.programs import ENGINE_FOLDERS, TOOL_FOLDERS
+
+KEY = f"rlgen-e2e-Linux-{__version__}"
+
+
+def seed_cache(runner) -> None:
+    """The cache entry an earlier run of the workflow saved: this machine's builds of the pinned
+    programs (the same go.mod, go.sum and Go), hard-linked."""
+    entry = runner.cache / KEY
+    if entry.exists():
+        return
+    entry.mkdir(parents=True)
+    for module in build.modules():
+        if module.name in (*TOOL_FOLDERS, *ENGINE_FOLDERS["Flux"]):
+            if not build.is_current(module):
+                pytest.fail(f"{module.name} is not built: run make toolchain")
+            subprocess.run(["cp", "-al", str(build.destination(module)), str(entry)], check=True)
+
+
+def test_the_e2e_job_syncs_a_pull_request_with_the_programs_restored(generate, runner, tmp_path):
+    seed_cache(runner)
+    work = shutil.copytree(generate(), tmp_path / "repo", symlinks=True)
+    git(work, "switch", "-q", "-c", "lr")
+    ok(rlgen_in(work, "run", "new", "lr-3e-6", "--set", "actor_rollout_ref.actor.optim.lr=3e-6", "--no-branch"))
+    git(work, "switch", "-q", "main")
+    full = runner.publish(work, "rl-e2e")
+    event = runner.pull_request(work, full, "main", "lr")
+    job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
+    assert job.passed, job.log[-6000:]
+    steps = job.step_results()
+    assert steps.get("rlgen e2e") == "success", steps
+    assert f"Cache restored from key: {KEY}" in job.log
+    # A hit is not saved again.
+    assert "Save the built programs" not in steps, steps
