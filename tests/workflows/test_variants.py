@@ -23,7 +23,8 @@ VARIANTS = {
 #: The workflows each variant changes, and how (everything else is the default's, byte for byte).
 CHANGED = {
     "argo": {"e2e.yaml"},        # Argo CD's build (GOTOOLCHAIN) and Redis
-    "kueue": {"e2e.yaml"},       # GPU_NODES: the quota's nodes
+    "kueue": {"e2e.yaml"},       # not checked here: rlgen e2e serves no Kueue
+    "external-secrets": {"e2e.yaml"},  # not checked here: rlgen e2e serves no External Secrets
 }
 
 
