@@ -104,8 +104,8 @@ def test_e2e_workflow_runs_rlgen_e2e_on_pull_requests_with_pinned_actions_and_no
     on = workflow[True if True in workflow else "on"]
     assert "clusters/**" in on["pull_request"]["paths"] and "push" not in on
     steps = workflow["jobs"]["e2e"]["steps"]
-    pinned = [s["uses"] for s in steps if "uses" in s and not s["uses"].startswith("actions/setup-python")]
-    assert all(re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", uses) for uses in pinned), pinned
+    pinned = [s["uses"] for s in steps if "uses" in s]
+    assert all(re.fullmatch(r"[\w-]+/[\w-]+(/[\w-]+)?@[0-9a-f]{40}", uses) for uses in pinned), pinned
     runs = [s.get("run", "") for s in steps]
     assert any(r.startswith('rlgen e2e --install-tools "$RUNNER_TEMP/rlgen-e2e"') for r in runs)
     assert any(r.startswith("rlgen e2e . --cluster production") for r in runs)
@@ -115,3 +115,20 @@ def test_e2e_workflow_runs_rlgen_e2e_on_pull_requests_with_pinned_actions_and_no
         # Argo CD's release needs Go 1.27 and a Redis server, which the runner gets from its packages.
         assert workflow["env"]["GOTOOLCHAIN"] == "go1.27.3"
         assert any(r.endswith("apt-get install -y -qq redis-server") for r in runs), runs
+
+
+@pytest.mark.parametrize("args", COMBOS, ids=["default", "argo+rrsa", "marketplace+git-install"])
+def test_every_action_is_pinned_by_commit_with_its_tag_beside_it(generate, args):
+    import re
+
+    # One commit per action everywhere, its release named in the comment: a moved tag changes
+    # nothing that runs, and a reader sees which release it is.
+    seen: dict[str, set[str]] = {}
+    for workflow in (generate(*args) / ".github" / "workflows").glob("*.yaml"):
+        for line in workflow.read_text().splitlines():
+            if "uses:" not in line:
+                continue
+            found = re.search(r"uses: (actions/[\w-]+)(/[\w-]+)?@([0-9a-f]{40})  # (v\d+\.\d+\.\d+)$", line)
+            assert found, f"{workflow.name}: {line.strip()}"
+            seen.setdefault(found[1], set()).add((found[3], found[4]))
+    assert all(len(pins) == 1 for pins in seen.values()), seen
