@@ -30,9 +30,22 @@ def seed_cache(runner) -> None:
             subprocess.run(["cp", "-al", str(build.destination(module)), str(entry)], check=True)
 
 
+def mirrored(generate, runner, tmp_path, *args: str):
+    """The repository ``rlgen new ARGS`` generates with its upstream roots fetched from the
+    runner's Git host (``rlgen.upstream_mirror``), which serves openkruise/agents v0.3.0 as the
+    control-plane tests do: nothing is fetched from github.com."""
+    # Lazy: the end-to-end tests' builder of the upstream repository, shared with bench_e2e.py.
+    from e2e.conftest import openkruise_agents
+
+    if not (runner.git_server.root / "openkruise/agents").exists():
+        runner.git_server.publish("openkruise/agents", openkruise_agents(tmp_path / "agents"), tag="v0.3.0")
+    return shutil.copytree(generate(*args, "--set", f"rlgen.upstream_mirror={runner.git_server.base}"),
+                           tmp_path / "repo", symlinks=True)
+
+
 def test_the_e2e_job_syncs_a_pull_request_with_the_programs_restored(generate, runner, tmp_path):
     seed_cache(runner)
-    work = shutil.copytree(generate(), tmp_path / "repo", symlinks=True)
+    work = mirrored(generate, runner, tmp_path)
     git(work, "switch", "-q", "-c", "lr")
     ok(rlgen_in(work, "run", "new", "lr-3e-6", "--set", "actor_rollout_ref.actor.optim.lr=3e-6", "--no-branch"))
     git(work, "switch", "-q", "main")
