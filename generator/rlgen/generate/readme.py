@@ -101,8 +101,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "environment": spec.environment,
         "run": run,
         "nnodes": spec.nnodes,
-        **_gpu_pool(spec, selection),
-        "e2e_unserved": " or ".join(E2E_UNSERVED[p] for p in selection.plugins.values() if p in E2E_UNSERVED),
+        **_e2e_workflow(spec, selection),
         "gpus_per_node": spec.gpus_per_node,
         "network": spec.network,
         "gang": spec.gang_scheduling,
@@ -123,17 +122,18 @@ E2E_UNSERVED = {"kueue": "Kueue's queues (ClusterQueue, LocalQueue)",
                 "external-secrets": "External Secrets' SecretStore and ExternalSecrets"}
 
 
-def _gpu_pool(spec: Spec, selection: Selection) -> dict:
-    """The GPU nodes of the e2e workflow's throwaway pool, and which answers size it: a queue's
-    GPU quota (the most GPUs the team's runs hold at once) in nodes of rlgen.gpus_per_node, else
-    the nodes of a run (rlgen.nnodes); never fewer than a run needs."""
+def _e2e_workflow(spec: Spec, selection: Selection) -> dict:
+    """What the e2e workflow is told: the kinds rlgen e2e cannot sync of this selection, and the
+    GPU nodes of its throwaway pool with the answers that size it: a queue's GPU quota (the most
+    GPUs the team's runs hold at once) in nodes of rlgen.gpus_per_node, else the nodes of a run
+    (rlgen.nnodes); never fewer than a run needs."""
+    unserved = " or ".join(E2E_UNSERVED[p] for p in selection.plugins.values() if p in E2E_UNSERVED)
     queue = selection.plugins.get("queue", "")
     quota = selection.values.get(queue, {}).get("gpu_quota")
     if not quota:
-        return {"gpu_nodes": spec.nnodes, "gpu_nodes_why": "rlgen.nnodes, the nodes of one run"}
-    nodes = max(spec.nnodes, -(-quota // spec.gpus_per_node))
-    return {"gpu_nodes": nodes, "gpu_nodes_why": f"{queue}.gpu_quota ({quota} GPUs) in nodes of "
-                                                 f"rlgen.gpus_per_node ({spec.gpus_per_node})"}
+        return {"e2e_unserved": unserved, "gpu_nodes": spec.nnodes, "gpu_nodes_why": "rlgen.nnodes, the nodes of one run"}
+    return {"e2e_unserved": unserved, "gpu_nodes": max(spec.nnodes, -(-quota // spec.gpus_per_node)),
+            "gpu_nodes_why": f"{queue}.gpu_quota ({quota} GPUs) in nodes of rlgen.gpus_per_node ({spec.gpus_per_node})"}
 
 
 def _bucket_note(spec: Spec) -> str:
