@@ -108,7 +108,8 @@ def test_the_update_workflow_installs_from_rlgen_install_only(generate):
     for workflow in (text, pinned):
         assert "github.token" not in workflow and "GITHUB_TOKEN }}" not in workflow
         assert "token: ${{ secrets.RLGEN_UPDATE_TOKEN }}" in workflow
-        assert "GH_TOKEN: ${{ secrets.RLGEN_UPDATE_TOKEN }}" in workflow
+        # The REST API calls that open the pull request use it too.
+        assert "\n          TOKEN: ${{ secrets.RLGEN_UPDATE_TOKEN }}\n" in workflow
 
 
 def test_the_readme_names_the_update_token(generate):

@@ -29,7 +29,7 @@ CREDENTIAL_ANSWERS = [
     f"mlflow.tracking_uri=https://mlflow.rl.test/?access_token={TOKEN}",
     f"ak-storage.endpoint=https://id:{PASSWORD}@oss-cn-hangzhou.aliyuncs.com",
 ]
-CLEAN = ["rlgen.registry=" + REGISTRY, "rlgen.git_url=" + GIT_URL, "rlgen.install=" + INSTALL,
+CLEAN = ["rlgen.registry=" + REGISTRY, "rlgen.git_url=" + GIT_URL, "rlgen.install=" + INSTALL, "rlgen.git_host=github",
          "mlflow.tracking_uri=https://mlflow.rl.test", *storage_answers()[1::2]]
 
 
