@@ -59,7 +59,7 @@ class Job:
         """Each step's name -> success, failure or skipped, as act reports it."""
         results = {}
         for line in self.log.splitlines():
-            found = re.search(r"(✅|❌)\s+(Success|Failure) - (?:Main|Post) (.+?)(?: \[[\d.]+\w*\])?$", line)
+            found = re.search(r"(✅|❌)\s+(Success|Failure) - (?:Main|Post) (.+?)(?: \[[^\]]*\])?$", line)
             if found:
                 results[found[3].strip()] = "success" if found[2] == "Success" else "failure"
         return results
