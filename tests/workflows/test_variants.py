@@ -40,3 +40,14 @@ def test_the_kueue_pool_is_the_quota_in_nodes(generate):
     text = (generate(*VARIANTS["kueue"]) / ".github" / "workflows" / "e2e.yaml").read_text()
     # 16 GPUs of quota in nodes of 8 GPUs: a run the quota admits fits the throwaway pool.
     assert 'GPU_NODES: "2"' in text and "kueue.gpu_quota (16 GPUs)" in text
+
+
+@pytest.mark.parametrize("variant, says", [("kueue", "Kueue's queues"),
+                                           ("external-secrets", "External Secrets' SecretStore and ExternalSecrets")])
+def test_an_e2e_rlgen_e2e_cannot_sync_says_not_checked_here_and_passes(generate, runner, variant, says):
+    repo = generate(*VARIANTS[variant])
+    full = runner.publish(repo, f"rl-{variant}")
+    event = runner.pull_request(repo, full, "main", "main")
+    job = runner.run(repo / ".github" / "workflows" / "e2e.yaml", "pull_request", full, event)
+    assert job.passed, job.log[-3000:]
+    assert f"Not checked here: rlgen e2e 0.1.0 does not sync {says}" in job.summary, job.summary
