@@ -188,6 +188,6 @@ class Runner:
 
 def rlgen_wheel(folder: Path) -> Path:
     """The wheel of this working tree, for ``pip install rlgen==<version>`` in a job."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(folder),
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder),
                     str(PROJECT)], check=True, capture_output=True)
     return folder
