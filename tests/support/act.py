@@ -172,6 +172,7 @@ class Runner:
                    "--env", f"GITHUB_SERVER_URL={self.git_server.base.rstrip('/')}", "--env", f"GITHUB_API_URL={self.api.url}",
                    "--env", f"GITHUB_REPOSITORY={full}", *sha]
         result = subprocess.run(command, cwd=workspace, capture_output=True, text=True, env=self.environment(run, env))
+        (run / "act.log").write_text(result.stdout + result.stderr)
         return Job(result.returncode, result.stdout + result.stderr, summaries.read_text(), workspace, artifacts)
 
     def environment(self, run: Path, extra: dict[str, str] | None) -> dict[str, str]:
@@ -187,7 +188,14 @@ class Runner:
 
 
 def rlgen_wheel(folder: Path) -> Path:
-    """The wheel of this working tree, for ``pip install rlgen==<version>`` in a job."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder),
-                    str(PROJECT)], check=True, capture_output=True)
+    """The wheel of this working tree, for ``pip install rlgen==<version>`` in a job: built once
+    into ``folder`` under a lock (setuptools builds in the source tree: two at once collide)."""
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not any(folder.glob("rlgen-*.whl")):
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(PROJECT)],
+                           check=True, capture_output=True)
     return folder

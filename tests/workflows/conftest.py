@@ -30,7 +30,9 @@ def runner(tmp_path_factory):
     root = tmp_path_factory.mktemp("runner")
     files = release_files()
     with GitServer(root / "git") as git, RestApi(TOKEN) as api, Releases(root / "tls", files) as releases:
-        runner = Runner(root, git, api, releases, rlgen_wheel(root / "wheelhouse"))
+        # One wheel for every worker of the session (their base folders share a parent).
+        wheels = rlgen_wheel(tmp_path_factory.getbasetemp().parent / "rlgen-wheelhouse")
+        runner = Runner(root, git, api, releases, wheels)
         runner.served = {"kustomize": next(v for k, v in files.items() if "kustomize_v" in k),
                          "kubeconform": next(v for k, v in files.items() if "kubeconform-" in k)}
         yield runner

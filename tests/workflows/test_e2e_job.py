@@ -43,14 +43,20 @@ def mirrored(generate, runner, tmp_path, *args: str):
                            tmp_path / "repo", symlinks=True)
 
 
+def pull_request(generate, runner, tmp_path, name: str, *command: str):
+    """A pull request from branch ``name`` holding ``rlgen COMMAND`` as one commit."""
+    work = mirrored(generate, runner, tmp_path)
+    git(work, "switch", "-q", "-c", name)
+    ok(rlgen_in(work, *command))
+    git(work, "switch", "-q", "main")
+    full = runner.publish(work, f"rl-e2e-{name}")
+    return work, full, runner.pull_request(work, full, "main", name)
+
+
 def test_the_e2e_job_syncs_a_pull_request_with_the_programs_restored(generate, runner, tmp_path):
     seed_cache(runner)
-    work = mirrored(generate, runner, tmp_path)
-    git(work, "switch", "-q", "-c", "lr")
-    ok(rlgen_in(work, "run", "new", "lr-3e-6", "--set", "actor_rollout_ref.actor.optim.lr=3e-6", "--no-branch"))
-    git(work, "switch", "-q", "main")
-    full = runner.publish(work, "rl-e2e")
-    event = runner.pull_request(work, full, "main", "lr")
+    work, full, event = pull_request(generate, runner, tmp_path, "lr", "run", "set", "baseline",
+                                     "actor_rollout_ref.actor.optim.lr=3e-6")
     job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
     assert job.passed, job.log[-6000:]
     steps = job.step_results()
@@ -58,3 +64,14 @@ def test_the_e2e_job_syncs_a_pull_request_with_the_programs_restored(generate, r
     assert f"Cache restored from key: {KEY}" in job.log
     # A hit is not saved again.
     assert "Save the built programs" not in steps, steps
+
+
+def test_the_e2e_job_fails_on_a_run_the_pool_cannot_take_and_says_why(generate, runner, tmp_path):
+    # A second run beside baseline, each a whole GPU node, on a pool of GPU_NODES=1
+    # (rlgen.nnodes): the new run's pods cannot be scheduled.
+    seed_cache(runner)
+    work, full, event = pull_request(generate, runner, tmp_path, "second", "run", "new", "lr-3e-6", "--no-branch")
+    job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
+    assert job.returncode != 0 and job.step_results().get("rlgen e2e") == "failure", job.log[-4000:]
+    assert "## rlgen e2e failed: clusters/production/" in job.summary, job.summary
+    assert "run lr-3e-6" in job.log and "cannot be scheduled" in job.log
