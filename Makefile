@@ -9,7 +9,7 @@ VERL_RELEASES := 0.7.1 0.9.1
 # A secret scanner of tests/hostile, without its exact pins of attrs and PyYAML (see pyproject.toml).
 TRUFFLEHOG3 := trufflehog3>=3.0.10
 
-.PHONY: setup toolchain validation-tools demo-tools demo test bench schemas clean
+.PHONY: setup toolchain validation-tools demo-tools demo dist test bench schemas clean
 
 setup: $(VENV)/.installed
 
@@ -17,6 +17,9 @@ $(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	# The data image's pinned packages (rlgen.generate.dataset_job), so the tests run the versions the
+	# dataset and model Jobs run, whatever the index has released since.
+	$(PY) -m pip install --quiet $$($(PY) -c 'from rlgen.generate.dataset_job import DATA_PACKAGES; print(*DATA_PACKAGES)')
 	for v in $(VERL_RELEASES); do rm -rf .verl/$$v && $(PY) -m pip install --quiet --no-deps --target .verl/$$v "verl==$$v" || exit 1; done
 	$(PY) -m pip install --quiet --no-deps '$(TRUFFLEHOG3)'
 	touch $@
@@ -45,9 +48,9 @@ DEMO_REGISTRY ?= registry.cn-hangzhou.aliyuncs.com/rl-demo
 DEMO_GIT_URL ?= https://github.com/rl-demo/rl-repo.git
 DEMO_BUCKET ?= rl-demo-data
 DEMO_REGION ?= cn-hangzhou
-# This checkout is an editable install, no source an image build can reach: say where the
-# demo's data image and CI install rlgen from.
-DEMO_INSTALL ?= rlgen==0.1.0
+# Where the demo's data image and CI install rlgen from. This checkout is an editable install, no
+# source an image build can reach: by default its commit at its origin (scripts/demo_install.py).
+DEMO_INSTALL ?=
 
 # The demo needs rlgen alone: no test extras, no verl, pip's progress shown.
 $(VENV)/.core: pyproject.toml
@@ -58,8 +61,9 @@ $(VENV)/.core: pyproject.toml
 
 demo: $(VENV)/.core demo-tools
 	rm -rf demo
-	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.git_url=$(DEMO_GIT_URL) \
-		--set 'rlgen.install=$(DEMO_INSTALL)' --set ak-storage.bucket=$(DEMO_BUCKET) --set ak-storage.region=$(DEMO_REGION)
+	install="$$(python3 scripts/demo_install.py '$(DEMO_INSTALL)')" && \
+	$(WITH_TOOLS) $(RLGEN) new demo --no-input --set rlgen.registry=$(DEMO_REGISTRY) --set rlgen.node_pool=lingjun --set rlgen.node_cpu=180 --set rlgen.node_memory=1800 --set rlgen.git_url=$(DEMO_GIT_URL) \
+		--set "rlgen.install=$$install" --set ak-storage.bucket=$(DEMO_BUCKET) --set ak-storage.region=$(DEMO_REGION)
 	$(WITH_TOOLS) $(RLGEN) render demo --out demo/rendered
 	$(WITH_TOOLS) $(RLGEN) validate demo -o table
 	@echo
@@ -67,12 +71,19 @@ demo: $(VENV)/.core demo-tools
 	@echo '  export PATH="$(TOOLS):$(abspath $(VENV))/bin:$$PATH" && cd $(CURDIR)/demo'
 	@echo "  rlgen run new lr-3e-6 --set actor_rollout_ref.actor.optim.lr=3e-6 && rlgen diff"
 
+# The sdist and the wheel as the release workflow builds them (the version from the Git tag:
+# pyproject.toml), checked by twine. pip install dist/rlgen-*.whl installs rlgen anywhere.
+dist: setup
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
 # The end-to-end tests that share one control plane run in order, in one process: each starts
 # from the cluster the one before left. The modules with control planes of their own run in two
 # more processes beside it (Argo CD's apart, about as long as the rest together), so their waits
 # for controllers and the scheduler overlap each other's work.
 E2E_OWN := tests/e2e/test_ack_addons.py tests/e2e/test_change_matrix.py tests/e2e/test_kueue.py \
-	tests/e2e/test_secrets_external.py
+	tests/e2e/test_secrets_external.py tests/e2e/test_e2e_command_kinds.py
 E2E_ARGO := tests/e2e/test_argo.py tests/e2e/test_argo_variant.py tests/e2e/test_e2e_command_argo.py
 E2E_BESIDE := -n 0 -p no:cacheprovider
 test: setup toolchain
@@ -98,4 +109,4 @@ schemas: setup
 	$(PY) scripts/update_schemas.py
 
 clean:
-	rm -rf $(VENV) build demo .toolchain .verl
+	rm -rf $(VENV) build dist demo .toolchain .verl

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import timing
+from rlgen import __version__
 from timing import Cmd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +24,9 @@ BEFORE = "cluster,template"
 def wheelhouse(work: Path) -> Path:
     """rlgen's wheel and every dependency of rlgen[cluster,template], built once (untimed)."""
     folder = work / "wheels"
-    timing.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(folder), f"{ROOT}[{BEFORE}]"])
+    # The version of the rlgen the other benchmarks run, which setuptools-scm writes into the checkout.
+    timing.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(folder), f"{ROOT}[{BEFORE}]"],
+               SETUPTOOLS_SCM_PRETEND_VERSION_FOR_RLGEN=__version__)
     return folder
 
 

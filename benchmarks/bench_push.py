@@ -33,7 +33,7 @@ from support.controlplane import wait_until  # noqa: E402
 from support.flux import (NAMESPACE, REGISTRY, bootstrapped_args, post_push, receiver,  # noqa: E402
                           requeue_dependency, webhook_token)
 from support.git_server import GitServer  # noqa: E402
-from support.repos import INSTALL, ok, run_rlgen, storage_answers  # noqa: E402
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers  # noqa: E402
 
 PUSHES = int(os.environ.get("BENCH_PUSHES", "10"))
 POLL_PUSHES = int(os.environ.get("BENCH_POLL_PUSHES", str(PUSHES)))
@@ -81,7 +81,7 @@ def main() -> int:
             server.publish("openkruise/agents", openkruise_agents(work / "agents"), tag="v0.3.0")
             url = server.create("team/rl-repo.git")
             repo = work / "rl-repo"
-            ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+            ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                          "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                          "--set", f"rlgen.upstream_mirror={server.base}"))
             git(repo, "remote", "add", "origin", url)

@@ -17,10 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgen.generate import run_folders
-from rlgen.generate.kustomizations import run_kustomization, runs_index
-from rlgen.repo import naming_scheme
 from rlgen.repo.workspace import open_workspace
+from rlgen.run import naming
+from rlgen.run.folder import index_text, run_kustomization
 from rlgen.tools.yamlio import dump
 from rlgen.verl import trainer_config
 from rlgen.verl.batch_rules import Size
@@ -30,7 +29,7 @@ MIXED = (1, 2, 4, 8, 16, 64)
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 ENV = dict(os.environ)
 #: The answers every repository needs (placeholders: nothing is pushed or pulled).
-REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git", "--set", "rlgen.git_host=generic-hmac",
+REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git", "--set", "rlgen.git_host=generic-hmac",
             "--set", "rlgen.install=rlgen==0.1.0", "--set", "ak-storage.bucket=rl-bench-data",
             "--set", "ak-storage.region=cn-hangzhou")
 
@@ -75,9 +74,9 @@ def many_runs(parent: Path, name: str, sizes: tuple[int, ...], count: int = 200)
         doc = trainer_config.deep_merge(trainer_config.run_config(spec, run), {"trainer": {"nnodes": nodes}})
         (folder / "run.yaml").write_text(dump(doc))
         (folder / "kustomization.yaml").write_text(run_kustomization(
-            spec, run, run_folders.inputs_name(repo, spec, run), naming_scheme.INPUTS, Size(nodes, spec.gpus_per_node)))
+            spec, run, naming.inputs_name(repo, spec, run), naming.INPUTS, Size(nodes, spec.gpus_per_node)))
         names.append(run)
-    (repo / "runs" / "kustomization.yaml").write_text(runs_index(names))
+    (repo / "runs" / "kustomization.yaml").write_text(index_text(names))
     return repo
 
 

@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from rlgen.generate import kustomizations
 from rlgen.repo.workspace import load_spec
+from rlgen.run.folder import index_text, run_kustomization
 from rlgen.tools.yamlio import dump
 from rlgen.verl import trainer_config
 
 #: The answers every rlgen new needs (a team registry and this repository's remote).
-NEW = ("--no-input", "--set", "rlgen.registry=registry.rl.test/team",
+NEW = ("--no-input", "--set", "rlgen.registry=registry.rl.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800",
        "--set", "rlgen.git_url=ssh://git@git.rl.test/platform/rl-repo.git", "--set", "rlgen.git_host=generic-hmac",
        "--set", "ak-storage.bucket=rl-bench-data", "--set", "ak-storage.region=cn-hangzhou")
 RUNS = 200
@@ -54,9 +54,9 @@ def make_repo(parent: Path) -> Path:
         folder.mkdir()
         change = {"actor_rollout_ref": {"actor": {"optim": {"lr": 1e-6 * (1 + i / 100)}}}}
         (folder / "run.yaml").write_text(dump(trainer_config.deep_merge(trainer_config.run_config(spec, name), change)))
-        (folder / "kustomization.yaml").write_text(kustomizations.run_kustomization(spec, name, f"{name}-0000000"))
+        (folder / "kustomization.yaml").write_text(run_kustomization(spec, name, f"{name}-0000000"))
         names.append(name)
-    (repo / "runs" / "kustomization.yaml").write_text(kustomizations.runs_index(names))
+    (repo / "runs" / "kustomization.yaml").write_text(index_text(names))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", f"{RUNS} runs")
     return repo

@@ -28,15 +28,14 @@ def make_repo(work: Path, runs: int) -> Path:
     head, _, _ = index.read_text().partition("resources:")
     index.write_text(head + "resources:\n" + "".join(f"  - {n}\n" for n in sorted(names)))
     # Each copy named as rlgen run names it (a hash of its files): validate finds no stale name.
-    from rlgen.generate import run_folders
-    from rlgen.generate.kustomizations import run_kustomization
-    from rlgen.repo import naming_scheme
     from rlgen.repo.workspace import open_workspace
+    from rlgen.run import naming
+    from rlgen.run.folder import run_kustomization
 
     spec = open_workspace(repo).spec
     for name in names[1:]:
         (repo / "runs" / name / "kustomization.yaml").write_text(
-            run_kustomization(spec, name, run_folders.inputs_name(repo, spec, name), naming_scheme.INPUTS))
+            run_kustomization(spec, name, naming.inputs_name(repo, spec, name), naming.INPUTS))
     timing.run(["git", "add", "-A"], cwd=repo)
     timing.run(["git", "commit", "-q", "-m", f"{runs} runs"], cwd=repo)
     return repo

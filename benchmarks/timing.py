@@ -127,7 +127,7 @@ def python() -> str:
 
 #: The answers every ``rlgen new`` needs (the team's registry, this repository's URL, the bucket
 #: and its region).
-NEW_ANSWERS = ("--set", "rlgen.registry=registry.cn-hangzhou.aliyuncs.com/rl-bench",
+NEW_ANSWERS = ("--set", "rlgen.registry=registry.cn-hangzhou.aliyuncs.com/rl-bench", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800",
                "--set", "rlgen.git_url=https://github.com/rl-bench/rl-repo.git",
                "--set", "ak-storage.bucket=rl-bench-data", "--set", "ak-storage.region=cn-hangzhou",
                # An editable checkout is no source an image build can reach: say where from.

@@ -7,10 +7,9 @@ import shutil
 import pytest
 from support.repos import required_for, run_rlgen
 
-# Commits the tests make themselves (a hand edit, a second branch) need an author; a tester's
-# machine may have no git identity at all, and no test may fail for want of one. rlgen asks
-# git's configuration, not these variables, whether the user has an identity: on such a
-# machine its own commits are still authored by rlgen, as a user's would be.
+# Commits the tests make, and rlgen makes for them, need an author: a tester's machine may have
+# no git identity at all, and no test may fail for want of one. git takes these variables as
+# the user's identity, as rlgen does; a test of a user without one removes them.
 os.environ.update({"GIT_AUTHOR_NAME": "rlgen tests", "GIT_AUTHOR_EMAIL": "tests@rlgen.invalid",
                    "GIT_COMMITTER_NAME": "rlgen tests", "GIT_COMMITTER_EMAIL": "tests@rlgen.invalid"})
 

@@ -1,3 +1,6 @@
 """rlgen: generate and evolve a GitOps repository for VeRL RL jobs on ACK."""
 
-__version__ = "0.1.0"
+# Written by setuptools-scm from the Git tag whenever rlgen is built or installed (pyproject.toml).
+from rlgen._version import __version__
+
+__all__ = ["__version__"]

@@ -192,7 +192,9 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"rlgen: error: {exc}; details in {_save_traceback(exc.details)}", err=True)
         sys.exit(exc.exit_code)
     except RlgenError as exc:
-        click.echo(_redact(f"rlgen: error: {_one_line(str(exc))}"), err=True)
+        click.echo(_redact(f"rlgen: error: {_one_line(exc.headline)}"), err=True)
+        for item in exc.items:
+            click.echo(_redact(f"  {_one_line(item)}"), err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C (and SIGTERM, which rlgen's commands raise as Ctrl-C) into Abort.

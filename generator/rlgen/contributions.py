@@ -285,9 +285,13 @@ class DatasetFormat:
     default_model: str
     vision: bool = False
     splits: tuple[str, ...] = ("train", "test")
-    #: The Hugging Face config of ``source`` (e.g. GSM8K's "main"); used only with that source.
+    #: The Hugging Face config of ``source`` (e.g. GSM8K's "main"); used only with that source
+    #: and its ModelScope copy.
     config: str | None = None
     agent_name: str | None = None
+    #: The same data set on ModelScope (``owner/name``), which the dataset Job loads in
+    #: mainland-China regions (``rlgen.region``); empty: none known, the user names one there.
+    modelscope_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -307,3 +311,6 @@ class Stage:
     #: The Secret (in the sync engine's namespace) with the SOPS key this stage is decrypted with.
     decryption: str = ""
     wait: bool = True
+    #: This cluster's own patches of the stage's objects, entries as :class:`UpstreamSource`'s
+    #: ``patches``: the answers only it reads (``Option.per_cluster``, ``rlgen cluster add``).
+    patches: tuple[dict, ...] = ()

@@ -4,9 +4,23 @@ from importlib.util import find_spec
 
 
 class RlgenError(Exception):
-    """Bad input or environment: exit code 2, one line, nothing written."""
+    """Bad input or environment: exit code 2, one line, nothing written; ``items`` are printed
+    below it, one line each (a list the one line introduces, as the missing answers of rlgen new)."""
 
     exit_code = 2
+    items: tuple[str, ...] = ()
+
+    def __init__(self, message: str, items: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.items = tuple(items)
+
+    @property
+    def headline(self) -> str:
+        """The one line, without the list."""
+        return super().__str__()
+
+    def __str__(self) -> str:
+        return "\n".join([self.headline, *(f"  {item}" for item in self.items)])
 
 
 class ProblemsFound(RlgenError):

@@ -15,7 +15,8 @@ Call semantics, the same for every hook unless its docstring says otherwise:
   (``sandbox, storage, dataset, rollout, sync, tracking, secrets, queue``), whatever order ``--plugin`` flags came in;
 - a hook returning a list may return an empty list (or ``None``) to contribute nothing;
 - hooks marked *first result* are answered by the one plugin of the slot they belong to
-  (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both.
+  (:data:`FIRST_RESULT`); rlgen refuses an answer from a plugin of another slot, naming both;
+- ``ctx`` (:class:`~rlgen.contributions.Context`) is the selection and its shared names.
 
 Plugins import what they use from :mod:`rlgen.plugin_api` only (``hookimpl``, the types of
 :mod:`rlgen.contributions`, option checks and Kubernetes name rules); the built-in plugins
@@ -30,23 +31,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from rlgen.contributions import (
-        ConfigFile,
-        Context,
-        DatasetFormat,
-        Document,
-        Finding,
-        ImageBuild,
-        Patch,
-        PluginInfo,
-        Problem,
-        Rendered,
-        Resource,
-        SecretDelivery,
-        SecretRef,
-        Stage,
-        TrainingImage,
-        UpstreamSource,
-    )
+        ConfigFile, Context, DatasetFormat, Document, Finding, ImageBuild, Patch, PluginInfo, Problem,
+        Rendered, Resource, SecretDelivery, SecretRef, Stage, TrainingImage, UpstreamSource)
 
 hookspec = pluggy.HookspecMarker("rlgen")
 #: Decorate plugin functions with this: ``@hookimpl def rlgen_plugin(): ...``
@@ -66,7 +52,6 @@ def first_result(slot: str):
 
 
 # ---- Who the plugin is -----------------------------------------------------------------------
-
 @hookspec
 def rlgen_plugin() -> PluginInfo:
     """Describe the plugin: its name (the entry-point name), slot, summary and options.
@@ -106,8 +91,6 @@ def rlgen_check(ctx: Context) -> list[Problem]:
     and ``rlgen cluster`` (which render the selection again) with exit code 2 before anything
     is written.
 
-    :param ctx: the selection and its shared names.
-
     Example::
 
         @hookimpl
@@ -119,7 +102,6 @@ def rlgen_check(ctx: Context) -> list[Problem]:
 
 
 # ---- The training run: verl's config, tools, image and data ----------------------------------
-
 @hookspec
 def rlgen_trainer_config(ctx: Context) -> dict:
     """Return a fragment of verl's Hydra trainer config (nested dicts).
@@ -127,8 +109,6 @@ def rlgen_trainer_config(ctx: Context) -> dict:
     Fragments are deep-merged in slot order into ``base/training/trainer.yaml``; a later slot
     wins on the same key. Paths and GPU counts that Kubernetes objects share are set by the
     generator after the fragments, from the spec.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -149,8 +129,6 @@ def rlgen_tools(ctx: Context) -> list[dict]:
     They are collected into the trainer ConfigMap key ``spec.tool_config_key``, and
     ``actor_rollout_ref.rollout.multi_turn.tool_config_path`` points at it.
 
-    :param ctx: the selection and its shared names.
-
     Example::
 
         @hookimpl
@@ -167,8 +145,6 @@ def rlgen_config_files(ctx: Context) -> list[ConfigFile]:
 
     The ConfigMap is mounted at ``spec.configs_mount``, so a file's path in the trainer is
     ``ctx.spec.config_path(key)``.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -187,8 +163,6 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
     points the RayJob at ``spec.training_image`` tagged ``<tag>-<hash of images/training>``,
     so that every change of the image's files reaches the nodes under a new tag.
 
-    :param ctx: the selection and its shared names.
-
     Example::
 
         @hookimpl
@@ -200,8 +174,6 @@ def rlgen_training_image(ctx: Context) -> TrainingImage:
 @hookspec
 def rlgen_training_packages(ctx: Context) -> list[str]:
     """Return pip requirements the training image needs for this plugin's part of the run.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -229,15 +201,12 @@ def rlgen_dataset_format() -> DatasetFormat:
 
 
 # ---- What the cluster gets: upstream roots, Components and the sync engine's entry points ----
-
 @hookspec
 def rlgen_upstream_sources(ctx: Context) -> list[UpstreamSource]:
     """Return upstream kustomize roots installed before the platform.
 
     They are never remote bases of the generated kustomizations: the sync plugin turns each
     into a pinned source of its engine, so the repository's own roots still build offline.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -257,8 +226,6 @@ def rlgen_resources(ctx: Context) -> list[Resource]:
     ``components/<plugin>/training/``, which the training base (and so every run) lists;
     ``INFRASTRUCTURE`` ones in ``components/<plugin>/infrastructure/``, synced first. Any other
     layer is an error naming the plugin.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -283,8 +250,6 @@ def rlgen_patches(ctx: Context) -> list[Patch]:
     list: patch a CRD with JSON 6902 operations (a list) instead. kustomize applies a patch
     whose target matches no object to nothing, silently, so ``rlgen new`` refuses such a patch
     with an error naming the plugin and the patch.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -341,7 +306,6 @@ def rlgen_sync_files(ctx: Context, stages: list[Stage]) -> dict[str, list[Docume
 
 
 # ---- Secrets: which the objects read, and how they reach the cluster -------------------------
-
 @hookspec
 def rlgen_secrets(ctx: Context) -> list[SecretRef]:
     """Return the Secrets this plugin's objects read (name, namespace, keys, what reads them).
@@ -350,8 +314,6 @@ def rlgen_secrets(ctx: Context) -> list[SecretRef]:
     Secret in its own way (a ``kubectl`` step in the README, a SOPS-encrypted file, an
     ExternalSecret), so a plugin needs no knowledge of the modes. ``rlgen validate`` reports an
     object that references a Secret no plugin declared.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -367,7 +329,6 @@ def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDeliv
     """Deliver the declared Secrets to the cluster, each with its ``labels``. *First result*: the
     secrets plugin.
 
-    :param ctx: the selection and its shared names.
     :param secrets: every Secret the selected plugins (and rlgen itself) declare, in slot order.
     :returns: the README's section on Secrets, the files that deliver them and, when those hold
         ``secrets/kustomization.yaml``, the ``secrets`` stage synced before every other one.
@@ -382,12 +343,9 @@ def rlgen_secret_delivery(ctx: Context, secrets: list[SecretRef]) -> SecretDeliv
 
 
 # ---- The repository's other files ------------------------------------------------------------
-
 @hookspec
 def rlgen_files(ctx: Context) -> dict[str, str]:
     """Return plain files of the repository, ``{path: text}`` (values files, scripts).
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -407,8 +365,6 @@ def rlgen_images(ctx: Context) -> list[ImageBuild]:
     and refuses a folder whose files no longer match it. A folder holding a ``build.sh`` is
     built by it, run as ``sh <folder>/build.sh <reference>`` (it must push the reference);
     any other folder is a Docker build context.
-
-    :param ctx: the selection and its shared names.
 
     Example::
 
@@ -430,8 +386,6 @@ def rlgen_images(ctx: Context) -> list[ImageBuild]:
 def rlgen_readme(ctx: Context) -> list[str]:
     """Return Markdown sections for the generated README.
 
-    :param ctx: the selection and its shared names.
-
     Example::
 
         @hookimpl
@@ -441,7 +395,6 @@ def rlgen_readme(ctx: Context) -> list[str]:
 
 
 # ---- Later, on every validate and update -----------------------------------------------------
-
 @hookspec
 def rlgen_validate_rules(ctx: Context, objects: list[Rendered]) -> list[Finding]:
     """Return the problems the plugin finds in the rendered repository, which no schema holds.

@@ -13,9 +13,10 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from rlgen.naming import dns1123_label_error
+from rlgen.spec import MODELSCOPE_PREFIX
 
 __all__ = ["control_error", "credential_error", "dns1123_label_error", "duration_error", "endpoint_error",
-           "git_branch_error", "git_url_error", "hub_id_error", "image_reference_error", "int_range",
+           "dataset_source_error", "git_branch_error", "git_url_error", "hub_id_error", "image_reference_error", "int_range",
            "number_range", "oss_bucket_error", "pip_requirement_error", "ram_arn_error", "region_error",
            "registry_error", "repo_path_error", "revision_error", "same_account_error", "uri_error",
            "REGION_IDS", "endpoint_region", "endpoint_region_error", "plain_http_error"]
@@ -70,6 +71,7 @@ def int_range(low: int, high: int = MAX_INT) -> Callable[[Any], str | None]:
         if isinstance(value, bool) or not isinstance(value, int):
             return f"{_show(value)} is not an integer"
         return None if low <= value <= high else f"{value} is not between {low} and {high}"
+    check.allowed = f"{low} to {high}"  # what rlgen plugins shows of the check
     return check
 
 
@@ -100,8 +102,10 @@ _GIT_URL = (rf"(?:https?://{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
             rf"|ssh://(?:[A-Za-z0-9._-]+@)?{_HOST}(?::[0-9]{{1,5}})?/{_URL_CHARS}+"
             rf"|[A-Za-z0-9._-]+@{_HOST}:{_URL_CHARS}+)")
 # A hub repository id (Hugging Face, ModelScope): owner/name, each a word of letters, digits, ._-.
+# The owner is required: every repository of either hub is under one (Hugging Face moved its
+# old owner-less ids, gsm8k, gpt2, under organisations), so a bare word is a mistake.
 _HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
-_HUB_ID = rf"(?:{_HUB_PART}/)?{_HUB_PART}"
+_HUB_ID = rf"{_HUB_PART}/{_HUB_PART}"
 _REVISION = r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}"
 # An Alibaba Cloud region id: cn-hangzhou, ap-southeast-1, cn-shanghai-finance-1.
 _REGION = r"[a-z]{2,4}(?:-[a-z0-9]+){1,4}"
@@ -186,8 +190,20 @@ def git_url_error(value: str) -> str | None:
 
 def hub_id_error(value: str) -> str | None:
     """A model or dataset id on Hugging Face or ModelScope: ``owner/name``."""
-    return _shaped(value, _HUB_ID, "a hub id like Qwen/Qwen2.5-7B-Instruct (letters, digits, '.', '_', '-')",
+    return _shaped(value, _HUB_ID, "a hub id owner/name like Qwen/Qwen2.5-7B-Instruct (letters, digits, '.', '_', '-')",
                    lambda text: ".." in text or "--" in text)
+
+
+def dataset_source_error(value: str) -> str | None:
+    """A dataset on the Hugging Face Hub (``openai/gsm8k``) or, prefixed, on ModelScope
+    (``modelscope:modelscope/gsm8k``, always ``owner/name`` there)."""
+    text = str(value)
+    if text.startswith(MODELSCOPE_PREFIX):
+        rest = text.removeprefix(MODELSCOPE_PREFIX)
+        if "/" not in rest:
+            return f"{_show(value)} is not {MODELSCOPE_PREFIX}OWNER/NAME"
+        return hub_id_error(rest)
+    return hub_id_error(text)
 
 
 def revision_error(value: str) -> str | None:
@@ -341,4 +357,5 @@ def number_range(low: float, high: float, low_open: bool = False) -> Callable[[A
         if value < low or value > high or (low_open and value == low):
             return f"{value} is not in {'(' if low_open else '['}{low}, {high}]"
         return None
+    check.allowed = f"{'(' if low_open else '['}{low}, {high}]"  # what rlgen plugins shows of the check
     return check

@@ -35,7 +35,10 @@ from rlgen.option_checks import (
     same_account_error,
     uri_error,
 )
+from rlgen.pool import Pool, fit_problems, quota_problems
+from rlgen.pool import of as node_pool
 from rlgen.spec import Spec, Volume
+from rlgen.tools.toolchain_pins import tested_version
 from rlgen.verl import releases as _releases  # private: the names here are plugin authors' API
 from rlgen.verl.releases import Release
 
@@ -44,6 +47,17 @@ def verl_release(spec: Spec) -> Release:
     """What depends on the repository's verl release (answer ``rlgen.verl``): its dependency
     images (``base_image(engine)``), the tool ``config.type`` (``tool_type``), agent loops."""
     return _releases.get(spec.verl_version)
+
+
+def rrsa_provider(ctx: Context) -> str:
+    """The cluster's RRSA OIDC provider (``acs:ram::<account-id>:oidc-provider/ack-rrsa-<cluster-id>``)
+    when a selected plugin was given it (an option ``oidc_provider_arn``, as external-secrets asks),
+    else "": a trust policy then names the account and the cluster instead of placeholders."""
+    for name in sorted(ctx.plugins.values()):
+        value = ctx.options(name).get("oidc_provider_arn") or ""
+        if value and not ram_arn_error(value, "oidc-provider"):
+            return value
+    return ""
 
 __all__ = [
     # Decorate each hook implementation.
@@ -58,14 +72,20 @@ __all__ = [
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
     # The shared names and paths a plugin reads from ctx.spec.
     "Spec", "Volume",
+    # The GPU node pool of the answers (node_pool(ctx.spec): ACK's labels and taints, a node's
+    # size) and why a run of a given size could never start on it or under a GPU limit.
+    "Pool", "node_pool", "fit_problems", "quota_problems",
     # The repository's verl release: verl_release(ctx.spec).
     "Release", "verl_release",
+    # The cluster's RRSA OIDC provider when an answer names it; the release of an upstream program
+    # rlgen's tests run (toolchain/<folder>), which a README installs.
+    "rrsa_provider", "tested_version",
     # Checks for Option(check=...): each returns an error message or None.
     "control_error", "credential_error", "duration_error", "endpoint_error", "git_branch_error", "git_url_error",
     "hub_id_error", "image_reference_error", "int_range", "number_range", "oss_bucket_error",
     "pip_requirement_error", "region_error", "registry_error", "repo_path_error", "revision_error", "uri_error",
     # Checks for Option(cross_check=...), against the answers before it; the region ids region_error knows.
     "endpoint_region_error", "ram_arn_error", "same_account_error", "REGION_IDS",
-    # Kubernetes name rules and hosts.
+    # Kubernetes name rules and hosts (the Git host's kind is ctx.spec.git_host: its name or rlgen.git_host).
     "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host",
 ]

@@ -30,12 +30,15 @@ class Option:
     (and list it among the missing answers off one): an answer naming something of the user's
     (a bucket, a region, a role) has no default. ``required_when=("auth", "rrsa")`` requires it
     only when the option ``auth``, listed before it, has the value ``rrsa``: then it is asked
-    right after that answer; in place of the value, a function of the earlier answer that
-    returns why the option is needed, or None when it is not. ``ask=True`` asks for it too, offering the default, and records
-    the value in ``rlgen.yaml`` even when it is the default.
+    right after that answer; the value may be a predicate instead (``("region", in_mainland_china)``),
+    which may return the reason itself (a string) in place of True. ``ask=True`` asks for it too,
+    offering the default, and records the value in ``rlgen.yaml`` even when it is the default.
     ``check`` receives the converted value and returns an error message or ``None``;
     ``cross_check`` receives it and the plugin's values of the options listed before it (an
     endpoint against the region answered before it), and does the same.
+    ``per_cluster=True``: an answer that differs from cluster to cluster (an RRSA OIDC provider,
+    a quota): ``rlgen cluster add`` asks it for the new cluster, and only that cluster's entry
+    points read its answer.
     """
 
     name: str
@@ -48,6 +51,7 @@ class Option:
     ask: bool = False
     required_when: tuple[str, Any] | None = None
     cross_check: Callable[[Any, dict[str, Any]], str | None] | None = None
+    per_cluster: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,16 @@ NETWORKS = ("tcp", "rdma", "erdma")
 GANG_SCHEDULERS = ("off", "volcano", "coscheduling")
 #: The branch the sync engine follows when ``rlgen.git_branch`` is not answered.
 DEFAULT_GIT_BRANCH = "main"
+#: The hubs the model Job downloads from (rlgen.model_source, rlgen data model --source).
+MODEL_SOURCES = ("huggingface", "modelscope")
+#: What a ``dataset_source`` starts with when the dataset Job loads it from ModelScope.
+MODELSCOPE_PREFIX = "modelscope:"
+
+
+def in_mainland_china(region: str) -> bool:
+    """A region whose clusters reach neither the Hugging Face Hub nor github.com: ModelScope and
+    the team's mirror serve them instead. cn-hongkong is no mainland region (both are reachable)."""
+    return region.startswith("cn-") and region != "cn-hongkong"
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,8 @@ class Spec:
     plugin_packages: tuple[str, ...] = ()
     plugin_distributions: tuple[str, ...] = ()
     sandbox_namespace: str = "sandbox-system"
+    #: The cluster's region (``rlgen.region``); empty: not said.
+    region: str = ""
     #: Hub the model Job downloads ``model`` from: huggingface or modelscope.
     model_source: str = "huggingface"
     #: Branch, tag or commit of the model; empty: the hub's default branch.
@@ -77,6 +89,15 @@ class Spec:
     #: How git_url's host signs push webhooks (rlgen.naming.GIT_HOSTS): ``rlgen.git_host``, or
     #: what the host's name tells.
     git_host: str = ""
+    #: The GPU node pool (rlgen.pool reads them): its kind, ECS node pool ID, CPU cores and GiB
+    #: of a node the training pods may take, the team's labels and taints as answered, its nodes.
+    node_pool: str = "lingjun"
+    node_pool_id: str = ""
+    node_cpu: int = 0
+    node_memory: int = 0
+    node_labels: str = ""
+    node_taints: str = ""
+    pool_nodes: int = 0
     #: Git URL in place of https://github.com for upstream roots (``rlgen.upstream_mirror``).
     upstream_mirror: str = ""
     #: (volume key, name) once the generator named each volume from what Kubernetes never
@@ -111,6 +132,19 @@ class Spec:
         names = dict(self.volume_names)
         return {key: Volume(names.get(key, base), prefix, mount, read_only, base)
                 for key, base, prefix, mount, read_only in _VOLUMES}
+
+    @property
+    def mainland_china(self) -> bool:
+        """The cluster reaches neither the Hugging Face Hub nor github.com (``rlgen.region``)."""
+        return in_mainland_china(self.region)
+
+    def mirrored(self, url: str) -> str:
+        """``url`` as the cluster fetches it: a GitHub repository from ``rlgen.upstream_mirror``
+        when one is set, at the same owner/name; any other URL as it is."""
+        github = "https://github.com/"
+        if not self.upstream_mirror or not url.startswith(github):
+            return url
+        return f"{self.upstream_mirror.rstrip('/')}/{url.removeprefix(github)}"
 
     def dataset_dir(self, dataset: str | None = None) -> str:
         """Where the trainer reads the prepared parquet files (inside the datasets volume)."""

@@ -1,6 +1,7 @@
 """What both sync plugins share: an upstream root's JSON 6902 patches, as the patch entries
 Flux ``spec.patches`` and Argo CD ``kustomize.patches`` both take; the name of an upstream
-repository; the kustomizations that bring the shared upstream folder into each cluster's."""
+repository; the kustomizations that bring the shared upstream folder into each cluster's; the
+key of the push webhook's token."""
 from __future__ import annotations
 
 import json

@@ -15,6 +15,10 @@ ARGOCD_RELEASE = "v3.6.1"
 INSTALL_MANIFEST = f"https://raw.githubusercontent.com/argoproj/argo-cd/{ARGOCD_RELEASE}/manifests/install.yaml"
 ARGOCD_NAMESPACE = "argocd"
 PROJECT = "rlgen"
+#: The runs' own AppProject: a merge to runs/ reaches RayJobs and ConfigMaps of the runs
+#: namespace only (namespaceResourceWhitelist, no cluster-scoped kind, one destination).
+RUNS_PROJECT = "rlgen-runs"
+RUN_KINDS = (("ray.io", "RayJob"), ("", "ConfigMap"))
 IN_CLUSTER = "https://kubernetes.default.svc"
 ROOT = "root"
 #: Removing a child Application from Git deletes what it deployed, as Flux's prune does;
@@ -117,13 +121,13 @@ def _sync_policy() -> dict:
     return {"automated": {"prune": True, "selfHeal": True}, "retry": copy.deepcopy(RETRY)}
 
 
-def _application(name: str, wave: int, source: dict, namespace: str) -> dict:
+def _application(name: str, wave: int, source: dict, namespace: str, project: str = PROJECT) -> dict:
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": _metadata(name, wave, finalizers=[CASCADE]),
         "spec": {
-            "project": PROJECT,
+            "project": project,
             "source": source,
             "destination": {"server": IN_CLUSTER, "namespace": namespace},
             "syncPolicy": _sync_policy(),
@@ -163,6 +167,22 @@ def _settings() -> dict:
     }
 
 
+def _runs_project(ctx) -> dict:
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": _metadata(RUNS_PROJECT, -1),
+        "spec": {
+            "description": "The runs: RayJobs and their ConfigMaps in the runs namespace, nothing else",
+            "sourceRepos": [ctx.spec.git_url],
+            "destinations": [{"server": IN_CLUSTER, "namespace": ctx.spec.namespace}],
+            # Empty: no cluster-scoped kind; listed: only these namespaced kinds (Argo CD refuses the rest).
+            "clusterResourceWhitelist": [],
+            "namespaceResourceWhitelist": [{"group": group, "kind": kind} for group, kind in RUN_KINDS],
+        },
+    }
+
+
 def _root(ctx, repos: list[str]) -> list[dict]:
     cluster_dir = f"clusters/{ctx.spec.cluster}"
     project = {
@@ -191,7 +211,7 @@ def _root(ctx, repos: list[str]) -> list[dict]:
         },
     }
     root["metadata"]["annotations"][HEALTH_GATE] = "false"
-    return [project, root]
+    return [project, _runs_project(ctx), root]
 
 
 @hookimpl
@@ -199,8 +219,7 @@ def rlgen_sync_files(ctx, stages):
     spec = ctx.spec
     cluster_dir = f"clusters/{spec.cluster}"
     files: dict[str, list[Document]] = {}
-    repos = [spec.git_url]
-    wave = 0
+    repos, wave = [spec.git_url], 0
     for stage in stages:
         for up in stage.upstream:
             # One wave per upstream source, in order: a source that needs another one (the
@@ -213,8 +232,9 @@ def rlgen_sync_files(ctx, stages):
                 repos.append(up.url)
         if stage.path:
             source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            app = _application(stage.name, wave, source, spec.namespace)
-            comment = ""
+            project = RUNS_PROJECT if stage.name == "runs" else PROJECT
+            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace, project)
+            comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
             if not stage.wait:
                 app["metadata"]["annotations"][HEALTH_GATE] = "false"
                 why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
@@ -280,6 +300,22 @@ def _webhook_readme(ctx) -> str:
     )
 
 
+def _patched(source: dict, patches) -> dict:
+    """A stage's source with this cluster's own patches (Argo CD's ``kustomize.patches``)."""
+    return {**source, "kustomize": {"patches": [engine_patch(p) for p in patches]}} if patches else source
+
+
+def _install_manifest(spec) -> str:
+    """The README's apply of upstream's manifest: by URL, or in mainland China (where
+    raw.githubusercontent.com is out of reach) from a clone of the team's mirror at the tag."""
+    apply = f"kubectl apply -n {ARGOCD_NAMESPACE} --server-side --force-conflicts -f "
+    if not spec.mainland_china:
+        return apply + INSTALL_MANIFEST + "\n"
+    repo = spec.mirrored("https://github.com/argoproj/argo-cd")
+    return (f"git clone --quiet --depth 1 --branch {ARGOCD_RELEASE} {repo}.git argo-cd-{ARGOCD_RELEASE}\n"
+            f"{apply}argo-cd-{ARGOCD_RELEASE}/manifests/install.yaml\n")
+
+
 @hookimpl
 def rlgen_readme(ctx):
     spec = ctx.spec
@@ -292,7 +328,7 @@ def rlgen_readme(ctx):
         f"`{cluster_dir}/argocd-cm.yaml` (below) OutOfSync. Then wait for the CRDs the root's kinds need:\n\n"
         "```sh\n"
         f"kubectl create namespace {ARGOCD_NAMESPACE} --dry-run=client -o yaml | kubectl apply -f -\n"
-        f"kubectl apply -n {ARGOCD_NAMESPACE} --server-side --force-conflicts -f {INSTALL_MANIFEST}\n"
+        + _install_manifest(spec) +
         "kubectl wait --for=condition=Established --timeout=60s "
         "crd/applications.argoproj.io crd/appprojects.argoproj.io\n"
         "```\n\n"

@@ -11,6 +11,9 @@ which nothing waits for, and copies whatever properties its KMS secret holds (``
 """
 from __future__ import annotations
 
+import json
+import posixpath
+
 from rlgen.plugin_api import (
     OPTIONAL_SECRETS_FOLDER,
     SECRETS_FOLDER,
@@ -23,6 +26,7 @@ from rlgen.plugin_api import (
     ram_arn_error,
     region_error,
     same_account_error,
+    tested_version,
 )
 from rlgen_plugins._secrets_common import namespace_names, namespaces
 
@@ -30,6 +34,10 @@ NAME = "external-secrets"
 API = "external-secrets.io/v1"
 #: Where External Secrets' documentation projects the RRSA token into its controller pod.
 TOKEN_PATH = "/var/run/secrets/tokens/oidc-token"
+#: The Helm release the README installs; the chart names the operator's ServiceAccount after it
+#: (deploy/charts/external-secrets/templates/_helpers.tpl, serviceAccountName: the full name).
+RELEASE = "external-secrets"
+CHART_REPOSITORY = "https://charts.external-secrets.io"
 
 
 def _role_arn_error(value: str) -> str | None:
@@ -50,14 +58,17 @@ def rlgen_plugin():
         name=NAME, slot="secrets",
         summary="External Secrets Operator (v1.3) syncs the Secrets from Alibaba Cloud KMS Secrets Manager",
         options=(
-            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=region_error),
+            # Each ACK cluster has its own RRSA OIDC provider (ack-rrsa-<cluster-id>), and may use
+            # its own role and its region's KMS: rlgen cluster add asks these three again.
+            Option("region", "Region of the KMS instance, e.g. cn-hangzhou", required=True, check=region_error,
+                   per_cluster=True),
             Option("auth", "How the operator reaches KMS: rrsa (a RAM role for its ServiceAccount) or accesskey "
                    "(an AccessKey Secret made by hand)", "rrsa", choices=("rrsa", "accesskey")),
             Option("role_arn", "auth=rrsa: the RAM role the operator assumes (acs:ram::<account>:role/<name>)", "",
-                   check=_role_arn_error, required_when=("auth", "rrsa")),
+                   check=_role_arn_error, required_when=("auth", "rrsa"), per_cluster=True),
             Option("oidc_provider_arn", "auth=rrsa: the cluster's RRSA OIDC provider "
                    "(acs:ram::<account>:oidc-provider/ack-rrsa-<cluster-id>)", "", check=_provider_arn_error,
-                   required_when=("auth", "rrsa"), cross_check=_provider_account_error),
+                   required_when=("auth", "rrsa"), cross_check=_provider_account_error, per_cluster=True),
             Option("oidc_token_file", "auth=rrsa: the projected token in the operator's pod", TOKEN_PATH),
             Option("accesskey_secret", "auth=accesskey: Secret with keys accessKeyID and accessKeySecret",
                    "alibaba-kms-credentials", check=dns1123_label_error),
@@ -88,6 +99,12 @@ def store(ctx) -> dict:
             "spec": {"provider": {"alibaba": {"regionID": o["region"], "auth": auth}}}}
 
 
+#: The defaults External Secrets' CRD gives each item of data[].remoteRef and dataFrom[].extract
+#: (external-secrets v0.20.4, externalsecrets CRD): written out, because Argo CD compares a list
+#: item whole, and an item without them would be OutOfSync for ever once the API server fills them.
+LIST_ITEM_DEFAULTS = {"conversionStrategy": "Default", "decodingStrategy": "None", "metadataPolicy": "None"}
+
+
 def external_secret(ctx, secret) -> dict:
     o = ctx.options(NAME)
     return {
@@ -98,8 +115,9 @@ def external_secret(ctx, secret) -> dict:
             "secretStoreRef": {"kind": "ClusterSecretStore", "name": o["store"]},
             "target": {"name": secret.name, "creationPolicy": "Owner",
                        **({"template": {"metadata": {"labels": dict(secret.labels)}}} if secret.labels else {})},
-            **({"dataFrom": [{"extract": {"key": kms_name(ctx, secret)}}]} if secret.optional else
-               {"data": [{"secretKey": k, "remoteRef": {"key": kms_name(ctx, secret), "property": k}}
+            **({"dataFrom": [{"extract": {"key": kms_name(ctx, secret), **LIST_ITEM_DEFAULTS}}]} if secret.optional else
+               {"data": [{"secretKey": k,
+                          "remoteRef": {"key": kms_name(ctx, secret), "property": k, **LIST_ITEM_DEFAULTS}}
                          for k in secret.keys]}),
         },
     }
@@ -169,6 +187,51 @@ def rlgen_secret_delivery(ctx, secrets):
     return SecretDelivery(readme, files, set_hints=hints)
 
 
+def _install(o) -> str:
+    """The operator's install at the release rlgen's tests run, its RRSA token projected where the
+    ClusterSecretStore reads it (External Secrets' alibaba provider documentation)."""
+    version = tested_version("external-secrets")
+    values = ""
+    if o["auth"] == "rrsa":
+        folder, name = posixpath.split(o["oidc_token_file"])
+        values = (f"cat > {RELEASE}-values.yaml <<'EOF'\n"
+                  "extraVolumes:\n  - name: oidc-token\n    projected:\n      sources:\n"
+                  f"        - serviceAccountToken: {{path: {name}, expirationSeconds: 7200, "
+                  "audience: sts.aliyuncs.com}\n"
+                  f"extraVolumeMounts:\n  - name: oidc-token\n    mountPath: {folder}\nEOF\n")
+    return (f"Install External Secrets {version} (the release rlgen's tests run; the `alibaba` provider is in every "
+            "release up to v1.3.2) with its Helm chart" + (", the RRSA token projected where the store reads it"
+                                                            if values else "") + ":\n\n```sh\n" + values +
+            f"helm install {RELEASE} {RELEASE} --repo {CHART_REPOSITORY} --version {version.removeprefix('v')} "
+            f"--namespace {o['operator_namespace']} --create-namespace"
+            + (f" -f {RELEASE}-values.yaml" if values else "") + "\n```")
+
+
+def _rrsa_role(o) -> str:
+    """The operator's RAM role: its trust policy on the cluster's OIDC provider, and KMS reads."""
+    account, _, role = o["role_arn"].removeprefix("acs:ram::").partition(":role/")
+    subject = f"system:serviceaccount:{o['operator_namespace']}:{RELEASE}"
+    trust = {"Version": "1", "Statement": [{
+        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Federated": [o["oidc_provider_arn"]]},
+        "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:sub": subject}}}]}
+    reads = {"Version": "1", "Statement": [{
+        "Action": ["kms:GetSecretValue"], "Effect": "Allow",
+        "Resource": [f"acs:kms:{o['region']}:{account}:secret/{o['prefix']}*"]}]}
+    return (f"The role `{role}` trusts the operator's ServiceAccount `{subject}` through the cluster's OIDC "
+            f"provider, and may read the KMS secrets named `{o['prefix']}*`:\n\n```json\n"
+            + json.dumps(trust, indent=2) + "\n```\n\n```sh\n"
+            f"aliyun ram CreateRole --RoleName {role} --AssumeRolePolicyDocument '{_compact(trust)}'\n"
+            f"aliyun ram CreatePolicy --PolicyName {role}-kms-read --PolicyDocument '{_compact(reads)}'\n"
+            f"aliyun ram AttachPolicyToRole --PolicyType Custom --PolicyName {role}-kms-read --RoleName {role}\n"
+            "```\n\nAnother cluster has its own OIDC provider, and its own role or region "
+            "(`rlgen cluster add ... --set external-secrets.role_arn=...`): its role trusts its own provider.")
+
+
+def _compact(doc: dict) -> str:
+    """A policy as one line, for the aliyun CLI's argument."""
+    return json.dumps(doc, separators=(",", ":"))
+
+
 def _auth(o) -> str:
     """How the operator authenticates to KMS, said in the README."""
     if o["auth"] == "rrsa":
@@ -176,8 +239,8 @@ def _auth(o) -> str:
                 f"the operator's ServiceAccount in `{o['operator_namespace']}` assume that role (trust policy "
                 "on the OIDC provider), and project its token into the operator's pod at "
                 f"`{o['oidc_token_file']}` (audience `sts.aliyuncs.com`). The role needs "
-                "`kms:GetSecretValue` on these secrets.")
-    return ("It authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
+                "`kms:GetSecretValue` on these secrets.\n\n" + _install(o) + "\n\n" + _rrsa_role(o))
+    return (_install(o) + "\n\nIt authenticates with an AccessKey (a RAM user allowed `kms:GetSecretValue` on these "
             "secrets), the one Secret made by hand:\n\n```sh\n"
             f"kubectl create secret generic {o['accesskey_secret']} -n {o['operator_namespace']} \\\n"
             "  --from-literal=accessKeyID=\"$ALIBABA_CLOUD_ACCESS_KEY_ID\" \\\n"

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef, duration_error,
-                              hookimpl)
+from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef,
+                              duration_error, hookimpl, tested_version)
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "flux"
@@ -160,6 +160,9 @@ def _stage_kustomization(stage, depends: list[str], o) -> Document:
         # was ready before External Secrets had fetched a single Secret.
         extra["healthCheckExprs"] = [{"apiVersion": "external-secrets.io/v1", "kind": kind, "current": READY}
                                      for kind in ("ClusterSecretStore", "ExternalSecret")]
+    if stage.patches:
+        extra["patches"] = [engine_patch(p) for p in stage.patches]
+        comment += "\nPatched with this cluster's own answers (rlgen.yaml cluster_options)."
     if stage.decryption:
         # kustomize-controller decrypts SOPS files with the age key of this Secret, in
         # the Kustomization's own namespace.
@@ -187,17 +190,77 @@ def rlgen_secrets(ctx):
                       f"Flux's Receiver {FLUX_NAMESPACE}/{RECEIVER}", engine_namespace=True)]
 
 
+#: notification-controller's webhook port (its config/manager/deployment.yaml, port ``http-webhook``).
+WEBHOOK_PORT = 9292
+#: The pod label of notification-controller, which Flux's own ``allow-webhooks`` NetworkPolicy selects.
+WEBHOOK_POD = {"app": "notification-controller"}
+
+
+def _bootstrap(spec) -> str:
+    """``flux bootstrap git`` with the credentials its URL's scheme takes (flux2 v2.9.3
+    cmd/flux/bootstrap_git.go): over HTTP(S) a token with --token-auth (without it flux turns the
+    URL into SSH and makes a deploy key); over SSH a deploy key of the user's, --silent."""
+    command = (f"flux bootstrap git --url={spec.git_url} --branch={spec.git_branch} "
+               f"--path=clusters/{spec.cluster}")
+    if spec.git_url.startswith(("https://", "http://")):
+        return ("Bootstrap authenticates with a token of the Git host (GitHub: a fine-grained personal access token "
+                "for this repository with *Contents* read and write; GitLab: a project access token with "
+                "`write_repository`), read from `GIT_PASSWORD` so that it stays out of your shell history "
+                "(`read -rs GIT_PASSWORD && export GIT_PASSWORD`); bootstrap pushes with it and stores it in Secret "
+                f"`{FLUX_NAMESPACE}/{FLUX_NAMESPACE}`, which source-controller pulls with:\n\n```sh\n"
+                ': "${GIT_PASSWORD:?export GIT_PASSWORD: a token with read and write access to the repository}"\n'
+                f"{command} --token-auth\ngit pull\n```\n\n"
+                "Over SSH with a deploy key instead: the repository's `ssh://` URL and "
+                "`--private-key-file=KEY --silent`, KEY being a private key whose public half the Git host holds "
+                "as a deploy key with write access (without `--private-key-file`, bootstrap makes a key, prints it "
+                "and waits until you add it).")
+    key = f"flux-{spec.cluster}-deploy-key"
+    return ("Bootstrap authenticates with a deploy key: make one, add its public half "
+            f"(`{key}.pub`) at the Git host as a deploy key of this repository **with write access** (bootstrap "
+            f"pushes Flux's manifests with it), then bootstrap; it stores the key in Secret "
+            f"`{FLUX_NAMESPACE}/{FLUX_NAMESPACE}`, which source-controller pulls with:\n\n```sh\n"
+            f"test -f {key} || ssh-keygen -q -t ed25519 -N '' -C {key} -f {key}\n"
+            f"{command} --private-key-file={key} --silent\ngit pull\n```\n\n"
+            "With a token instead: the repository's `https://` URL, `--token-auth` and the token in `GIT_PASSWORD` "
+            "(without `--token-auth` an HTTPS URL is turned into SSH with a key bootstrap makes).")
+
+
+def _exposed_receiver() -> str:
+    """The receiver exposed on ACK: a LoadBalancer Service (a CLB), and the NetworkPolicy that
+    admits its deliveries, which Flux's own allow-webhooks (pods of any namespace only) drops."""
+    return (
+        "On ACK, a LoadBalancer Service makes a Classic Load Balancer (CLB) for it. Flux installs NetworkPolicies "
+        f"in `{FLUX_NAMESPACE}` (`flux bootstrap --network-policy`, on by default): `allow-webhooks` admits "
+        "notification-controller's pods from pods of any namespace only, so a delivery that reaches the pod from "
+        "outside the cluster (a CLB keeps the client's address with `externalTrafficPolicy: Local`, and Terway "
+        "delivers it to the pod's own address) is dropped; the second object admits the webhook port from any "
+        "address:\n\n```sh\n"
+        "kubectl apply -f - <<'EOF'\n"
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: webhook-receiver-public\n"
+        f"  namespace: {FLUX_NAMESPACE}\n  annotations:\n"
+        "    service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type: internet\n"
+        "spec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n"
+        f"  selector:\n    app: {WEBHOOK_POD['app']}\n"
+        "  ports:\n    - name: http\n      port: 80\n      targetPort: http-webhook\n"
+        "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n"
+        f"  name: allow-webhook-receiver-from-outside\n  namespace: {FLUX_NAMESPACE}\n"
+        f"spec:\n  podSelector:\n    matchLabels:\n      app: {WEBHOOK_POD['app']}\n"
+        "  policyTypes: [Ingress]\n  ingress:\n    - from:\n        - ipBlock:\n            cidr: 0.0.0.0/0\n"
+        f"      ports:\n        - port: {WEBHOOK_PORT}\n          protocol: TCP\nEOF\n"
+        f"kubectl -n {FLUX_NAMESPACE} get service webhook-receiver-public "
+        "-o jsonpath='{.status.loadBalancer.ingress[0].ip}'\n```\n\n"
+        "The address it prints is `<the exposed address>` below (`http://`: the token signs each delivery, "
+        "but for HTTPS put an ALB Ingress with your certificate in front instead, its rule to Service "
+        "`webhook-receiver` port 80, and keep the NetworkPolicy).")
+
+
 @hookimpl
 def rlgen_readme(ctx):
     o = ctx.options(NAME)
     return [
         "## Sync: Flux\n"
-        f"Bootstrap Flux on the cluster with this repository and the path `clusters/{ctx.spec.cluster}`:\n\n"
-        "```sh\n"
-        f"flux bootstrap git --url={ctx.spec.git_url} --branch={ctx.spec.git_branch} "
-        f"--path=clusters/{ctx.spec.cluster}\n"
-        "git pull\n"
-        "```\n\n"
+        f"Bootstrap Flux {tested_version('flux-cli')} (the release rlgen's tests run: install that `flux` CLI) on the "
+        f"cluster with this repository and the path `clusters/{ctx.spec.cluster}`. " + _bootstrap(ctx.spec) + "\n\n"
         f"Bootstrap commits Flux's components and sync objects to `{ctx.spec.git_branch}` "
         f"(`clusters/{ctx.spec.cluster}/{FLUX_NAMESPACE}/`) and pushes them: `git pull` brings them into your "
         "clone, so that your next push builds on them.\n\n"
@@ -208,8 +271,8 @@ def rlgen_readme(ctx):
         "Flux fetches this repository every minute on its own; the push webhook makes a merge reach the "
         f"cluster at once. `clusters/{ctx.spec.cluster}/{RECEIVER}.yaml` is the Receiver the webhook calls "
         "(notification-controller, which `flux bootstrap` installs). Expose notification-controller's "
-        f"`webhook-receiver` Service of `{FLUX_NAMESPACE}` to the Git host (an Ingress or a LoadBalancer "
-        "Service), then read the Receiver's path once it is ready:\n\n"
+        f"webhook port to the Git host. " + _exposed_receiver() + "\n\nThen read the Receiver's path once it is "
+        "ready:\n\n"
         "```sh\n"
         f"kubectl -n {FLUX_NAMESPACE} get receiver {RECEIVER} -o jsonpath='{{.status.webhookPath}}'\n"
         "```\n\n"

@@ -75,6 +75,8 @@ def rlgen_dataset_format():
         default_model="Qwen/Qwen2.5-3B-Instruct",
         config="main",
         agent_name=AGENT,
+        # ModelScope's copy of openai/gsm8k, with the same configs.
+        modelscope_source="modelscope/gsm8k",
     )
 
 

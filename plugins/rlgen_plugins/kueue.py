@@ -6,7 +6,8 @@ labelled RayJob when it is created (its mutating webhook) and lets it start once
 admitted. The repository never writes ``spec.suspend``: Kueue owns that field, and a value in Git
 would be applied again by the sync engine over Kueue's. The queue objects:
 
-- a ResourceFlavor of the Lingjun GPU nodes (their label and taint), holding the GPU quota;
+- a ResourceFlavor of the GPU node pool (the labels and taints ACK and the team put on its nodes,
+  rlgen.node_pool), holding the GPU quota;
 - a ResourceFlavor of any node for cpu and memory, which Kueue also counts: it admits only a
   workload whose every resource its ClusterQueue covers;
 - the team's ClusterQueue (named after the training namespace) and a LocalQueue in that
@@ -17,16 +18,17 @@ on; ``rlgen doctor`` checks it.
 """
 from __future__ import annotations
 
-from rlgen.plugin_api import Layer, Option, Patch, PluginInfo, Problem, Resource, dns1123_label_error, hookimpl, int_range
+from rlgen.plugin_api import (Finding, Layer, Option, Patch, PluginInfo, Problem, Resource, dns1123_label_error,
+                              hookimpl, int_range, node_pool, quota_problems, tested_version)
 
 NAME = "kueue"
+#: Where Kueue publishes its Helm chart (its charts/kueue/README.md).
+CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 API = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 #: The LocalQueue every run names, in the training namespace.
 LOCAL_QUEUE = "runs"
 GPU = "nvidia.com/gpu"
-#: How ACK labels and taints its Lingjun GPU nodes (the run's pods already tolerate the taint).
-LINGJUN_KEY = "node-role.alibabacloud.com/lingjun"
 #: A quota no pool reaches: cpu and memory must be covered, the team's limit is its GPUs.
 UNBOUNDED = {"cpu": "1M", "memory": "1000Ti"}
 
@@ -42,8 +44,10 @@ def rlgen_plugin():
         slot="queue",
         summary="Kueue: runs wait in a queue, as a whole, until the team's GPU quota has room",
         options=(
-            Option("gpu_quota", "GPUs of the Lingjun pool the team's runs may hold at once", None, int,
-                   required=True, check=int_range(1)),
+            # Each cluster has its own pool: rlgen cluster add asks its quota again, and only that
+            # cluster's platform stage patches the shared ClusterQueue with it.
+            Option("gpu_quota", "GPUs of the node pool the team's runs may hold at once", None, int,
+                   required=True, check=int_range(1), per_cluster=True),
             Option("cohort", "Kueue cohort shared with other teams' ClusterQueues, to lend idle GPUs and "
                    "borrow theirs (empty: no borrowing)", "", check=_cohort_error),
             Option("borrowing_limit", "GPUs the team may borrow from its cohort at most (needs cohort)", 0, int,
@@ -58,7 +62,7 @@ def cluster_queue(ctx) -> str:
 
 def flavors(ctx) -> tuple[str, str]:
     """The GPU nodes' flavor and the any-node one: cluster-scoped, so named for the team."""
-    return f"{ctx.spec.namespace}-lingjun-gpu", f"{ctx.spec.namespace}-any-node"
+    return f"{ctx.spec.namespace}-{ctx.spec.node_pool}-gpu", f"{ctx.spec.namespace}-any-node"
 
 
 @hookimpl
@@ -83,20 +87,21 @@ def rlgen_check(ctx):
 def rlgen_resources(ctx):
     options = ctx.options(NAME)
     gpu_flavor, any_flavor = flavors(ctx)
+    pool = node_pool(ctx.spec)
     queue_spec = _queue_spec(ctx, options, gpu_flavor, any_flavor)
     objects = [
         ("resource-flavor-gpu.yaml", {
             "apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": gpu_flavor},
-            "spec": {"nodeLabels": {LINGJUN_KEY: "true"},
-                     "nodeTaints": [{"key": LINGJUN_KEY, "value": "true", "effect": "NoSchedule"}]}},
-         "The Lingjun GPU nodes. Kueue adds their label to the nodeSelector of the pods it admits\n"
-         "on this flavor (the GPU workers); the pods already tolerate the taint."),
+            "spec": {"nodeLabels": pool.selector(), **({"nodeTaints": pool.taint_list()} if pool.taint_list() else {})}},
+         f"The GPU node pool ({pool.kind.summary}): the labels ACK and the team put on its nodes.\n"
+         "Kueue adds them to the nodeSelector of the pods it admits on this flavor (the GPU\n"
+         "workers, which select them already); they tolerate its taints."),
         ("resource-flavor-any.yaml", {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": any_flavor}},
          "Any node: cpu and memory, counted but not the team's limit. No node label, so the\n"
          "head and the submitter keep the nodes they schedule to without Kueue."),
         ("cluster-queue.yaml", {"apiVersion": API, "kind": "ClusterQueue",
                                 "metadata": {"name": cluster_queue(ctx)}, "spec": queue_spec},
-         f"The team's quota: {options['gpu_quota']} GPUs of the Lingjun pool"
+         f"The team's quota: {options['gpu_quota']} GPUs of the node pool"
          + (f", lending idle ones to cohort {options['cohort']} and borrowing at most "
             f"{options['borrowing_limit']}" if options["cohort"] else ", no borrowing") + ".\n"
          "Kueue admits only a workload whose every resource a ClusterQueue covers: cpu and memory\n"
@@ -137,13 +142,47 @@ def rlgen_patches(ctx):
                   "spec.suspend is Kueue's: never set it here, the sync engine would undo Kueue's.")]
 
 
+def _install() -> str:
+    version = tested_version("kueue")
+    return (f"Install Kueue {version} (the release rlgen's tests run) after KubeRay, so that the RayJob kind is "
+            "served when it starts: the chart's default configuration turns the `ray.io/rayjob` integration on "
+            "(values `managerConfig.controllerManagerConfigYaml`, `integrations.frameworks`).\n\n```sh\n"
+            f"helm install kueue {CHART} --version {version.removeprefix('v')} --namespace kueue-system "
+            "--create-namespace\n```")
+
+
 @hookimpl
 def rlgen_readme(ctx):
     options = ctx.options(NAME)
     return [
         "## The queue\n"
         f"Runs wait in Kueue's queue: ClusterQueue `{cluster_queue(ctx)}` holds {options['gpu_quota']} GPUs of the "
-        f"Lingjun pool, LocalQueue `{LOCAL_QUEUE}` in `{ctx.spec.namespace}` feeds it. A merged run that does not "
+        f"node pool, LocalQueue `{LOCAL_QUEUE}` in `{ctx.spec.namespace}` feeds it. A merged run that does not "
         "fit waits, suspended and without pods, until a running one ends; `rlgen status` shows its place in the "
-        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run."
+        "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run. "
+        "\n\n" + _install() + "\n\nThe quota is the cluster's own: `rlgen cluster add NAME --env ENV --set kueue.gpu_quota=GPUS` gives "
+        "another cluster its pool's, which only that cluster's platform stage applies (*Clusters and environments*)."
     ]
+
+
+def gpu_limit(options) -> tuple[int, str]:
+    """The most GPUs Kueue ever admits one run with: the quota and what it may borrow."""
+    borrow = options["borrowing_limit"] if options["cohort"] else 0
+    note = f" = kueue.gpu_quota {options['gpu_quota']} + kueue.borrowing_limit {borrow}" if borrow else \
+        " of kueue.gpu_quota"
+    return options["gpu_quota"] + borrow, note
+
+
+@hookimpl
+def rlgen_validate_rules(ctx, objects):
+    """A run larger than the quota and what it may borrow: Kueue keeps it queued for ever
+    ("> maximum capacity", kueue v0.17.1 pkg/scheduler/flavorassigner)."""
+    limit, note = gpu_limit(ctx.options(NAME))
+    out = []
+    for item in objects:
+        if item.obj.get("kind") != "RayJob" or item.trainer_config is None:
+            continue
+        trainer = item.trainer_config.get("trainer") or {}
+        nnodes, per_node = int(trainer.get("nnodes") or 0), int(trainer.get("n_gpus_per_node") or 0)
+        out += [Finding(item.source, item.label, line) for line in quota_problems(nnodes, per_node, limit, note)]
+    return out

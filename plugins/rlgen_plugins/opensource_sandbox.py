@@ -70,7 +70,7 @@ def manager_build(ctx) -> ImageBuild | None:
     (``opensource-sandbox.manager_image``): theirs is used as it is."""
     if ctx.options(NAME)["manager_image"]:
         return None
-    return ImageBuild.of({path: text.encode() for path, text in manager_files().items()}, MANAGER_CONTEXT,
+    return ImageBuild.of({path: text.encode() for path, text in manager_files(ctx).items()}, MANAGER_CONTEXT,
                          f"{ctx.spec.registry}/sandbox-manager", value("manager_tag"))
 
 
@@ -188,9 +188,10 @@ KEY_LOG_EDITS = (
 KEY_LOG_FILE = "pkg/servers/e2b/keys/secret.go"
 
 
-def build_script() -> str:
-    """The manager's build. It names no image: its tag is a hash of this text, so it takes the
-    reference to push as its argument (images/build.sh passes the tag rlgen wrote)."""
+def build_script(repo: str = REPO) -> str:
+    """The manager's build from ``repo`` (upstream's, or the team's mirror of it). It names no
+    image: its tag is a hash of this text, so it takes the reference to push as its argument
+    (images/build.sh passes the tag rlgen wrote)."""
     commit = value("manager_commit")
     seds = " ".join(f"-e 's/{old}/{new}/'" for old, new in KEY_LOG_EDITS)
     return f"""\
@@ -206,7 +207,7 @@ def build_script() -> str:
 set -eu
 image="${{1:?usage: sh {BUILD_SCRIPT} IMAGE_REFERENCE}}"
 work="$(mktemp -d)"
-git clone --quiet {REPO}.git "$work/agents"
+git clone --quiet {repo}.git "$work/agents"
 cd "$work/agents"
 git fetch --quiet origin pull/165/head
 git checkout --quiet {commit}
@@ -221,13 +222,13 @@ docker push "$image"
 """
 
 
-def manager_files() -> dict[str, str]:
-    return {BUILD_SCRIPT: build_script()}
+def manager_files(ctx) -> dict[str, str]:
+    return {BUILD_SCRIPT: build_script(ctx.spec.mirrored(REPO))}
 
 
 @hookimpl
 def rlgen_files(ctx):
-    return manager_files()
+    return manager_files(ctx)
 
 
 @hookimpl
@@ -242,7 +243,7 @@ def rlgen_readme(ctx):
     return [
         "## Sandbox: open-source OpenKruise agents\n"
         f"The sync engine installs `{value('operator_root')}` (CRDs, controller, Namespace `{ns}`) and then "
-        f"`{value('manager_root')}` of {REPO} at `{value('tag')}`. The controller image is upstream's "
+        f"`{value('manager_root')}` of {ctx.spec.mirrored(REPO)} at `{value('tag')}`. The controller image is upstream's "
         f"`{ctx.options(NAME)['controller_image']}`. Upstream's sandbox-manager has no MCP endpoint yet: build "
         f"it from pull request #165 (commit `{commit[:8]}`): `sh {BUILD_SCRIPT} {manager_image(ctx)}` builds "
         f"and pushes `{manager_image(ctx)}`, and makes the key store log key ids instead of the admin key and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from rlgen.plugin_api import REGION_IDS, Layer, Option, Patch, PluginInfo, hookimpl
+from rlgen.plugin_api import REGION_IDS, Layer, Option, Patch, PluginInfo, hookimpl, rrsa_provider
 
 from rlgen_plugins import _oss_volumes
 
@@ -80,18 +80,30 @@ def rlgen_patches(ctx):
     ]
 
 
-def _trust_policy(subjects: list[str]) -> str:
-    policy = {
+#: The cluster's OIDC provider when no answer names it (external-secrets' oidc_provider_arn does).
+PROVIDER_PLACEHOLDER = "acs:ram::<account-id>:oidc-provider/ack-rrsa-<cluster-id>"
+
+
+def trust_policy(provider: str, subjects: list[str]) -> dict:
+    """A RAM role's trust policy: tokens of ``subjects`` (ServiceAccounts) from ``provider`` may assume it."""
+    return {
         "Version": "1",
         "Statement": [{
             "Action": "sts:AssumeRole",
             "Effect": "Allow",
-            "Principal": {"Federated": ["acs:ram::<account-id>:oidc-provider/ack-rrsa-<cluster-id>"]},
+            "Principal": {"Federated": [provider]},
             "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com",
                                            "oidc:sub": subjects[0] if len(subjects) == 1 else subjects}},
         }],
     }
-    return json.dumps(policy, indent=2)
+
+
+def _role(name: str, provider: str, subjects: list[str]) -> str:
+    """The trust policy of role ``name`` as JSON, and the aliyun CLI call that creates the role with it."""
+    policy = trust_policy(provider, subjects)
+    return ("```json\n" + json.dumps(policy, indent=2) + "\n```\n\n```sh\n"
+            f"aliyun ram CreateRole --RoleName {name} --AssumeRolePolicyDocument "
+            f"'{json.dumps(policy, separators=(',', ':'))}'\n```")
 
 
 @hookimpl
@@ -100,14 +112,15 @@ def rlgen_readme(ctx):
     spec = ctx.spec
     pipeline_subject = f"system:serviceaccount:{spec.namespace}:{spec.dataset_service_account}"
     volume_role, pipeline_role = o["role_name"], _pipeline_role(o)
+    provider = rrsa_provider(ctx) or PROVIDER_PLACEHOLDER
     if volume_role == pipeline_role:
         roles = (f"One RAM role, `{volume_role}`, serves both; its trust policy names both "
-                 "ServiceAccounts:\n\n```json\n" + _trust_policy([FUSE_SERVICE_ACCOUNT, pipeline_subject]) + "\n```")
+                 "ServiceAccounts:\n\n" + _role(volume_role, provider, [FUSE_SERVICE_ACCOUNT, pipeline_subject]))
     else:
-        roles = (f"- `{volume_role}` (volumes) must trust `{FUSE_SERVICE_ACCOUNT}`:\n\n```json\n"
-                 + _trust_policy([FUSE_SERVICE_ACCOUNT]) + "\n```\n\n"
-                 f"- `{pipeline_role}` (dataset Job) must trust `{pipeline_subject}`:\n\n```json\n"
-                 + _trust_policy([pipeline_subject]) + "\n```")
+        roles = (f"- `{volume_role}` (volumes) must trust `{FUSE_SERVICE_ACCOUNT}`:\n\n"
+                 + _role(volume_role, provider, [FUSE_SERVICE_ACCOUNT]) + "\n\n"
+                 f"- `{pipeline_role}` (dataset Job) must trust `{pipeline_subject}`:\n\n"
+                 + _role(pipeline_role, provider, [pipeline_subject]))
     return [
         "## Storage: OSS with RRSA\n"
         "No AccessKey exists in this repository or the cluster: the OSS volumes use `authType: rrsa` and the "
@@ -119,6 +132,10 @@ def rlgen_readme(ctx):
         f"`{spec.namespace}`. {roles}\n\n"
         f"Grant the volume role read and write on `oss://{o['bucket']}/` (the trainer writes checkpoints), and the "
         f"Jobs' role read and write on `oss://{o['bucket']}/{spec.dataset_bucket_prefix()}` and "
-        f"`oss://{o['bucket']}/{spec.model_bucket_path}/`. Replace `<account-id>` "
-        "and `<cluster-id>` with your Alibaba Cloud account and cluster."
+        f"`oss://{o['bucket']}/{spec.model_bucket_path}/`."
+        + ("" if provider != PROVIDER_PLACEHOLDER else
+           " The trust policy names the cluster's RRSA OIDC provider, which rlgen was not told: replace "
+           "`<account-id>` and `<cluster-id>` with your Alibaba Cloud account and the cluster's id (the "
+           "cluster's *Security and auditing → RRSA OIDC* page shows the provider's ARN).")
+        + " Another cluster of this repository has its own OIDC provider: add its ARN to `Federated`."
     ]

@@ -18,6 +18,7 @@ from rlgen.errors import RlgenError
 from rlgen.generate import image_builds, pipeline
 from rlgen.plugin_host.discovery import Installed, discover
 from rlgen.plugin_host.selection import select
+from rlgen.repo import image_tags
 
 HOOKS = {name: fn for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("rlgen_")}
 
@@ -234,7 +235,7 @@ def test_images_example_is_built_by_images_build_sh_under_its_folders_hash():
                             CORE_ANSWERS, None))
     digest = image_builds.context_hash(b.tree.files, "images/proxy")[:12]
     ref = f"{CORE_ANSWERS['rlgen']['registry']}/proxy:v1-{digest}"
-    assert ("images/proxy", ref) in image_builds.listed(text(b, image_builds.SCRIPT))
+    assert ("images/proxy", ref) in image_tags.listed(text(b, image_tags.SCRIPT))
     assert f"`{ref}`" in text(b, "README.md")
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rlgen import __version__
 from support.plugins import PLUGIN_PACKAGES, SOURCE, install_example_plugin
 from support.repos import REQUIRED, build, kustomize_roots, run_rlgen, schema_dir
 
@@ -107,7 +108,9 @@ def test_the_generated_ci_installs_the_plugin_and_validate_runs_its_rule(tmp_pat
     import sysconfig
 
     target = tmp_path / "repo"
-    assert run_rlgen("new", str(target), *REQUIRED, *PLUGIN_PACKAGES, "--plugin", "example-math", "--no-input",
+    # The rlgen the runner has is this checkout's: the step pins its version.
+    pinned = ("--set", f"rlgen.install=rlgen=={__version__}")
+    assert run_rlgen("new", str(target), *REQUIRED, *pinned, *PLUGIN_PACKAGES, "--plugin", "example-math", "--no-input",
                      env=plugin_env).returncode == 0
     step = _step(target / ".github" / "workflows" / "validate.yaml", "Install rlgen")
     assert "rlgen-example-math==0.3.1" in step
@@ -119,7 +122,7 @@ def test_the_generated_ci_installs_the_plugin_and_validate_runs_its_rule(tmp_pat
     assert built.returncode == 0, built.stderr
     venv = tmp_path / "ci"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # The CI runner's Python has rlgen's own dependencies (and this checkout's rlgen, 0.1.0):
+    # The CI runner's Python has rlgen's own dependencies (and this checkout's rlgen):
     # the step under test is the one that adds the plugin.
     ci_site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                              capture_output=True, text=True, check=True).stdout.strip()

@@ -80,13 +80,24 @@ def test_a_bigger_claim_is_no_refusal(repo):
 
 def test_an_update_to_another_bucket_renames_the_volumes_instead(repo):
     before = {p.name: p.read_text() for p in repo.glob("components/ak-storage/platform/volume-*.yaml")}
-    ok(rlgen_in(repo, "update", "--set", "ak-storage.bucket=mlteam-rl-data"))
+    out = json.loads(ok(rlgen_in(repo, "update", "--set", "ak-storage.bucket=mlteam-rl-data", "-o", "json")))
+    assert out["restarts"] == ("Restart from step 0: baseline (new RayJobs, so new checkpoint folders, on a new "
+                               "checkpoints volume (the old one and its data are kept)).")
 
     data = json.loads(ok(rlgen_in(repo, "diff", "--base", "main", "-o", "json")))
     assert data["immutable"] == []
     kinds = {(o["status"], o["kind"]) for o in data["objects"] if o["kind"].startswith("PersistentVolume")}
-    assert kinds == {("added", "PersistentVolume"), ("removed", "PersistentVolume"),
-                     ("added", "PersistentVolumeClaim"), ("removed", "PersistentVolumeClaim")}
+    # The old volumes leave the repository but not the cluster (prune disabled): kept, not removed.
+    assert kinds == {("added", "PersistentVolume"), ("kept", "PersistentVolume"),
+                     ("added", "PersistentVolumeClaim"), ("kept", "PersistentVolumeClaim")}
+    # Every run gets a new RayJob on a new volume: the diff says, in one line, that it starts over.
+    assert data["restarts"] == "Restart from step 0: baseline (new RayJob, new volumes)"
+    text = ok(rlgen_in(repo, "diff", "--base", "main", "-o", "table"))
+    assert "  Restart from step 0: baseline (new RayJob, new volumes)" in text.splitlines()
+    kept = [line for line in text.splitlines() if line.startswith("  = ")]
+    assert len(kept) == 6 and all("kept: prune disabled" in line for line in kept)
+    assert "**Restart from step 0: baseline (new RayJob, new volumes)**" in ok(
+        rlgen_in(repo, "diff", "--base", "main", "-o", "markdown"))
     after = {p.name: p.read_text() for p in repo.glob("components/ak-storage/platform/volume-*.yaml")}
     assert set(after) == set(before)
     rayjob = yamlio.dump(yamlio.read_plain((repo / "base/training/rayjob.yaml").read_text()))

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from support.ack import ACK_ALBCONFIG, ACK_INGRESS, DOMAIN, PIPELINE_ROLE, ROLE, SANDBOX_NAMESPACE, install_ack_addons
 from support.flux import NAMESPACE, REGISTRY, kustomizations, ready
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 pytestmark = pytest.mark.usefixtures("dump_second_on_failure")
 
@@ -25,7 +25,7 @@ def ack_synced(second_control_plane, git_server, sync_repository, tmp_path_facto
     cp = second_control_plane
     url = git_server.create("team/rl-ack.git")
     repo = tmp_path_factory.mktemp("ack") / "rl-ack"
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  "--plugin", "marketplace-sandbox", "--set", f"marketplace-sandbox.domain={DOMAIN}",
                  "--plugin", "rrsa-storage", *storage_answers("rrsa-storage"),

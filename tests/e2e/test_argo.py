@@ -17,7 +17,7 @@ from rlgen.e2e.cluster import start_kuberay
 from support.argocd import applications, describe, install_as_the_readme_says, refresh, state, synced_at
 from support.controlplane import wait_until
 from support.flux import NAMESPACE, REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 pytestmark = pytest.mark.usefixtures("dump_argo_on_failure")
 
@@ -62,7 +62,7 @@ def argo(argo_control_plane, git_server, create_readme_secrets, tmp_path_factory
     cp = argo_control_plane
     url = git_server.create("team/rl-argo.git")
     repo = tmp_path_factory.mktemp("argo") / "rl-argo"
-    ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git(repo, "remote", "add", "origin", url)

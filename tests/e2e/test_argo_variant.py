@@ -12,7 +12,7 @@ from rlgen.e2e.cluster import start_kuberay
 from support.ack import DOMAIN, PIPELINE_ROLE, ROLE, install_ack_addons
 from support.argocd import applications, install_as_the_readme_says, state, synced_at
 from support.flux import NAMESPACE, REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 pytestmark = pytest.mark.usefixtures("dump_argo_on_failure")
 
@@ -26,7 +26,7 @@ def variant(argo_control_plane, git_server, create_readme_secrets, tmp_path_fact
     install_ack_addons(cp)
     url = git_server.create("team/rl-argo-ack.git")
     repo = tmp_path_factory.mktemp("argo-ack") / "rl-argo-ack"
-    ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}", "--set", "rlgen.verl=0.7.1",
                  "--plugin", "marketplace-sandbox", "--set", f"marketplace-sandbox.domain={DOMAIN}",
                  "--plugin", "rrsa-storage", *storage_answers("rrsa-storage"),

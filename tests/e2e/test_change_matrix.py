@@ -27,7 +27,7 @@ from support.ack import ACK_ALBCONFIG, ACK_INGRESS, albconfig_crd
 from support.controlplane import wait_until
 from support.flux import REGISTRY, kustomizations, readme_blocks, reconcile
 from support.kuberay import ray_pods
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 pytestmark = pytest.mark.usefixtures("dump_second_on_failure")
 
@@ -48,7 +48,7 @@ def matrix(second_control_plane, git_server, sync_repository, tmp_path_factory):
     cp = second_control_plane
     url = git_server.create("team/rl-matrix.git")
     repo = tmp_path_factory.mktemp("matrix") / "rl-matrix"
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git(repo, "remote", "add", "origin", url)

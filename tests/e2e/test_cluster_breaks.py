@@ -15,7 +15,7 @@ from support.toolchain import module_dir
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
 
 KUBERAY = "github.com/ray-project/kuberay/ray-operator"
-GPU_NODES = "node-role.alibabacloud.com/lingjun=" + LINGJUN_LABELS["node-role.alibabacloud.com/lingjun"]
+GPU_NODES = "alibabacloud.com/lingjun-worker=" + LINGJUN_LABELS["alibabacloud.com/lingjun-worker"]
 
 
 def rlgen(cp, repo, *args: str):

@@ -1,7 +1,8 @@
 """``rlgen e2e`` as a team's CI runs it (the generated e2e workflow's last step): a process, its
 programs from PATH, its own throwaway control plane. The default repository passes; a run larger
-than the GPU pool and a stage applying a kind no CRD serves fail, each named with its reason in
-the job summary; SIGTERM leaves no process and no folder behind."""
+than the GPU pool and a stage applying an object the API server refuses fail, each named with its
+reason in the job summary, and a kind nothing here serves is named, not failed; SIGTERM leaves no
+process and no folder behind."""
 from __future__ import annotations
 
 import signal
@@ -11,9 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from support.e2e_command import e2e, e2e_of_an_unserved_kind, git, git_objects, installed_programs, leftovers
+from support.e2e_command import (e2e, e2e_of_an_unknown_kind_and_a_refused_object, git, git_objects,
+                                 installed_programs, leftovers)
 from support.flux import REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import tool
 
 
@@ -22,7 +24,7 @@ def repo(git_server, tmp_path_factory):
     """The default repository as ``rlgen new`` leaves it (one commit), its upstream roots fetched
     from the tests' Git server."""
     path = tmp_path_factory.mktemp("e2e-command") / "rl-repo"
-    ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
     return path
@@ -43,7 +45,8 @@ def test_the_default_repository_syncs_and_its_runs_are_scheduled(repo, programs,
     # Every stage of clusters/production/ Ready, the pool shaped from the repository's pods.
     for stage in ("flux-system", "platform", "runs"):
         assert f"| Kustomization {stage} | True |" in summary, summary
-    assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun=true:NoSchedule" in summary
+    # ACK taints Lingjun nodes by key alone (rlgen.pool).
+    assert "1 node(s) of 8 nvidia.com/gpu, taint node-role.alibabacloud.com/lingjun:NoSchedule" in summary
     assert "| GPU nodes for " in summary and "| problem |" not in summary, summary
     # Flux is installed by the pinned CLI's own bootstrap.
     assert "rlgen e2e: flux bootstrap git --path=clusters/production" in result.stderr, result.stderr
@@ -68,13 +71,16 @@ def test_a_run_larger_than_the_pool_fails_naming_the_run_and_why(repo, programs,
     assert leftovers(tmp_path) == []
 
 
-def test_a_stage_applying_a_kind_no_crd_serves_fails_naming_the_stage(repo, programs, tmp_path):
-    result, summary = e2e_of_an_unserved_kind(repo, programs, tmp_path)
+def test_a_kind_nothing_serves_is_named_and_a_refused_object_fails_its_stage(repo, programs, tmp_path):
+    result, summary = e2e_of_an_unknown_kind_and_a_refused_object(repo, programs, tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     reason = result.stderr.strip().splitlines()[-1]
     assert reason.startswith("rlgen: error: stage Kustomization platform failed: "), reason
-    assert "ServiceMonitor" in reason and "no matches for kind" in reason, reason
+    assert "Invalid value: 70000" in reason and "ServiceMonitor" not in reason, reason
     assert "| Kustomization platform | False |" in summary, summary
+    # The kind is named once, and is no reason of the failure.
+    unchecked = "not checked here: ServiceMonitor (monitoring.coreos.com/v1): rlgen knows no CRD of it"
+    assert f"rlgen e2e: {unchecked}" in result.stderr and f"- {unchecked}" in summary, summary
     assert leftovers(tmp_path) == []
 
 
@@ -108,7 +114,7 @@ def test_a_sops_repository_syncs_without_the_teams_age_key(git_server, programs,
                             text=True).stdout.strip()
     key.unlink()
     repo = tmp_path / "sops-repo"
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}",
                  "--plugin", "sops", "--set", f"sops.age_recipients={public}", env=programs))

@@ -1,16 +1,18 @@
 """``rlgen e2e`` on an Argo CD repository, as its generated e2e workflow runs it: Argo CD's
 release manifest installed and the root Application applied, every Application synced from the
 command's own Git server (the team's URL never reached) and the runs' pods scheduled; a stage
-that cannot apply fails, naming its Application and why. The repository is left as it was."""
+that cannot apply fails, naming its Application and why, and a kind nothing here serves is named.
+The repository is left as it was."""
 from __future__ import annotations
 
 import subprocess
 
 import pytest
 from support.argocd import redis_server
-from support.e2e_command import e2e, e2e_of_an_unserved_kind, git_objects, installed_programs, leftovers
+from support.e2e_command import (e2e, e2e_of_an_unknown_kind_and_a_refused_object, git_objects,
+                                 installed_programs, leftovers)
 from support.flux import REGISTRY
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 TEAM_URL = "https://git.rl.test/team/rl-argo.git"
 
@@ -20,7 +22,7 @@ def repo(git_server, tmp_path_factory):
     """The default argo repository as ``rlgen new`` leaves it, its upstream roots fetched from the
     tests' Git server; its own URL one the command must never reach."""
     path = tmp_path_factory.mktemp("e2e-command-argo") / "rl-argo"
-    ok(run_rlgen("new", str(path), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(path), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={TEAM_URL}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
     return path
@@ -52,13 +54,14 @@ def test_the_argo_repository_syncs_in_waves_and_its_runs_are_scheduled(repo, pro
     print(f"rlgen e2e, argo repository: {seconds:.0f} s")
 
 
-def test_a_stage_applying_a_kind_no_crd_serves_fails_naming_its_application(repo, programs, tmp_path):
-    result, summary = e2e_of_an_unserved_kind(repo, programs, tmp_path)
+def test_a_refused_object_fails_its_application_and_an_unknown_kind_is_named(repo, programs, tmp_path):
+    result, summary = e2e_of_an_unknown_kind_and_a_refused_object(repo, programs, tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     reason = result.stderr.strip().splitlines()[-1]
     assert reason.startswith("rlgen: error: stage Application platform failed: "), reason
-    assert "monitoring.coreos.com/v1: the server could not find the requested resource" in reason, reason
+    assert "Invalid value: 70000" in reason and "ServiceMonitor" not in reason, reason
     assert "| Application platform | False |" in summary, summary
+    assert "- not checked here: ServiceMonitor (monitoring.coreos.com/v1)" in summary, summary
     # The wave after it never started.
     assert "| Application runs | Unknown | not created yet |" in summary, summary
     assert leftovers(tmp_path) == []

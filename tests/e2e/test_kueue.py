@@ -17,9 +17,10 @@ from support.controlplane import FAIL_POD, wait_until
 from support.flux import NAMESPACE, REGISTRY, reconcile
 from support.kuberay import ray_cluster, ray_pods
 from support.kueue import workloads
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
-LINGJUN = "node-role.alibabacloud.com/lingjun"
+#: The label ACK puts on Lingjun nodes, which the GPU flavor selects (rlgen.pool).
+LINGJUN = "alibabacloud.com/lingjun-worker"
 TWO_NODES = ("--set", "trainer.nnodes=2")
 QUEUE_TIMEOUT = 120
 
@@ -36,7 +37,7 @@ def repo(kueue_control_plane, git_server, sync_repository, tmp_path_factory):
     url = git_server.create("team/rl-queued.git")
     repo = tmp_path_factory.mktemp("kueue") / "rl-queued"
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32",
-                 "--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac",
+                 "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac",
                  "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.upstream_mirror={git_server.base}",
                  *storage_answers()))
     # The generated run would hold a node of the pool the scenarios count on.
@@ -242,7 +243,9 @@ def test_a_lost_head_is_recreated_and_a_run_that_fails_whole_retries_on_a_new_ra
                      if v["name"] == "configs")
     data = json.loads(cp.kubectl("get", "configmap", configmap, "-n", NAMESPACE, "-o", "json").stdout)["data"]
     trainer = yaml.safe_load(data["run.yaml"])["trainer"]
-    assert (trainer["default_local_dir"], trainer["resume_mode"]) == (f"/var/checkpoints/{run}", "auto")
+    # The run's checkpoint root (its commit below the run's folder); the RayJob, the same one
+    # retried, saves and resumes below it in a folder named for it.
+    assert trainer["default_local_dir"].startswith(f"/var/checkpoints/{run}/") and trainer["resume_mode"] == "auto"
     wait_until(f"the retried {job}'s workers scheduled", lambda: running_workers(cp, job), timeout=QUEUE_TIMEOUT)
     assert admission(cp)[job] == "admitted"
     assert status_rows(cp, repo)[run]["retries"] == "1 of 3"

@@ -2,16 +2,21 @@
 repository's own offline CI steps, a merge, a push, and Flux syncing the cluster to it."""
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
+from pathlib import Path, PurePosixPath
 
 import pytest
+from ruamel.yaml import YAML
 from support.controlplane import wait_until
 from support.flux import NAMESPACE, reconcile
 from support.kuberay import ray_cluster, ray_pods
 from support.repos import ok, run_rlgen
 
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
+#: Where the pods mount the checkpoints volume (its folder of the bucket).
+CHECKPOINTS = "/var/checkpoints"
 
 
 def git(repo, *args: str) -> str:
@@ -109,21 +114,54 @@ def a_removed_run_is_pruned(cp, repo):
 
 def resize(cp, repo, branch: str, nodes: int) -> tuple[str, str]:
     """``rlgen run set lr-3e-6 trainer.nnodes=<nodes>`` on ``branch``, CI green, merged, pushed and
-    synced: the RayJob names before and after (a changed run gets a new name)."""
+    synced: the RayJob names before and after (a changed run gets a new name). ``rlgen run set``
+    and the pull request's diff both say that the new RayJob starts from step 0."""
     before = run_names(repo)["lr-3e-6"]
     git(repo, "checkout", "--quiet", "-b", branch, "main")
-    ok(run_rlgen("run", "set", "lr-3e-6", f"trainer.nnodes={nodes}", cwd=repo))
+    said = ok(run_rlgen("run", "set", "lr-3e-6", f"trainer.nnodes={nodes}", "-o", "table", cwd=repo))
+    assert "Restarts from step 0" in said, said
     after = run_names(repo)["lr-3e-6"]
     assert after != before
-    assert ci(repo, "lr-3e-6")
+    assert ci(repo, "lr-3e-6")["restarts"] == "Restart from step 0: lr-3e-6 (new RayJob)"
     merge_and_push(repo, branch)
     reconcile(cp)
     return before, after
 
 
-def a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(cp, repo):
+def checkpoint_folder(cp, rayjob: str) -> str:
+    """Where a synced RayJob's verl saves and resumes from, as its pods see it: its run.yaml's
+    trainer.default_local_dir (the ConfigMap it mounts) / RLGEN_RAYJOB (its head's environment),
+    which resume.py joins (tests/verl/test_checkpoints.py runs it)."""
+    pod = rayjobs(cp)[rayjob]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0].get("env") or []}
+    configmap = next(v["configMap"]["name"] for v in pod["volumes"] if v["name"] == "configs")
+    data = next(c for c in cp.objects("configmaps", "-n", NAMESPACE) if c["metadata"]["name"] == configmap)["data"]
+    return f"{YAML(typ='safe').load(data['run.yaml'])['trainer']['default_local_dir']}/{env['RLGEN_RAYJOB']}"
+
+
+def save(bucket: Path, folder: str, step: int, world: int) -> Path:
+    """A save as verl leaves it in the checkpoints volume (its folder of the bucket): each rank's
+    shard, then the tracker file that auto-resume reads."""
+    local = bucket / PurePosixPath(folder).relative_to(CHECKPOINTS)
+    (local / f"global_step_{step}" / "actor").mkdir(parents=True)
+    for rank in range(world):
+        (local / f"global_step_{step}" / "actor" / f"model_world_size_{world}_rank_{rank}.pt").write_bytes(b"")
+    (local / "latest_checkpointed_iteration.txt").write_text(str(step))
+    return local
+
+
+def a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers(cp, repo, tmp_path):
+    # The run has saved once at its size (1 x 8) before it is resized.
+    saved = save(tmp_path, checkpoint_folder(cp, run_names(repo)["lr-3e-6"]), 20, 8)
     for nodes in (2, 4):
         before, after = resize(cp, repo, f"resize-{nodes}", nodes)
+        if nodes == 2:
+            # The new RayJob's folder holds no checkpoint of the old one: it starts from step 0,
+            # not from shards of 8 GPUs it could not load; the old folder is left as it was.
+            folder = tmp_path / PurePosixPath(checkpoint_folder(cp, after)).relative_to(CHECKPOINTS)
+            assert folder != saved and folder.parent == saved.parent
+            assert not folder.exists() or not any(folder.iterdir())
+            assert (saved / "latest_checkpointed_iteration.txt").read_text() == "20"
         wait_until(f"RayJob {before} replaced by {after}", lambda: (jobs := rayjobs(cp)) and after in jobs
                    and before not in jobs)
         waited = status_wait(cp, repo)
@@ -170,10 +208,11 @@ def a_run_shrunk_back_fits_again(cp, repo):
     assert waited.returncode == 0, waited.stderr
 
 
-def test_runs_changed_by_pull_request_reach_the_cluster(control_plane, synced):
+def test_runs_changed_by_pull_request_reach_the_cluster(control_plane, synced, tmp_path):
     """One story, in the order a team lives it: each step starts from the cluster the last left."""
     for step in (a_new_run_merged_by_pull_request_is_synced_with_its_config,
                  a_sweep_is_synced_found_by_its_label_and_removed_by_one_pull_request, a_removed_run_is_pruned,
-                 a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers,
+                 functools.partial(a_changed_run_gets_a_new_rayjob_and_a_resize_schedules_that_many_workers,
+                                   tmp_path=tmp_path),
                  a_run_larger_than_the_gpu_pool_stays_pending, a_run_shrunk_back_fits_again):
         step(control_plane, synced["repo"])

@@ -1,6 +1,6 @@
 """The external-secrets variant synced by Flux on a control plane of its own, with the real
 External Secrets controller (built from its module, run as a process) reading Alibaba Cloud KMS
-Secrets Manager through RRSA: the STS and KMS stand-ins of ``support.alibaba_kms``, reached
+Secrets Manager through RRSA: the STS and KMS stand-ins of ``rlgen.e2e.alibaba_kms``, reached
 through a proxy and CA the test sets up, as the controller's SDKs would reach the cloud.
 
 First a required Secret is missing from KMS: the secrets stage does not become Ready, and
@@ -15,10 +15,10 @@ import subprocess
 import time
 
 import pytest
-from support.alibaba_kms import AlibabaCloud
+from rlgen.e2e.alibaba_kms import AlibabaCloud
 from support.controlplane import free_port, wait_until
 from support.flux import REGISTRY, SYNC_TIMEOUT, bootstrap, fetch, kustomizations, ready
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import module_dir, tool
 
 pytestmark = pytest.mark.usefixtures("dump_second_on_failure")
@@ -81,7 +81,7 @@ def test_external_secrets_sync_from_kms_and_an_optional_secret_blocks_nothing(
     cp, (cloud, token) = second_control_plane, alibaba
     url = git_server.create("team/rl-repo-external-secrets.git")
     repo = tmp_path / "rl-repo"
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
                  "--set", f"rlgen.upstream_mirror={git_server.base}", *storage_answers(),
                  "--plugin", "mlflow", "--set", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000",

@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 from support.controlplane import wait_until
 from support.flux import NAMESPACE, REGISTRY, reconcile
 from support.kuberay import OPERATOR, ray_cluster, ray_pods, restart_operator
-from support.repos import INSTALL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 from support.toolchain import PROJECT
 
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
@@ -36,7 +36,7 @@ def gang_row(cp, repo) -> dict:
 def test_volcano_gang_scheduling_gets_a_podgroup_of_the_run_size(control_plane, synced, tmp_path):
     cp = control_plane
     repo = tmp_path / "gang"
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={synced['url']}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", "rlgen.gang_scheduling=volcano"))
     ok(run_rlgen("run", "set", "baseline", "trainer.nnodes=2", cwd=repo))
@@ -120,7 +120,7 @@ def applied_run(cp, synced, tmp_path, folder: str, *answers: str) -> str:
     """The run of a repository generated with ``answers``, its RayJob applied beside the synced
     repository's (its pods mount the volume claims the synced platform created). Its name."""
     repo = tmp_path / folder
-    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                  "--set", f"rlgen.git_url={synced['url']}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), *answers))
     rendered = ok(run_rlgen("render", "runs/baseline", cwd=repo))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from support.oci_registry import crane, serve
-from support.repos import INSTALL, GIT_URL, ok, run_rlgen, storage_answers
+from support.repos import POOL, INSTALL, GIT_URL, ok, run_rlgen, storage_answers
 from support.toolchain import tool
 
 BUILDER = Path(__file__).resolve().parents[1] / "support" / "layer_build.py"
@@ -86,7 +86,7 @@ def env(tmp_path, registry):
 
 def new_repo(tmp_path: Path, registry: str, namespace: str = "team") -> tuple[Path, str]:
     target = tmp_path / "repo"
-    out = ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={registry}/{namespace}", "--set",
+    out = ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={registry}/{namespace}", *POOL, "--set",
                        f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(), "--no-input",
                        "--output", "table"))
     return target, out

@@ -20,6 +20,7 @@ from rlgen.generate.pipeline import generate
 from rlgen.hookspecs import hookimpl
 from rlgen.plugin_host.discovery import discover
 from rlgen.plugin_host.selection import select
+from rlgen.repo import image_tags
 
 
 def _generate(installed=None, options=None, **rlgen):
@@ -46,7 +47,7 @@ def test_training_packages_give_a_new_training_tag_and_rayjob_name():
     assert training.tag.startswith("0.9.1-vllm-") and training.tag != old_training.tag
     assert data == old_data and plugins == old_plugins
     assert f"newTag: {training.tag}\n" in _text(after, "base/training/kustomization.yaml")
-    assert f'"images/training {training.ref}"' in _text(after, image_builds.SCRIPT)
+    assert f'"images/training {training.ref}"' in _text(after, image_tags.SCRIPT)
     assert after.rayjob != before.rayjob
 
 
@@ -111,7 +112,7 @@ def test_the_sandbox_manager_tag_follows_its_build_script(monkeypatch):
     after = _generate()
     new = _manager(after)
     assert new.tag.startswith("mcp-136236a8-") and new.tag != old.tag
-    assert f'"images/sandbox-manager {new.ref}"' in _text(after, image_builds.SCRIPT)
+    assert f'"images/sandbox-manager {new.ref}"' in _text(after, image_tags.SCRIPT)
     assert f"newTag: {new.tag}\n" in _text(after, "infrastructure/upstream/openkruise-agents.yaml")
     assert f"`{new.ref}`" in _text(after, "README.md")
     assert not _everywhere(after, old.ref) and after.images[:2] == before.images[:2]
@@ -121,7 +122,7 @@ def test_a_manager_image_answer_is_used_as_it_is_and_not_built_here():
     theirs = "registry.rl.test/ours/sandbox-manager:v7"
     b = _generate(options={"opensource-sandbox": {"manager_image": theirs}})
     assert [i.context for i in b.images] == ["images/training", "images/data"]
-    assert image_builds.listed(_text(b, image_builds.SCRIPT)) == [(i.context, i.ref) for i in b.images]
+    assert image_tags.listed(_text(b, image_tags.SCRIPT)) == [(i.context, i.ref) for i in b.images]
     upstream = _text(b, "infrastructure/upstream/openkruise-agents.yaml")
     assert "newName: registry.rl.test/ours/sandbox-manager\n" in upstream and "newTag: v7\n" in upstream
     assert f"sh images/sandbox-manager/build.sh {theirs}" in _text(b, "README.md")

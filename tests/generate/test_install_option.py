@@ -5,14 +5,14 @@ import json
 from importlib import metadata
 
 import pytest
-from rlgen import __version__
 from rlgen.generate.dataset_job import DATA_PACKAGES
 from rlgen.plugin_host import install
 from rlgen.tools import yamlio
-from support.repos import GIT_URL, REGISTRY, REQUIRED, one_error_line, run_rlgen, storage_answers
+from support.repos import POOL, GIT_URL, INSTALL, REGISTRY, REQUIRED, error_list, one_error_line, run_rlgen, storage_answers
 
 GIT = "rlgen @ git+https://git.example.com/platform/rlgen.git@v0.1.0"
 INDEX = "--index-url https://pypi.example.com/simple"
+PINNED = INSTALL.removeprefix("rlgen==")
 PACKAGES = " ".join(f'"{p}"' for p in DATA_PACKAGES)
 
 
@@ -24,26 +24,27 @@ def install_lines(repo) -> dict[str, list[str]]:
 
 
 def test_the_answer_reaches_the_ci_and_the_data_image(generate):
-    repo = generate()
+    repo = generate()  # rlgen.install=INSTALL, as every test answers it
     assert install_lines(repo) == {
-        ".github/workflows/validate.yaml": [f"pip install rlgen=={__version__}"],
-        ".github/workflows/diff.yaml": [f"pip install rlgen=={__version__}"],
+        ".github/workflows/validate.yaml": [f"pip install rlgen=={PINNED}"],
+        ".github/workflows/diff.yaml": [f"pip install rlgen=={PINNED}"],
         # rlgen status reads the cluster: the client is the extra rlgen[cluster].
-        ".github/workflows/cluster-status.yaml": [f"pip install 'rlgen[cluster]=={__version__}'"],
-        "images/data/Dockerfile": [f"RUN pip install --no-cache-dir 'rlgen[data]=={__version__}' {PACKAGES} \\"],
+        ".github/workflows/cluster-status.yaml": [f"pip install 'rlgen[cluster]=={PINNED}'"],
+        "images/data/Dockerfile": [f"RUN pip install --no-cache-dir 'rlgen[data]=={PINNED}' {PACKAGES} \\"],
     }
     # An index release needs no git in the slim image.
     assert "git" not in (repo / "images" / "data" / "Dockerfile").read_text().replace("rlgen.git", "")
 
 
-def test_an_editable_install_without_an_answer_is_refused_in_one_line(tmp_path):
+def test_an_editable_install_without_an_answer_is_refused_as_the_missing_answer(tmp_path):
     """The tests run an editable install: nothing an image build could install from. It is
-    named first among the missing answers, with why, before anything is generated."""
-    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    the missing answer, with why, before anything is generated."""
+    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                        "--set", f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=generic-hmac", *storage_answers())
-    line = one_error_line(result)
-    assert line.startswith("rlgen: error: missing required option rlgen.install (")
-    assert "this rlgen is an editable install" in line and line.endswith("--set rlgen.install=VALUE")
+    line, (item,) = error_list(result)
+    assert line.startswith("rlgen: error: a required answer is missing: give each with --set")
+    assert item.startswith("--set rlgen.install=VALUE (pip requirement of rlgen")
+    assert "this rlgen is an editable install" in item
     assert not (tmp_path / "repo").exists()
 
 
@@ -147,3 +148,16 @@ def test_a_bad_install_is_refused_before_anything_is_written(tmp_path, value, me
     line = one_error_line(result)
     assert line.startswith("rlgen: error: rlgen.install: ") and message in line
     assert not (tmp_path / "repo").exists()
+
+
+@pytest.mark.parametrize("answer", [GIT, f"rlgen==0.3.0 {INDEX}"], ids=["git", "index"])
+def test_the_readme_says_how_to_install_the_rlgen_the_repository_pins(generate, answer):
+    """A researcher installs the rlgen the CI installs, from the README, with the cluster extra
+    for doctor and status; a Git source needs git."""
+    repo = generate("--set", f"rlgen.install={answer}")
+    readme = (repo / "README.md").read_text()
+    section = readme[readme.index("## Installing rlgen\n"):].split("\n## ", 1)[0]
+    commands = [line.split("#")[0].strip() for line in section.splitlines() if line.startswith("pip install ")]
+    lines = install_lines(repo)
+    assert commands == [*lines[".github/workflows/validate.yaml"], *lines[".github/workflows/cluster-status.yaml"]]
+    assert ("it needs `git`" in section) == answer.startswith("rlgen @ git+")

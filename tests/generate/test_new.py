@@ -12,6 +12,7 @@ from ruamel.yaml import YAML
 from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
 from support.repos import (
     CORE_ANSWERS,
+    POOL_ANSWERS,
     GIT_URL,
     REGISTRY,
     REQUIRED,
@@ -46,12 +47,30 @@ def test_every_root_builds_and_every_object_validates(generate, schemas):
     assert problems == []
 
 
-def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
+def _no_identity(home: Path) -> dict:
+    """An environment where git knows no name or email (no configuration, no variables)."""
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
         env.pop(var, None)
+    return env
+
+
+def test_no_git_identity_is_refused_with_gits_advice_and_nothing_made(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    target = tmp_path / "repo"
+    result = run_rlgen("new", str(target), *REQUIRED, "--no-input", env=_no_identity(home))
+    line = one_error_line(result)
+    assert 'git config --global user.email "you@example.com"' in line and "user.name" in line
+    assert not target.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def test_first_commit_on_main_carries_the_users_identity(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "gitconfig"
+    config.write_text("[user]\n\tname = Ada Researcher\n\temail = ada@rl-team.cn\n")
+    env = {**_no_identity(home), "GIT_CONFIG_GLOBAL": str(config)}
     target = tmp_path / "repo"
     result = run_rlgen("new", str(target), *REQUIRED, "--no-input", env=env)
     assert result.returncode == 0, result.stderr
@@ -59,7 +78,8 @@ def test_first_commit_on_main_without_a_global_git_identity(tmp_path):
     assert git("branch", "--show-current").strip() == "main"
     assert git("rev-list", "--count", "HEAD").strip() == "1"
     assert git("status", "--porcelain") == ""
-    assert "rlgen" in git("log", "-1", "--format=%an")
+    assert git("log", "-1", "--format=%an <%ae> / %cn <%ce>").strip() == \
+        "Ada Researcher <ada@rl-team.cn> / Ada Researcher <ada@rl-team.cn>"
 
 
 def test_run_gets_a_hashed_rayjob_name_and_its_own_configmap(generate):
@@ -149,6 +169,8 @@ def test_every_kustomization_root_is_listed(generate):
     (["--set", "novalue"], "PLUGIN.OPTION=VALUE"),
     (["--set", "rlgen.verl=0.8.0"], "'0.8.0' is not one of 0.7.1, 0.9.1"),
     (["--set", "rlgen.verl_version=0.7.1"], "has no option 'verl_version'"),
+    (["--set", "rlgen.gpus_per_nod=4"],
+     "has no option 'gpus_per_nod' (did you mean 'gpus_per_node'?): rlgen plugins lists every option"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, expected):
     target = tmp_path / "repo"
@@ -192,9 +214,10 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
-    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "git_host": "github"}, "ak-storage": CORE_ANSWERS["ak-storage"]}
-    with pytest.raises(RlgenError, match="missing required option needs-domain.domain"):
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "git_host": "github", **POOL_ANSWERS}, "ak-storage": CORE_ANSWERS["ak-storage"]}
+    with pytest.raises(RlgenError, match="a required answer is missing") as missing:
         select(installed, ["needs-domain"], core, ask=None)
+    assert missing.value.items == ("--set needs-domain.domain=VALUE (E2B domain)",)
     asked = []
     typed = {"needs-domain.domain": "a.example.com"}
 
@@ -289,14 +312,17 @@ def test_staging_keeps_a_smaller_sandbox_pool(generate):
 
 def test_the_readme_starts_with_the_first_sync_and_marks_what_syncs(repo):
     readme = (repo / "README.md").read_text()
-    steps = readme.split("## First sync\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert [s.split(" ", 1)[0] for s in steps] == ["1.", "2.", "3.", "4.", "5."]
+    first_sync = readme.split("## First sync\n\n", 1)[1].split("\n## ", 1)[0]
+    # Numbered steps, in order, with nothing skipped.
+    numbers = re.findall(r"^### (\d+)\. ", first_sync, re.M)
+    assert numbers == [str(i) for i in range(1, len(numbers) + 1)] and len(numbers) >= 5, numbers
     # Every step's link lands on a heading of this README.
-    headings = {line[3:] for line in readme.splitlines() if line.startswith("## ")}
-    for target in re.findall(r"\]\(#([^)]+)\)", "\n".join(steps)):
-        assert target in {re.sub(r"[^a-z0-9 _-]", "", h.lower()).strip().replace(" ", "-") for h in headings}, target
-    assert "[Sync: Flux](#sync-flux)" in steps[3]
+    headings = {line.lstrip("#").strip() for line in readme.splitlines() if line.startswith("## ")}
+    anchors = {re.sub(r"[^a-z0-9 _-]", "", h.lower()).strip().replace(" ", "-") for h in headings}
+    for target in re.findall(r"\]\(#([^)]+)\)", first_sync):
+        assert target in anchors, target
+    assert "(#sync-flux)" in first_sync
     # The first sync comes before anything else the reader must scroll past.
     assert readme.index("## First sync") < readme.index("## What syncs where")
-    tree = readme.split("```\n", 2)[1]
+    tree = next(block for block in readme.split("```") if "[never synced]" in block)
     assert re.search(r"rbac/ +\[never synced\]", tree) and re.search(r"runs/ +\[synced\]", tree)

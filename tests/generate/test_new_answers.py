@@ -8,13 +8,14 @@ import subprocess
 import pytest
 from rlgen.tools import yamlio
 from rlgen_plugins._sandbox_common import SANDBOX_IMAGE
-from support.repos import (
+from support.repos import (POOL, POOL_ANSWERS, 
     BUCKET,
     GIT_URL,
     INSTALL,
     REGION,
     REGISTRY,
     REQUIRED,
+    error_list,
     git,
     one_error_line,
     ok,
@@ -28,18 +29,26 @@ MARKETPLACE = ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.
 
 
 def test_every_missing_answer_is_listed_at_once_without_input(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox",
-                                    "--plugin", "external-secrets", "--no-input"))
+    """A short list: one line saying what is missing, then one line per answer, starting with
+    the --set that gives it, and what it is."""
+    line, items = error_list(run_rlgen("new", str(tmp_path / "demo"), "--plugin", "marketplace-sandbox",
+                                       "--plugin", "external-secrets", "--no-input"))
+    assert line == ("rlgen: error: 12 required answers are missing: give each with --set "
+                    "(on a terminal rlgen new asks for them)")
     # The install source first (this rlgen is an editable install, no source an image build
     # can reach), then the others in the order they are asked; the bucket and its region have
     # no default (OSS bucket names are global); the ARNs auth=rrsa (the default) needs.
-    names = re.findall(r"--set (\S+)=VALUE", line)
-    assert names == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "marketplace-sandbox.domain",
+    names = [re.match(r"--set (\S+)=VALUE \(", item).group(1) for item in items]
+    assert names == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "rlgen.node_pool", "rlgen.node_cpu",
+                     "rlgen.node_memory", "marketplace-sandbox.domain",
                      "ak-storage.bucket", "ak-storage.region", "external-secrets.region",
-                     "external-secrets.role_arn", "external-secrets.oidc_provider_arn"], line
-    assert "editable install" in line and "needed when auth=rrsa" in line
-    line = one_error_line(run_rlgen("new", str(tmp_path / "demo"), *REQUIRED[:2], "--no-input"))
-    assert "missing required options rlgen.install" in line and "rlgen.registry" not in line
+                     "external-secrets.role_arn", "external-secrets.oidc_provider_arn"], items
+    assert "editable install" in items[0] and "needed when auth=rrsa" in items[-1]
+    assert items[7] == "--set ak-storage.bucket=VALUE (OSS bucket holding datasets, models and checkpoints)"
+    assert all(len(item) < 240 for item in items), items
+    line, items = error_list(run_rlgen("new", str(tmp_path / "demo"), *REQUIRED[:2], "--no-input"))
+    assert line.startswith("rlgen: error: 7 required answers are missing")
+    assert items[0].startswith("--set rlgen.install=VALUE (") and not any("rlgen.registry" in i for i in items)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -58,6 +67,7 @@ def test_interactive_new_asks_the_install_source_first_and_the_rrsa_arns_after_t
 
     role, provider = "acs:ram::1111111111:role/eso", "acs:ram::1111111111:oidc-provider/ack-rrsa-c0ffee"
     replies = {"rlgen.install": [INSTALL], "rlgen.registry": [REGISTRY], "rlgen.git_url": [GIT_URL],
+               **{f"rlgen.{k}": [v] for k, v in POOL_ANSWERS.items()},
                "rlgen.git_host": ["github"], "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
                "external-secrets.region": [REGION], "external-secrets.role_arn": [role],
                "external-secrets.oidc_provider_arn": [provider.replace("1111111111", "2222222222"), provider]}
@@ -89,7 +99,8 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
         asked.append(f"{plugin}.{option.name}")
         return replies[asked[-1]].pop(0)
 
-    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, "git_host": "github"}}, ask)
+    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, "git_host": "github",
+                                                  **POOL_ANSWERS}}, ask)
     assert [a for a in asked if a.startswith("ak-storage.")] == [
         "ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
     assert selection.answers["ak-storage"] == {"bucket": "team-bucket", "region": "cn-hangzhou", "endpoint": ""}
@@ -131,7 +142,7 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
-    answers = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+    answers = ("--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                "--set", "rlgen.git_host=github", "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
@@ -179,16 +190,23 @@ def test_texts_match_the_selection(generate):
 @pytest.mark.parametrize("sync", ["flux", "argo"])
 def test_upstream_roots_come_from_the_mirror_when_one_is_set(generate, sync):
     """A cluster that cannot reach GitHub fetches upstream roots from the team's mirror, at the
-    same owner/name and tag; nothing else changes."""
+    same owner/name and tag, and the sandbox-manager is built from the mirror too (a new build
+    script, so a new tag of its image); nothing else changes."""
     plain = generate("--plugin", sync)
     mirrored = generate("--plugin", sync, "--set", "rlgen.upstream_mirror=https://git.rl-team.cn/mirrors/")
     def sync_files(repo):
         return "".join(p.read_text() for folder in ("clusters", "infrastructure")
                        for p in sorted((repo / folder).rglob("*.yaml")))
+    def manager_tag(repo):
+        return re.search(r"sandbox-manager:(\S+)`", (repo / "README.md").read_text())[1]
     before, after = sync_files(plain), sync_files(mirrored)
     assert "https://github.com/openkruise/agents" in before
+    assert manager_tag(plain) != manager_tag(mirrored)
     assert after == before.replace("https://github.com/openkruise/agents",
-                                   "https://git.rl-team.cn/mirrors/openkruise/agents")
+                                   "https://git.rl-team.cn/mirrors/openkruise/agents").replace(
+                                       manager_tag(plain), manager_tag(mirrored))
+    build = (mirrored / "images" / "sandbox-manager" / "build.sh").read_text()
+    assert "git clone --quiet https://git.rl-team.cn/mirrors/openkruise/agents.git" in build
 
 
 def test_the_readme_quick_start_gives_every_answer_rlgen_new_needs(tmp_path):
@@ -209,3 +227,25 @@ def test_the_readme_quick_start_gives_every_answer_rlgen_new_needs(tmp_path):
             line = line.replace(f"${name}", value)
         args = shlex.split(line)[3:]
         ok(run_rlgen("new", str(tmp_path / f"repo-{i}"), *args, "--set", f"rlgen.install={INSTALL}", "--no-input"))
+
+
+@pytest.mark.parametrize("url", ["https://gitlab.com/team/rl-repo.git", "git@gitlab.rl.test:team/rl-repo.git"])
+def test_a_gitlab_repository_is_told_its_github_workflows_do_not_run(tmp_path, url):
+    # The last --set of an option is its answer.
+    result = run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--set", f"rlgen.git_url={url}", "--no-input",
+                       "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "
+        "(.github/workflows/: checks, image builds, updates): run their commands from a .gitlab-ci.yml "
+        "of your own (the README's Checks section)"]
+    readme = (tmp_path / "repo" / "README.md").read_text()
+    checks = readme[readme.index("## Checks\n"):].split("\n## ", 1)[0]
+    assert "**This repository is on GitLab** (`rlgen.git_url`), which does not run the GitHub Actions" in checks
+
+
+def test_a_github_repository_hears_nothing_of_gitlab(generate):
+    readme = (generate() / "README.md").read_text()
+    assert "GitLab**" not in readme
+    result = run_rlgen("new", str(generate().parent / "again"), *REQUIRED, "--no-input", "-o", "json")
+    assert result.returncode == 0 and "GitLab" not in result.stderr, result.stderr

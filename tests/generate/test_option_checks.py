@@ -26,6 +26,12 @@ BAD = [
     ("rlgen.model=Qwen/Qwen 7B", "is not a hub id"),
     ("rlgen.model_revision=main\tx", "control character U+0009"),
     ("rlgen.dataset_source=../../etc", "is not a hub id"),
+    # A bare word names no repository on either hub: the owner is part of the id.
+    ("rlgen.dataset_source=foo", "is not a hub id owner/name"),
+    ("rlgen.model=Qwen2.5-3B-Instruct", "is not a hub id owner/name"),
+    ("rlgen.network=infiniband", "is not one of tcp, rdma, erdma"),
+    ("rlgen.model_source=github", "is not one of huggingface, modelscope"),
+    ("rlgen.nnodes=0", "is not between 1 and 100000"),
     ("ak-storage.region=Mars 1", "is not a region id"),
     ("ak-storage.endpoint=oss.rl.test/path;x", "is not an endpoint"),
     ("rlgen.gpus_per_node=4.9", "is not a valid int"),

@@ -7,13 +7,20 @@ import subprocess
 import sys
 
 import pytest
+from rlgen import __version__
 from support.repos import REPO, REQUIRED, repo_files
+
+
+#: A build of this checkout gets the version of the rlgen under test, not a newer one from Git:
+#: setuptools-scm rewrites rlgen/_version.py in the checkout as it builds, which every test reads.
+SAME_VERSION = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_RLGEN": __version__}
 
 
 def test_a_wheel_install_generates_the_same_repository(tmp_path, generate):
     wheels, target = tmp_path / "wheels", tmp_path / "site"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(wheels), str(REPO)], check=True, capture_output=True)
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(wheels), str(REPO)], check=True, capture_output=True,
+                   env=SAME_VERSION)
     wheel = next(wheels.glob("rlgen-*.whl"))
     subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True,
                    capture_output=True)
@@ -40,7 +47,7 @@ def test_an_editable_install_generates_the_same_repository(tmp_path, generate, m
     python = venv / "bin" / "python"
     settings = ["--config-settings", "editable_mode=strict"] if mode == "strict" else []
     subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps",
-                    "-e", str(REPO), *settings], check=True, capture_output=True)
+                    "-e", str(REPO), *settings], check=True, capture_output=True, env=SAME_VERSION)
     out = tmp_path / "repo"
     result = subprocess.run([str(python), "-m", "rlgen", "new", str(out), *REQUIRED, "--no-input"], capture_output=True,
                             text=True, cwd=tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 
-from support.repos import REQUIRED, build, one_error_line, run_rlgen
+from support.repos import REQUIRED, build, error_list, one_error_line, run_rlgen
 
 KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32")
 
@@ -38,7 +38,8 @@ def test_kueue_queues_every_run_on_the_teams_quota(generate):
     (flavor,) = gpu_group["flavors"]
     assert flavor["resources"] == [{"name": "nvidia.com/gpu", "nominalQuota": 32}]
     gpu_nodes = objects[("ResourceFlavor", flavor["name"])]["spec"]
-    assert gpu_nodes["nodeLabels"] == {"node-role.alibabacloud.com/lingjun": "true"}
+    # The label ACK gives Lingjun nodes, not the key of their taint (which no node carries as a label).
+    assert gpu_nodes["nodeLabels"] == {"alibabacloud.com/lingjun-worker": "true"}
     # The workers tolerate the pool's taint, so Kueue may place them on the flavor.
     workers = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
     assert any(t["key"] == gpu_nodes["nodeTaints"][0]["key"] for t in workers["tolerations"])
@@ -57,8 +58,8 @@ def test_borrowing_from_a_cohort(generate):
 
 
 def test_the_quota_is_asked_never_defaulted(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--plugin", "kueue", "--no-input"))
-    assert "kueue.gpu_quota" in line
+    _, items = error_list(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--plugin", "kueue", "--no-input"))
+    assert [i.split("=")[0] for i in items] == ["--set kueue.gpu_quota"]
 
 
 def test_borrowing_needs_a_cohort(tmp_path):

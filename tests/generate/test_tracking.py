@@ -6,7 +6,7 @@ import json
 import os
 
 from rlgen.verl.trainer_config import effective_config
-from support.repos import REQUIRED, build, one_error_line, run_rlgen, schema_dir
+from support.repos import REQUIRED, build, error_list, one_error_line, run_rlgen, schema_dir
 
 MLFLOW = ("--plugin", "mlflow", "--set", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000")
 
@@ -62,8 +62,8 @@ def test_mlflow_without_traces(generate):
 
 
 def test_mlflow_needs_a_server_url(tmp_path):
-    line = one_error_line(run_rlgen("new", str(tmp_path / "a"), *REQUIRED, "--plugin", "mlflow", "--no-input"))
-    assert "mlflow.tracking_uri" in line
+    _, items = error_list(run_rlgen("new", str(tmp_path / "a"), *REQUIRED, "--plugin", "mlflow", "--no-input"))
+    assert [i.split("=")[0] for i in items] == ["--set mlflow.tracking_uri"]
     line = one_error_line(run_rlgen("new", str(tmp_path / "b"), *REQUIRED, "--plugin", "mlflow", "--no-input",
                                     "--set", "mlflow.tracking_uri=sqlite:////tmp/mlruns.db"))
     assert "mlflow.tracking_uri" in line and "inside the pod" in line

@@ -49,8 +49,11 @@ def test_release_builds_sdist_and_wheel_and_publishes_without_a_password():
 
     release = YAML(typ="safe").load((REPO / ".github" / "workflows" / "release.yaml").read_text())
     assert release[True if True in release else "on"]["push"]["tags"] == ["v*"]
-    build = "\n".join(step.get("run", "") for step in release["jobs"]["build"]["steps"])
-    assert "python -m build --sdist --wheel" in build
+    steps = release["jobs"]["build"]["steps"]
+    build = "\n".join(step.get("run", "") for step in steps)
+    assert "python -m build --outdir dist ." in build and "twine check --strict dist/*" in build
+    # setuptools-scm reads the version from the tag: the checkout has the tags and their history.
+    assert steps[0]["uses"].startswith("actions/checkout@") and steps[0]["with"]["fetch-depth"] == 0
     publish = release["jobs"]["publish"]
     assert publish["permissions"] == {"id-token": "write"} and publish["environment"] == "release"
     # Trusted publishing: the upload step is given no token or password.

@@ -7,7 +7,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from support.repos import INSTALL, REGISTRY, one_error_line, run_rlgen
+from support.repos import POOL, INSTALL, REGISTRY, one_error_line, run_rlgen
 
 SECRET = "Zq8sEcReT0vAlUe+9x/Y="
 #: Query parameters that carry a secret, by who puts them in URLs.
@@ -91,7 +91,7 @@ def test_text_without_a_secret_is_left_byte_for_byte():
 
 @pytest.mark.parametrize("name", ["private_token", "Signature", "X-Amz-Security-Token", "sig", "OSSAccessKeyId"])
 def test_a_git_url_with_a_secret_parameter_is_refused_without_repeating_it(name, tmp_path):
-    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
+    result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
                        "--set", f"rlgen.git_url=https://git.rl.test/o/r.git?{name}=abc123secret",
                        "--set", f"rlgen.install={INSTALL}")
     line = one_error_line(result)

@@ -29,7 +29,8 @@ CREDENTIAL_ANSWERS = [
     f"mlflow.tracking_uri=https://mlflow.rl.test/?access_token={TOKEN}",
     f"ak-storage.endpoint=https://id:{PASSWORD}@oss-cn-hangzhou.aliyuncs.com",
 ]
-CLEAN = ["rlgen.registry=" + REGISTRY, "rlgen.git_url=" + GIT_URL, "rlgen.install=" + INSTALL, "rlgen.git_host=github",
+CLEAN = ["rlgen.registry=" + REGISTRY, "rlgen.node_pool=lingjun", "rlgen.node_cpu=180", "rlgen.node_memory=1800", "rlgen.git_url=" + GIT_URL, "rlgen.install=" + INSTALL,
+         "rlgen.git_host=github",
          "mlflow.tracking_uri=https://mlflow.rl.test", *storage_answers()[1::2]]
 
 
@@ -55,7 +56,8 @@ def _findings(folder: Path, secret_names: set[str]) -> list[str]:
     """What detect-secrets and trufflehog3 report in ``folder`` (files and, for a repository, its
     whole history as ``git log -p``). Not counted, as public by design: a hex string (a commit
     or digest pin), a Kubernetes Secret's name (``secret_names``), a plugin's name and a shell variable that
-    names where a secret comes from (``password="$MLFLOW_PASSWORD"``)."""
+    names where a secret comes from (``password="$MLFLOW_PASSWORD"``), a plugin's version (a development
+    build's, ``0.1.dev9+g<commit>``, reads as a keyword's value to detect-secrets)."""
     from detect_secrets import SecretsCollection
     from detect_secrets.settings import default_settings
 
@@ -72,7 +74,9 @@ def _findings(folder: Path, secret_names: set[str]) -> list[str]:
             collection.scan_file(str(path))
     from rlgen.plugin_host.discovery import discover
 
-    plugins = set(discover())  # "secrets: manual-secrets" names a plugin, not a secret
+    # "secrets: manual-secrets" names a plugin, not a secret; "manual-secrets: 0.2.1.dev3" is its version.
+    installed = discover()
+    plugins = set(installed) | {item.version for item in installed.values()}
     for path, secret in collection:
         value = secret.secret_value or ""
         if secret.type == "Hex High Entropy String" or value in secret_names | plugins or value.startswith("$"):

@@ -18,6 +18,8 @@ LIBRARY_OF = {"run": "runs", "cluster": "update"}
 #: Bottom to top; a package (or top-level module) imports only from its own floor's own
 #: package or from a floor below.
 FLOORS = (
+    # The version setuptools-scm writes from the Git tag when rlgen is built.
+    {"_version"},
     # What every layer uses: the version, the error every command reports, secrets masked in output.
     {"__init__", "errors", "redaction"},
     # Kubernetes name rules, the shared names (Spec), output formats, the outside tools, what a
@@ -26,12 +28,17 @@ FLOORS = (
     {"naming", "spec", "output", "tools", "plugin_info", "collector", "immutable_fields"},
     # Option checks, the values hooks pass, the kustomize sources every repository starts from.
     {"option_checks", "contributions", "sources"},
+    # The GPU node pool as ACK builds it, and its answers (checked by option_checks).
+    {"pool"},
     # The hook contract; verl's config.
     {"hookspecs", "verl"},
     # Plugins: the public module plugin authors import, and the side of rlgen that hosts them.
     {"plugin_api", "plugin_host"},
-    # Facts about a repository every command shares: layout, rlgen.yaml, run naming, run files.
+    # Facts about a repository every command shares: layout, rlgen.yaml, the workspace, secrets.
     {"repo"},
+    # A training run, in one place: its files read and written, its RayJob name, its config.
+    # Above the repository's facts it reads, below everything that makes, renders or checks runs.
+    {"run"},
     # Renders (kustomize builds), the rules no schema holds, the shipped schemas.
     {"render", "rules", "schemas"},
     # The generator: every file rlgen writes, whole repositories and run folders.
@@ -86,6 +93,9 @@ def _floor(package: str) -> int:
 
 
 IMPORTS = _imports()
+#: The generator is rlgen new's and rlgen update's (and what they call): a command that edits,
+#: checks or reads a repository reaches a run through rlgen.run, never through the generator.
+NOT_GENERATING = {"runs", "validate", "diff", "status"}
 
 
 def test_every_package_has_a_floor():
@@ -110,6 +120,12 @@ def test_no_import_runs_up_a_floor_or_across_commands():
             elif there in LIBRARIES and there != LIBRARY_OF.get(module.split(".")[-1], module.split(".")[-1]):
                 wrong.append(f"{module} -> {target} (another command's library)")
     assert wrong == [], "\n".join(wrong)
+
+
+def test_only_new_and_update_reach_the_generator():
+    wrong = [f"{module} -> {target}" for module, targets in sorted(IMPORTS.items())
+             if _package(module) in NOT_GENERATING for target in sorted(targets) if _package(target) == "generate"]
+    assert wrong == []
 
 
 def test_every_command_is_a_module_of_commands_named_as_typed():

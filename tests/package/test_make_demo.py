@@ -46,9 +46,12 @@ def test_the_demo_gives_every_answer_rlgen_new_needs(steps, tmp_path):
     default (the registry, the Git URL, the install source, the bucket and its region)."""
     import shlex
 
-    from support.repos import ok, run_rlgen
+    from support.repos import INSTALL, ok, run_rlgen
 
     line = next(line for line in steps.replace("\\\n", " ").splitlines() if " new demo " in line)
-    args = shlex.split(line.split("rlgen new demo", 1)[1])
+    # rlgen.install is scripts/demo_install.py's answer (tests/package/test_dist.py installs it).
+    assert line.startswith('install="$(python3 scripts/demo_install.py \'\')" && ')
+    args = shlex.split(line.split("rlgen new demo", 1)[1].replace("$install", INSTALL))
     ok(run_rlgen("new", str(tmp_path / "demo"), *args))
     assert "--no-input" in args and any(a.startswith("ak-storage.bucket=") for a in args)
+    assert f"rlgen.install={INSTALL}" in args

@@ -48,11 +48,11 @@ def test_new_names_its_run_without_kustomize_and_rlgen_run_agrees(tmp_path):
     assert "\nrun_naming: 2\n" in (repo / "rlgen.yaml").read_text()
 
     from rlgen.repo.workspace import open_workspace
-    from rlgen.generate import run_folders
+    from rlgen.run import naming
 
     # Naming the first run again from the files on disk gives the name new gave it in memory.
     first = pinned(repo, "baseline")
-    assert run_folders.name_run(repo, open_workspace(repo).spec, "baseline") == first
+    assert naming.name_run(repo, open_workspace(repo).spec, "baseline") == first
     assert git(repo, "status", "--porcelain") == ""
 
     ok(rlgen_in(repo, "run", "set", "baseline", f"{LR}=3e-6"))

@@ -71,12 +71,16 @@ def test_a_four_node_run_requests_32_gpus_and_validates(repo):
     assert (repo / "runs" / "baseline" / "kustomization.yaml").read_bytes() == baseline
 
 
-def test_every_pod_shares_image_volumes_shm_tolerations_and_security(repo):
+def test_every_pod_shares_image_volumes_shm_and_security_and_the_workers_go_to_the_pool(repo):
     ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=2"))
     templates = [t["spec"] for t, _ in pods(rendered(repo, "big")[0])]
     assert len(templates) == 2
-    for field in ("volumes", "tolerations"):
-        assert templates[0][field] == templates[1][field]
+    assert templates[0]["volumes"] == templates[1]["volumes"]
+    # Only the GPU workers go to the pool: they tolerate its taint and select ACK's label of it.
+    assert "tolerations" not in templates[0] and "nodeSelector" not in templates[0]
+    assert templates[1]["tolerations"] == [{"key": "node-role.alibabacloud.com/lingjun", "operator": "Exists",
+                                            "effect": "NoSchedule"}]
+    assert templates[1]["nodeSelector"] == {"alibabacloud.com/lingjun-worker": "true"}
     head, worker = (t["containers"][0] for t in templates)
     for field in ("image", "securityContext", "volumeMounts", "env"):
         assert head[field] == worker[field]
@@ -135,7 +139,7 @@ def test_resize_renames_the_run_and_diff_says_so(repo):
 def test_run_list_shows_each_runs_size(repo):
     ok(rlgen_in(repo, "run", "new", "big", "--no-branch", "--set", "trainer.nnodes=16"))
     lines = ok(rlgen_in(repo, "run", "list", "-o", "table")).splitlines()
-    assert lines[0].split() == ["RUN", "RAYJOB", "SIZE", "CHANGED", "KEYS"]
+    assert lines[0].split() == ["RUN", "RAYJOB", "SIZE", "CKPT/SAVE", "CHANGED", "KEYS"]
     assert lines[1].split()[2] == "1x8" and lines[2].split()[2] == "16x8"
 
 

@@ -81,3 +81,22 @@ def test_run_list_json_keeps_non_ascii(repo):
     assert "项目" in out
     assert json.loads(out)[0]["changes"] == {"trainer.project_name": "项目"}
     assert "项目" in ok(rlgen_in(repo, "run", "list", "-o", "table"))
+
+
+def test_no_git_identity_refuses_every_committing_command_with_gits_advice(repo, tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        env.pop(var, None)
+    before = state(repo)
+    for args in (("run", "new", "x"), ("run", "new", "x", "--no-branch"), ("run", "set", "baseline", "trainer.total_epochs=2"),
+                 ("run", "rm", "baseline"), ("run", "sweep", "lr", "--grid", "trainer.total_epochs=2,3")):
+        line = one_error_line(rlgen_in(repo, *args, env=env))
+        assert 'git config --global user.email "you@example.com"' in line, args
+        assert state(repo) == before
+    assert "noreply.localhost" not in git(repo, "log", "--format=%ae %ce")
+    # The repository's own identity is the user's, and the commit carries it.
+    git(repo, "config", "user.name", "Ada Researcher")
+    git(repo, "config", "user.email", "ada@rl-team.cn")
+    ok(rlgen_in(repo, "run", "new", "x", env=env))
+    assert git(repo, "log", "-1", "--format=%an <%ae> %cn <%ce>").strip() == \
+        "Ada Researcher <ada@rl-team.cn> Ada Researcher <ada@rl-team.cn>"

@@ -202,10 +202,10 @@ def test_run_list_groups_a_sweeps_runs_and_keeps_them_after_run_set(repo):
     assert [(r["run"], r["sweep"]) for r in listed] == [
         ("baseline", None), ("zz-solo", None), ("a-lr-1", "a-lr"), ("a-lr-2", "a-lr")]
     lines = ok(rlgen_in(repo, "run", "list", "-o", "table")).splitlines()
-    assert lines[0].split() == ["RUN", "SWEEP", "RAYJOB", "SIZE", "CHANGED", "KEYS"]
+    assert lines[0].split() == ["RUN", "SWEEP", "RAYJOB", "SIZE", "CKPT/SAVE", "CHANGED", "KEYS"]
     assert [line.split()[:2] for line in lines[1:]] == [
         ["baseline", "-"], ["zz-solo", "-"], ["a-lr-1", "a-lr"], ["a-lr-2", "a-lr"]]
-    assert lines[4].split(maxsplit=4)[4] == f"{LR}=2e-06, trainer.total_epochs=3"
+    assert lines[4].split(maxsplit=6)[6] == f"{LR}=2e-06, trainer.total_epochs=3"
     assert validate(repo) == (0, [])
 
 

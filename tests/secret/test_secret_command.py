@@ -138,11 +138,19 @@ def test_validate_names_a_file_not_encrypted_or_for_other_recipients(repo, keys,
             f"encrypted for {keys[1]}, not for the recipients of .sops.yaml") in problems
 
 
-def test_set_refuses_a_dirty_tree_and_changes_nothing(repo):
+def test_set_refuses_changes_to_its_own_files_only_and_names_them(repo):
     (repo / "README.md").write_text("changed\n")
+    (repo / "notes.txt").write_text("mine\n")
+    kustomization = repo / "secrets" / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "# mine\n")
     line = one_error_line(rlgen_in(repo, "secret", "set", "hf-token", "token", input="v", env=_env()))
-    assert "uncommitted changes" in line
+    assert "uncommitted changes to secrets/kustomization.yaml, which this command writes" in line
     assert not (repo / "secrets" / "rl-training").exists()
+    git(repo, "checkout", "--", "secrets/kustomization.yaml")
+    ok = rlgen_in(repo, "secret", "set", "hf-token", "token", input="v", env=_env())
+    assert ok.returncode == 0, ok.stderr
+    # The user's own changes elsewhere stay theirs: neither committed nor undone.
+    assert git(repo, "status", "--porcelain").splitlines() == [" M README.md", "?? notes.txt"]
 
 
 def test_sops_missing_is_one_line(repo):

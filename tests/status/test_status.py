@@ -190,3 +190,24 @@ def test_a_stage_waiting_on_a_failed_dependency_names_the_stage_to_fix(repo):
     assert rows(result)["baseline"]["note"] == (
         "sync failing: Ready=False DependencyNotReady: dependency 'flux-system/platform' is not ready; its dependency "
         "Kustomization platform failed: Ready=False BuildFailed: kustomize build failed: 'missing.yaml' not found")
+
+
+def test_cluster_names_which_of_the_repository_clusters_is_read(repo):
+    """Another cluster's runs are its environment's index: a run moved to staging's is removed
+    for production, and staging's own with --cluster staging; a cluster rlgen.yaml lacks is one line."""
+    ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
+    ok(rlgen_in(repo, "run", "new", "try-it", "--no-branch"))
+    main_index, staging_index = repo / INDEX, repo / "overlays/staging/runs/kustomization.yaml"
+    main_index.write_text(main_index.read_text().replace("  - ../../../runs/try-it\n", ""))
+    staging_index.write_text(staging_index.read_text().replace("resources: []", "resources:\n  - ../../../runs/try-it"))
+    git(repo, "commit", "-qam", "try-it on staging")
+    live = cluster(repo, co.rayjob(pinned(repo, "try-it"), NS, "Running", "RUNNING"))
+    result, _ = against(repo, live, "status", "try-it")
+    assert rows(result)["try-it"]["note"] == "removed from the runs index: the sync engine prunes it"
+    result, _ = against(repo, live, "status", "try-it", "--cluster", "staging")
+    assert result.returncode == 0, result.stderr
+    assert rows(result)["try-it"]["note"] == "" and rows(result)["try-it"]["deployment"] == "Running"
+    result, _ = against(repo, live, "status", "--cluster", "nope")
+    assert "--cluster: no cluster 'nope'" in one_error_line(result) and "production, staging" in one_error_line(result)
+    result, _ = against(repo, live, "doctor", "--cluster", "nope")
+    assert "--cluster: no cluster 'nope'" in one_error_line(result)

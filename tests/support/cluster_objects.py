@@ -13,7 +13,9 @@ import base64
 from support.fake_apiserver import crd
 
 NOW = "2026-11-30T09:00:00Z"
-GPU_TAINT = {"key": "node-role.alibabacloud.com/lingjun", "value": "true", "effect": "NoSchedule"}
+#: A node of an ACK Lingjun node pool, as ACK labels and taints it (rlgen.pool).
+GPU_TAINT = {"key": "node-role.alibabacloud.com/lingjun", "effect": "NoSchedule"}
+GPU_LABELS = {"alibabacloud.com/lingjun-worker": "true"}
 
 
 def meta(name: str, namespace: str | None = None, **extra) -> dict:
@@ -36,7 +38,8 @@ def kuberay(tag: str = "v1.7.0") -> list[dict]:
 
 
 def gpu_node(name: str, gpus: int = 8, taint: dict | None = GPU_TAINT) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta(name, labels={"kubernetes.io/hostname": name}),
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": meta(name, labels={"kubernetes.io/hostname": name, **GPU_LABELS}),
             "spec": {"taints": [taint]} if taint else {},
             "status": {"allocatable": {"cpu": "180", "memory": "1800Gi", "nvidia.com/gpu": str(gpus), "pods": "110"},
                        "capacity": {"nvidia.com/gpu": str(gpus)}}}

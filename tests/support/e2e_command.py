@@ -45,19 +45,25 @@ def e2e(repo: Path, env: dict, tmp_path: Path, *args: str) -> tuple[subprocess.C
     return result, summary.read_text() if summary.exists() else "", time.monotonic() - start
 
 
-def e2e_of_an_unserved_kind(repo: Path, env: dict, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
-    """:func:`e2e` of a commit, on a branch of its own, whose platform stage adds a ServiceMonitor:
-    a kind no CRD of the control plane serves. The repository is back on main after."""
+def e2e_of_an_unknown_kind_and_a_refused_object(repo: Path, env: dict,
+                                                tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
+    """:func:`e2e` of a commit, on a branch of its own, whose platform stage adds a ServiceMonitor
+    (a kind rlgen knows no CRD of: "not checked here") and a Service the API server refuses (a
+    port out of range). The repository is back on main after."""
     git(repo, "checkout", "--quiet", "-b", "unserved-kind", "main")
     try:
         platform = repo / "overlays" / "production" / "platform"
         (platform / "service-monitor.yaml").write_text(
             "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: trainer\n"
             "  namespace: rl-training\nspec:\n  selector: {}\n  endpoints: []\n")
+        (platform / "refused.yaml").write_text(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: refused\n  namespace: rl-training\nspec:\n"
+            "  ports:\n    - port: 70000\n")
         kustomization = platform / "kustomization.yaml"
-        kustomization.write_text(kustomization.read_text().replace("resources:\n", "resources:\n  - service-monitor.yaml\n", 1))
+        kustomization.write_text(kustomization.read_text().replace(
+            "resources:\n", "resources:\n  - service-monitor.yaml\n  - refused.yaml\n", 1))
         git(repo, "add", "overlays/production/platform")
-        git(repo, "commit", "--quiet", "-m", "A ServiceMonitor, whose CRD the cluster does not serve")
+        git(repo, "commit", "--quiet", "-m", "A ServiceMonitor, and a Service of a port out of range")
         result, summary, _ = e2e(repo, env, tmp_path)
     finally:
         git(repo, "checkout", "--quiet", "--force", "main")

@@ -72,7 +72,10 @@ def bootstrap(cp: ControlPlane, repo: Path, url: str, branch: str, path: str) ->
     with its own path, as ``rlgen cluster add`` says."""
     command = f"flux bootstrap git --url={url} --branch={branch} --path={path}"
     block = readme_blocks((repo / "README.md").read_text(), "Sync: Flux")[0]
-    script = block if command in block else block.replace(block.split("\n")[0], command)
+    # Another cluster's bootstrap is the main one's with its own path (the block may start with a
+    # check of GIT_PASSWORD, and go on with the clone's git pull).
+    line = next(ln for ln in block.splitlines() if ln.startswith("flux bootstrap git "))
+    script = block if command in block else block.replace(line, command)
     assert command in script, f"the README's bootstrap is not `{command}`:\n{block}"
     # The README's lines as written; only the flux command gets the local server's flags.
     wrapper = f'flux() {{ "{tool("flux")}" "$@" {LOCAL_GIT}; }}\n'

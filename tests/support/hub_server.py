@@ -13,6 +13,13 @@ and the same repository through the endpoints of ``modelscope.snapshot_download`
   size and SHA-256, wrapped as ``{"Code": 200, "Data": {"Files": [...]}}``;
 - ``GET /api/v1/models/<repo>/repo?Revision=<rev>&FilePath=<path>``: the bytes.
 
+and data sets (``datasets``: repository id -> files) through the endpoints of
+``modelscope.dataset_snapshot_download`` (modelscope-hub 0.5.1 ``_legacy_api.py``):
+
+- ``GET /api/v1/datasets/<repo>/repo/tree?Revision=<rev>&Recursive=True&PageNumber=<n>&PageSize=<k>``:
+  one page of files, ``{"Code": 200, "Data": {"Files": [...]}}``, a short page the last;
+- ``GET /api/v1/datasets/<repo>/repo?Revision=<rev>&FilePath=<path>``: the bytes.
+
 Clients find it through ``HF_ENDPOINT`` and ``MODELSCOPE_ENDPOINT``. It logs each request,
 so a test can tell what a second download fetched again.
 """
@@ -28,8 +35,8 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 class HubServer:
-    def __init__(self, repo: str, files: dict[str, bytes]):
-        self.repo, self.files = repo, files
+    def __init__(self, repo: str, files: dict[str, bytes], datasets: dict[str, dict[str, bytes]] | None = None):
+        self.repo, self.files, self.datasets = repo, files, datasets or {}
         self.log: list[tuple[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
 
@@ -54,6 +61,8 @@ class HubServer:
                 found.append(urllib.parse.unquote(path[len(prefix):]))
             elif method == "GET" and path == f"/api/v1/models/{self.repo}/repo" and "FilePath" in query:
                 found.append(query["FilePath"][0])
+            elif method == "GET" and path.startswith("/api/v1/datasets/") and "FilePath" in query:
+                found.append(f"{path.removeprefix('/api/v1/datasets/').removesuffix('/repo')}:{query['FilePath'][0]}")
         return found
 
     def _handler(self):
@@ -74,7 +83,10 @@ class HubServer:
                 path, query = url.path, urllib.parse.parse_qs(url.query)
                 hub.log.append((self.command, path, query))
                 if path.startswith(f"/api/v1/models/{hub.repo}/repo"):
-                    return self._modelscope(path, query, body)
+                    return self._modelscope(path, query, body, hub.files)
+                dataset = next((d for d in hub.datasets if path.startswith(f"/api/v1/datasets/{d}/repo")), None)
+                if dataset is not None:
+                    return self._modelscope(path, query, body, hub.datasets[dataset])
                 api = f"/api/models/{hub.repo}/"
                 resolve = f"/{hub.repo}/resolve/{COMMIT}/"
                 if path.startswith(api + "revision/"):
@@ -92,16 +104,19 @@ class HubServer:
                 data = hub.files[name]
                 self._send(200, data, {"X-Repo-Commit": COMMIT, "ETag": f'"{_blob_id(data)}"'}, body)
 
-            def _modelscope(self, path: str, query: dict, body: bool):
-                if path.endswith("/repo/files"):
+            def _modelscope(self, path: str, query: dict, body: bool, repo_files: dict[str, bytes]):
+                if path.endswith(("/repo/files", "/repo/tree")):
                     files = [{"Name": name.rsplit("/", 1)[-1], "Path": name, "Type": "blob", "Size": len(data),
                               "Sha256": hashlib.sha256(data).hexdigest(), "Revision": COMMIT}
-                             for name, data in sorted(hub.files.items())]
+                             for name, data in sorted(repo_files.items())]
+                    if path.endswith("/repo/tree"):  # paged
+                        size, page = int(query.get("PageSize", ["200"])[0]), int(query.get("PageNumber", ["1"])[0])
+                        files = files[(page - 1) * size:page * size]
                     return self._json({"Code": 200, "Success": True, "Data": {"Files": files}}, body)
                 name = query.get("FilePath", [""])[0]
-                if name not in hub.files:
+                if name not in repo_files:
                     return self._send(404, b'{"Code": 404, "Success": false}', {}, body)
-                self._send(200, hub.files[name], {}, body)
+                self._send(200, repo_files[name], {}, body)
 
             def _json(self, doc, body: bool):
                 self._send(200, json.dumps(doc).encode(), {"Content-Type": "application/json"}, body)

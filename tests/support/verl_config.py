@@ -43,9 +43,12 @@ def mounted_configs(repo: Path, run: str, dest: Path) -> tuple[Path, list[str]]:
     for key, text in configmap["data"].items():
         (dest / key).write_text(text)
     rayjob = next(o for o in objects if o["kind"] == "RayJob")
-    # The entrypoint waits for the run's GPUs first, then starts verl.
+    # The entrypoint waits for the run's GPUs first, then starts verl through resume.py, which
+    # adds the RayJob's checkpoint folder to verl's arguments (tests/verl/test_checkpoints.py).
     *_, command = rayjob["spec"]["entrypoint"].split("&&")
     argv = shlex.split(command)
+    assert argv[:2] == ["python3", "/var/configs/resume.py"]
+    argv = argv[2:]
     assert argv[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
     options = dict(a.split("=", 1) for a in argv[3:] if a.startswith("--"))
     assert options["--config-path"] == "/var/configs" and options["--config-name"] == "run"

@@ -8,7 +8,7 @@ import random
 
 import pytest
 import yaml
-from rlgen.tools import yaml_events, yamlio
+from rlgen.tools import yaml_events, yaml_plain, yamlio
 
 #: Scalars where YAML 1.1's resolver (the API server's) picks a type other than a string, or
 #: almost does: kustomize writes them plain or quoted as its own rules say.
@@ -36,7 +36,7 @@ def _documents(seed: int, count: int):
 
 
 def _pyyaml(text: str):
-    return [d for d in yaml.load_all(text, Loader=yamlio._manifests_loader()) if d is not None]
+    return [d for d in yaml.load_all(text, Loader=yaml_plain._manifests_loader()) if d is not None]
 
 
 def _same(a, b) -> bool:
@@ -61,7 +61,7 @@ def test_every_document_reads_as_pyyaml_reads_it(seed, style):
         text = "---\n".join(yaml.safe_dump(d, default_flow_style=False, allow_unicode=True) for d in docs)
     else:
         text = yaml.safe_dump_all(docs, default_flow_style=style == "flow", allow_unicode=True)
-    fast = yaml_events.load_all(text, yamlio._manifests_loader())
+    fast = yaml_events.load_all(text, yaml_plain._manifests_loader())
     assert _same(fast, _pyyaml(text))
     assert _same(yamlio.read_manifests_all(text), _pyyaml(text))
     assert _same(yamlio.read_plain_all(text), _pyyaml(text))
@@ -73,7 +73,7 @@ def test_a_render_is_read_from_the_events():
             "  run.yaml: |\n    lr: 3e-6\n  when: 2024-01-01\n---\napiVersion: ray.io/v1\nkind: RayJob\n"
             "spec:\n  entrypoint: python3 -m verl.trainer.main_ppo\n  replicas: 2\n  suspend: false\n"
             "  ports:\n  - containerPort: 8265\n    name: dashboard\n")
-    docs = yaml_events.load_all(text, yamlio._manifests_loader())
+    docs = yaml_events.load_all(text, yaml_plain._manifests_loader())
     assert docs == _pyyaml(text)
     assert docs[0]["data"]["when"] == "2024-01-01"  # a date stays the text the API server reads
     assert docs[0]["metadata"]["labels"] == {True: "yes"}
@@ -95,7 +95,7 @@ def test_what_the_events_reader_leaves_is_read_by_pyyaml(text, refused):
     """Read by PyYAML's loader, and by the strict rules every repository file is read by: no key
     twice (kustomize refuses it), no value JSON has not; a refusal says where."""
     with pytest.raises(yaml_events.Unusual):
-        yaml_events.load_all(text, yamlio._manifests_loader())
+        yaml_events.load_all(text, yaml_plain._manifests_loader())
     if refused is None:
         assert _same(yamlio.read_manifests_all(text), _pyyaml(text))
         return

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from rlgen.errors import RlgenError
-from rlgen.tools import yamlio
+from rlgen.tools import yaml_writer, yamlio
 
 VALUES = [None, 0, -3, 3e-06, 1e-06, 0.5, 1e20, float("inf"), True, False, "", "plain text", "1e-06", "3e-6",
           "0o17", "0x1F", "1_000", "12:30", ".5", "~", "null", "true", "True", "on", "Off", "yes", "y", "N", "=",
@@ -133,13 +133,13 @@ def test_plain_data_is_written_as_pyyaml_writes_it(seed):
     """rlgen's own block writer (the fast path of :func:`yamlio.dump`) and PyYAML's emitter,
     set up as the tests above prove ruamel writes, give the same bytes for any plain data."""
     for doc in _documents(seed, 2500):
-        assert yamlio.dump(doc) == yamlio._pyyaml_dump(doc), doc
+        assert yamlio.dump(doc) == yaml_writer._pyyaml_dump(doc), doc
 
 
 def test_the_fast_path_writes_plain_only_what_pyyaml_would():
     rnd = random.Random(7)
     for _ in range(50000):
         text = "".join(rnd.choice(PIECES) for _ in range(rnd.choice([1, 2, 3, 5, 8])))
-        if yamlio._PLAIN.fullmatch(text):
-            analysis = yamlio._analysis(text)
+        if yaml_writer._PLAIN.fullmatch(text):
+            analysis = yaml_writer._analysis(text)
             assert analysis.allow_block_plain and not analysis.multiline, repr(text)

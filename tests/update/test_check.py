@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from rlgen import __version__
 from support.repos import commit_all, git, ok, one_error_line, rlgen_in
 
 
@@ -31,7 +32,7 @@ def test_a_hand_edit_of_the_answers_is_behind(repo):
 def test_a_render_of_another_rlgen_version_is_behind(repo):
     # The repository as an older rlgen would have generated it: its one commit says so.
     path = repo / "rlgen.yaml"
-    path.write_text(path.read_text().replace("rlgen_version: 0.1.0", "rlgen_version: 0.0.9"))
+    path.write_text(path.read_text().replace(f"rlgen_version: {__version__}", "rlgen_version: 0.0.9"))
     git(repo, "add", "rlgen.yaml")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--amend", "--no-edit")
 

@@ -119,7 +119,7 @@ def test_refuses_a_dirty_tree_and_unknown_options(repo):
     assert "did you mean" in one_error_line(rlgen_in(repo, "update", "--plugin", "marketplace-sandbx"))
     assert "no such option" in one_error_line(rlgen_in(repo, "update", "--unset", "flux.interval"))
     (repo / "README.md").write_text("changed\n")
-    assert "uncommitted changes" in one_error_line(rlgen_in(repo, "update", "--set", "flux.interval=1m"))
+    assert "uncommitted changes to README.md" in one_error_line(rlgen_in(repo, "update", "--set", "flux.interval=1m"))
 
 
 def test_a_renamed_run_keeps_its_own_size(repo):

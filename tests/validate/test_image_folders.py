@@ -11,7 +11,8 @@ import shutil
 
 from support.repos import commit_all, run_rlgen
 
-from rlgen.generate import image_builds
+from rlgen.naming import context_hash
+from rlgen.repo import image_tags
 from rlgen.validate.image_folders import image_findings
 
 
@@ -24,7 +25,7 @@ def image_problems(result) -> list[dict]:
 
 
 def listed(repo) -> dict[str, str]:
-    return dict(image_builds.listed((repo / image_builds.SCRIPT).read_text()))
+    return dict(image_tags.listed((repo / image_tags.SCRIPT).read_text()))
 
 
 def test_an_untouched_repository_and_an_untracked_pycache_stay_clean(repo):
@@ -50,7 +51,7 @@ def test_a_hand_edited_dockerfile_fails_validate_with_the_folder_tag_and_hash(re
     assert image_problems(uncommitted) == image_problems(result)
     (problem,) = image_problems(result)
     files = {p.relative_to(repo).as_posix(): p.read_bytes() for p in (repo / "images/data").rglob("*") if p.is_file()}
-    digest = image_builds.context_hash(files, "images/data")[:12]
+    digest = context_hash(files, "images/data")[:12]
     assert problem["source"] == "images/data/" and problem["obj"] == f"image {ref}"
     assert f"no longer matches its tag {tag} (its files hash to {digest})" in problem["message"]
     assert problem["fix"] == "change it through rlgen (rlgen update; a plugin's packages), not by hand"

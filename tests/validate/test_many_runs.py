@@ -6,11 +6,10 @@ import json
 import shutil
 import subprocess
 
-from rlgen.generate import run_folders
-from rlgen.generate.kustomizations import run_kustomization
 from rlgen.render import parts
-from rlgen.repo import naming_scheme
 from rlgen.repo.workspace import open_workspace
+from rlgen.run import naming
+from rlgen.run.folder import run_kustomization
 from support.repos import INDEX, index_entries, run_rlgen
 from support.toolchain import tool
 
@@ -29,7 +28,7 @@ def _many_runs(generate, tmp_path):
         config = (first / "run.yaml").read_text().replace(first.name, name)
         (repo / "runs" / name / "run.yaml").write_text(config + f"actor_rollout_ref:\n  actor:\n    optim:\n      lr: {i}.0e-7\n")
         (repo / "runs" / name / "kustomization.yaml").write_text(
-            run_kustomization(spec, name, run_folders.inputs_name(repo, spec, name), naming_scheme.INPUTS))
+            run_kustomization(spec, name, naming.inputs_name(repo, spec, name), naming.INPUTS))
     index = repo / INDEX
     head, _, _ = index.read_text().partition("resources:")
     index.write_text(head + "resources:\n" + index_entries(sorted(names)))

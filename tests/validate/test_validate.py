@@ -61,7 +61,8 @@ BREAKS = {
     "submitter without retries": (RAYJOB, lambda d: d["spec"]["submitterConfig"].__setitem__("backoffLimit", 0), "one dropped log stream"),
     "capabilities of a non-root container": (RAYJOB, lambda d: worker(d)["containers"][0]["securityContext"].__setitem__(
         "capabilities", {"add": ["IPC_LOCK"]}), "runs as non-root and adds IPC_LOCK"),
-    "ttl without shutdown": (RAYJOB, lambda d: d["spec"].__setitem__("shutdownAfterJobFinishes", False), "needs shutdownAfterJobFinishes"),
+    "ttl without shutdown": (RAYJOB, lambda d: d["spec"].update(shutdownAfterJobFinishes=False, ttlSecondsAfterFinished=600),
+                             "needs shutdownAfterJobFinishes"),
     "delete self": (RAYJOB, lambda d: d["spec"].__setitem__("deletionStrategy", {"deletionRules": [
         {"policy": "DeleteSelf", "condition": {"jobStatus": "SUCCEEDED"}}]}), "DeleteSelf"),
     "gpu count": (RAYJOB, lambda d: worker(d)["containers"][0]["resources"]["limits"].__setitem__("nvidia.com/gpu", "4"), "request 4 GPUs"),

@@ -1,6 +1,7 @@
 """``rlgen cluster``: sync entry points for more clusters, through the same update path."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -23,19 +24,29 @@ DRY_RUN = click.option("--dry-run", is_flag=True, help="Show what would change (
 @click.option("--env", "environment", required=True, metavar="ENV",
               help="Environment whose overlays the cluster syncs (overlays/<env>/): production, staging, or any "
                    "other DNS-1123 label, which gets an overlay of its own.")
+@click.option("--set", "sets", multiple=True, metavar="PLUGIN.OPTION=VALUE",
+              help="The new cluster's own answer of an option that differs per cluster (external-secrets: its "
+                   "region, role_arn and oidc_provider_arn); asked on a terminal, required off one.")
+@click.option("--no-input", is_flag=True, help="Never prompt: every answer of the new cluster comes with --set.")
 @click.option("--no-branch", is_flag=True, help="Commit on the current branch instead of rlgen/update-<commit>.")
 @DRY_RUN
 @output_option()
-def add(name: str, environment: str, no_branch: bool, dry_run: bool, output: str | None):
-    """Add cluster NAME syncing overlays/ENV/ (Flux or Argo CD, as the sync plugin)."""
+def add(name: str, environment: str, sets: tuple[str, ...], no_input: bool, no_branch: bool, dry_run: bool,
+        output: str | None):
+    """Add cluster NAME syncing overlays/ENV/ (Flux or Argo CD, as the sync plugin).
+
+    What differs per cluster (an RRSA OIDC provider, a role, a region) is the cluster's own
+    answer, never copied from the main cluster's: only clusters/NAME/ reads it."""
     from rlgen.errors import RlgenError
     from rlgen.naming import dns1123_label_error
+    from rlgen.output import ask_option
 
     # Said before anything is read: the environment names folders and the sync engine's paths.
     if problem := dns1123_label_error(environment):
         raise RlgenError(f"--env: environment {problem}")
+    prompt = ask_option if not no_input and sys.stdin.isatty() else None
     _change(no_branch, dry_run, output, {"cluster": name, "environment": environment},
-            add_clusters={name: environment})
+            add_clusters={name: environment}, cluster_sets=list(sets), prompt=prompt)
 
 
 @command.command("rm")

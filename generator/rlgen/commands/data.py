@@ -13,7 +13,9 @@ import click
 
 from rlgen.data import UPLOAD_DEADLINE_SECONDS
 from rlgen.errors import require_extra
+from rlgen.option_checks import dataset_source_error
 from rlgen.output import output_option, resolve_output, status, to_json
+from rlgen.spec import MODEL_SOURCES, MODELSCOPE_PREFIX
 
 
 @click.group("data")
@@ -25,9 +27,10 @@ def command():
 
 @command.command("prepare")
 @click.option("--dataset", required=True, metavar="NAME", help="Dataset plugin, e.g. gsm8k or geometry3k.")
-@click.option("--source", metavar="NAME|PATH",
-              help="Hugging Face dataset, a save_to_disk folder, or a folder of train/test parquet or JSON lines "
-                   "files (default: the plugin's dataset).")
+@click.option("--source", metavar="NAME|modelscope:NAME|PATH",
+              help="Hugging Face dataset, modelscope:OWNER/NAME (ModelScope, reachable from mainland China), a "
+                   "save_to_disk folder, or a folder of train/test parquet or JSON lines files (default: the "
+                   "plugin's dataset).")
 @click.option("--config", "config_name", metavar="NAME", help="Config (subset) of a Hub dataset, e.g. main.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for <split>.parquet and manifest.json.")
@@ -36,11 +39,14 @@ def command():
 def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: Path, limit: int | None,
                 output: str | None):
     """Map a data set to the rows verl reads."""
-    require_extra("data", "rlgen data prepare", "pyarrow", "datasets")
+    require_extra("data", "rlgen data prepare", "pyarrow", "datasets",
+                  *(["modelscope"] if (source or "").startswith(MODELSCOPE_PREFIX) else []))
     from rlgen.data.prepare import prepare
     from rlgen.tools.signals import terminate_as_interrupt
 
     _check_prepare_inputs(source, out)
+    # ModelScope's own tqdm bars stay off, as for rlgen data model: the spinner says it is working.
+    os.environ.setdefault("TQDM_DISABLE", "1")
     with terminate_as_interrupt(), status(f"Preparing {dataset}"):
         results, manifest = prepare(dataset, out, source=source, config=config_name, limit=limit)
     if resolve_output(output) == "json":
@@ -57,7 +63,7 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
 
 
 @command.command("model")
-@click.option("--source", type=click.Choice(["huggingface", "modelscope"]), default="huggingface", show_default=True,
+@click.option("--source", type=click.Choice(MODEL_SOURCES), default="huggingface", show_default=True,
               help="Hub to download from (ModelScope is the nearer one in mainland-China regions).")
 @click.option("--model", required=True, metavar="OWNER/NAME", help="Model repository, e.g. Qwen/Qwen2.5-3B-Instruct.")
 @click.option("--revision", metavar="REF", help="Branch, tag or commit (default: the hub's default branch).")
@@ -140,6 +146,10 @@ def _check_prepare_inputs(source: str | None, out: Path) -> None:
     """Refuse at the door what would fail deep inside datasets or pyarrow: a local path that
     does not exist (datasets would look it up on the Hub), an --out that cannot be written."""
 
+    if source and source.startswith(MODELSCOPE_PREFIX):
+        if problem := dataset_source_error(source):
+            raise click.BadParameter(problem, param_hint="--source")
+        return
     if source and source.startswith((".", "/", "~")) and not Path(source).expanduser().exists():
         raise click.BadParameter(f"no such folder: {source}", param_hint="--source")
     if source and Path(source).expanduser().exists():

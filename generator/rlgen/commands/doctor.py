@@ -11,7 +11,8 @@ from rlgen.output import resolve_output
 
 HELP = """Check, read-only, that a cluster can run this repository.
 
-The cluster is the one of --context (default: the current one).
+The cluster is the one of --context (default: the current one); --cluster NAME says which of the
+repository's clusters it is, so that only what that cluster syncs is checked.
 
 \b
 Every check comes from the repository's own rendered objects: the custom API groups it
@@ -37,11 +38,11 @@ cannot be reached or does not answer like a Kubernetes API server (one line).
 
 @click.command("doctor", help=HELP)
 @cluster_options
-def command(kubeconfig, context, output):
+def command(kubeconfig, context, repo_cluster, output):
     from rlgen.doctor.checks import run_checks
     from rlgen.kube.report import CANNOT, OK, PROBLEM, SKIPPED, emit
 
-    cluster, rows = run_checks(Path.cwd(), kubeconfig, context)
+    cluster, rows = run_checks(Path.cwd(), kubeconfig, context, repo_cluster)
     emit(rows, ("check", "state", "detail", "fix"), resolve_output(output), header(cluster))
     bad = [r for r in rows if r.state not in (OK, SKIPPED)]
     if bad:

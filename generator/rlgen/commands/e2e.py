@@ -19,6 +19,14 @@ repository reads is created with a placeholder value; SOPS-encrypted values are 
 placeholders encrypted for an age key made for the run, so the team's key is never needed.
 
 \b
+What the repository's kinds need runs too: Kueue with its RayJob webhook (a run the quota
+has no room for stays suspended), External Secrets reading stand-ins of KMS Secrets Manager
+and STS (a placeholder for each key), a stand-in of ACK's RRSA pod identity webhook, and the
+objects ACK's add-ons leave (AlbConfig, the add-on's Ingress with its ALB address). A kind
+no controller here serves gets its pinned CRD, or one that keeps every field, and is named
+in one line "not checked here": never a failure.
+
+\b
 It waits for every stage Ready, then runs rlgen status --wait (each run's pods scheduled)
 and rlgen doctor against it, and prints a markdown summary (appended to
 $GITHUB_STEP_SUMMARY when set) naming a failed stage and why, or a run that cannot be
@@ -40,15 +48,15 @@ found a problem, 2 bad input (no such cluster, a program missing from PATH).
               help="Give up on the sync after D (90s, 15m), and on the runs' pods after D again.")
 @click.option("--keep", is_flag=True, help="Keep the control plane's folder (logs, kubeconfig) after it stops.")
 @click.option("--install-tools", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
-              help="Only build the control plane's programs, with those of the sync engine REPO syncs with, at the "
-                   "pinned releases from source (Go on PATH; every dependency checked against go.sum; cached "
+              help="Only build the control plane's programs, with those of the sync engine REPO syncs with and the "
+                   "controllers of the kinds it uses (Kueue, External Secrets), at the pinned releases from source (Go on PATH; every dependency checked against go.sum; cached "
                    "in DIR) and print the folder to put on PATH.")
 def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
     from rlgen.e2e.run import report, run
     from rlgen.tools.durations import parse_duration
 
     if install_tools:
-        from rlgen.e2e.programs import install_tools as install
+        from rlgen.e2e.programs import groups_named, install_tools as install
         from rlgen.errors import RlgenError
         from rlgen.repo.sync_engines import engine_in
         from rlgen.repo.workspace import find_root
@@ -57,7 +65,7 @@ def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
         engine = engine_in(root)
         if engine is None:
             raise RlgenError(f"{root / 'clusters'}: no Flux Kustomization or Argo CD Application to sync")
-        click.echo(install(install_tools.resolve(), engine.name))
+        click.echo(install(install_tools.resolve(), engine.name, groups_named(root)))
         return
 
     try:

@@ -41,7 +41,7 @@ Exit codes: 0 shown (--wait: all scheduled), 1 a run failed (--wait: blocked or 
               help="With --wait: give up after D (90s, 15m, 1h).")
 @click.option("--interval", type=float, default=10.0, show_default=True, help="Seconds between refreshes.")
 @cluster_options
-def command(run, watch, wait, timeout, interval, kubeconfig, context, output):
+def command(run, watch, wait, timeout, interval, kubeconfig, context, repo_cluster, output):
     if watch and wait:
         raise click.UsageError("--watch and --wait exclude each other")
     from rlgen.status import report
@@ -52,4 +52,4 @@ def command(run, watch, wait, timeout, interval, kubeconfig, context, output):
     except ValueError:
         raise click.BadParameter(f"{timeout!r} is not a duration like 90s, 15m or 1h", param_hint="--timeout") from None
     report.show(run, kubeconfig, context, resolve_output(output), watch=watch, wait=seconds if wait else None,
-                interval=interval)
+                interval=interval, cluster=repo_cluster)

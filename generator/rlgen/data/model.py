@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-
-SOURCES = ("huggingface", "modelscope")
+from rlgen.spec import MODEL_SOURCES as SOURCES
 
 
 def download(source: str, model: str, out: Path, revision: str | None = None) -> Path:

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from rlgen import __version__
 from rlgen.contributions import DatasetFormat
-from rlgen.data import MANIFEST, local, staged
+from rlgen.data import MANIFEST, hub_dataset, local, staged
 from rlgen.errors import RlgenError
 from rlgen.plugin_host import discovery
 
@@ -158,8 +158,13 @@ def prepare(dataset: str, out: Path, source: str | None = None, config: str | No
     """The whole command: returns each split's result and the manifest's path."""
     fmt = dataset_format(dataset)
     source = source or fmt.source
-    config = config or (fmt.config if source == fmt.source else None)
-    loaded = load_source(source, config)
+    copies = (fmt.source, hub_dataset.MODELSCOPE_PREFIX + fmt.modelscope_source)
+    config = config or (fmt.config if source in copies else None)
+    if hub_dataset.is_modelscope(source):
+        folder, left = hub_dataset.download(source, out, config)
+        loaded = load_source(str(folder), left)
+    else:
+        loaded = load_source(source, config)
     results = [map_split(fmt, loaded, split, limit) for split in fmt.splits]
     out.mkdir(parents=True, exist_ok=True)
     # A manifest must never describe files other than the ones beside it, and a folder once

@@ -1,5 +1,6 @@
-"""Compare the rendered objects of two revisions: added, removed, changed, and per run the
-trainer-config keys that differ.
+"""Compare the rendered objects of two revisions: added, removed, changed, kept (removed from
+the repository but never pruned: the volumes), and per run the trainer-config keys that differ
+and what its new RayJob starts from.
 
 Objects are matched by source (see :mod:`rlgen.manifests`), API group, kind, namespace and
 name. A run's RayJob and ConfigMap carry hashes in their names, so an edited run shows up as
@@ -19,7 +20,8 @@ from typing import Any, NamedTuple
 from rlgen.errors import RlgenError
 from rlgen.immutable_fields import refused
 from rlgen.naming import HASH_LENGTH
-from rlgen.repo import run_files
+from rlgen.run import checkpoints
+from rlgen.run.config import changes as run_changes
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import batch_rules
@@ -56,7 +58,7 @@ class ObjectChange(NamedTuple):
     """``old``/``new`` are redacted copies; an added object that replaces a removed one (same
     name but for the hash) has the replaced object as ``old`` and its key as ``partner``."""
 
-    status: str  # added | removed | changed
+    status: str  # added | removed | changed | kept (removed from Git, never pruned)
     key: Key
     old: Any = None
     new: Any = None
@@ -87,6 +89,9 @@ class RunChange(NamedTuple):
     files: list[str]
     #: (old, new) GPU nodes x GPUs when a changed run spans another number of GPUs.
     resize: tuple[Size, Size] | None
+    #: Why its new RayJob starts from step 0 (a new RayJob: a checkpoint folder of its own; new
+    #: volumes), or where it continues from (--resume-from); None when it keeps its RayJob.
+    restart: str | None = None
 
     @property
     def kept_name(self) -> bool:
@@ -101,6 +106,11 @@ class Comparison:
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.objects if c.status == status)
+
+    @property
+    def restarts(self) -> list[RunChange]:
+        """The runs whose new RayJob starts from step 0 or continues from another's checkpoint."""
+        return [r for r in self.runs if r.restart]
 
     @property
     def refusals(self) -> list:
@@ -157,7 +167,7 @@ def _link_replacements(found: list[tuple]) -> list[ObjectChange]:
         elif status == "removed" and family(key) in added:
             partner = next(k for s, k, _, _ in found if s == "added" and family(k) == family(key))
         old, new = redact(old, new) if key.kind == "Secret" else (old, new)
-        out.append(ObjectChange(status, key, old, new, partner))
+        out.append(ObjectChange("kept" if status == "removed" and kept(old) else status, key, old, new, partner))
     return out
 
 
@@ -189,15 +199,39 @@ def _runs(found: list[tuple], spec: Spec) -> list[RunChange]:
                 names = re.findall(r'"([^"]+)"', json.dumps(obj.get("spec")))
                 run = next((m["run"] for n in names if (m := configmap.match(n))), None)
                 if run:
-                    sides[side].setdefault(run, {})["rayjob"] = key.name
+                    sides[side].setdefault(run, {}).update(rayjob=key.name, claim=checkpoints.claim(obj))
     out = []
     for run in sorted(set(sides[0]) | set(sides[1])):
         old, new = sides[0].get(run), sides[1].get(run)
         status = "added" if old is None else "removed" if new is None else "changed"
         config, files = _config_changes(run, (old or {}).get("configmap"), (new or {}).get("configmap"), spec)
         out.append(RunChange(run, status, (old or {}).get("rayjob"), (new or {}).get("rayjob"), config, files,
-                             _resize(old, new)))
+                             _resize(old, new), _restart(old, new)))
     return out
+
+
+def _restart(old: dict | None, new: dict | None) -> str | None:
+    """What a run's new RayJob starts from (rlgen.run.checkpoints): step 0 in a folder of its
+    own, on a new volume too when the checkpoints claim changed; or the --resume-from source."""
+    if not new or not new.get("rayjob") or (old and old.get("rayjob") == new.get("rayjob")):
+        return None
+    run_yaml = _load(((new.get("configmap") or {}).get("data") or {}).get(Spec.run_config_key))
+    trainer = run_yaml.get("trainer")
+    source = trainer.get(checkpoints.SOURCE_KEY.rpartition(".")[2]) if isinstance(trainer, dict) else None
+    if source:
+        return f"continues from {source} (--resume-from)"
+    if not old:
+        return None
+    reasons = ["new RayJob"] + (["new volumes"] if old.get("claim") != new.get("claim") else [])
+    return ", ".join(reasons)
+
+
+def kept(obj: dict | None) -> bool:
+    """An object its sync engine never prunes (the OSS volumes and their claims): removed from
+    the repository, it stays in the cluster."""
+    notes = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+    return (notes.get("kustomize.toolkit.fluxcd.io/prune") == "disabled"
+            or "Prune=false" in str(notes.get("argocd.argoproj.io/sync-options", "")))
 
 
 def _resize(old: dict | None, new: dict | None) -> tuple[Size, Size] | None:
@@ -213,16 +247,16 @@ def _config_changes(run: str, old: dict | None, new: dict | None, spec: Spec) ->
         return [], []
     new_data = new.get("data") or {}
     if old is None:
-        own = run_files.changes(spec, run, _load(new_data.get(spec.run_config_key)))
+        own = run_changes(spec, run, _load(new_data.get(spec.run_config_key)))
         return [(k, UNSET, v) for k, v in own.items()], []
     old_data = old.get("data") or {}
     before, after = _effective(old_data, spec), _effective(new_data, spec)
-    config = [(k, before.get(k, UNSET), after.get(k, UNSET))
-              for k in sorted(set(before) | set(after)) if before.get(k, UNSET) != after.get(k, UNSET)]
+    changed = [(k, before.get(k, UNSET), after.get(k, UNSET))
+               for k in sorted(set(before) | set(after)) if before.get(k, UNSET) != after.get(k, UNSET)]
     trainer_files = (spec.run_config_key, spec.trainer_config_key)
     files = sorted(k for k in set(old_data) | set(new_data)
                    if k not in trainer_files and old_data.get(k) != new_data.get(k))
-    return config, files
+    return changed, files
 
 
 def _effective(data: dict, spec: Spec) -> dict[str, Any]:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 
 from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
-from rlgen.repo import run_files
+from rlgen.run.config import show
 
-SIGNS = {"added": "+", "removed": "-", "changed": "~"}
+SIGNS = {"added": "+", "removed": "-", "changed": "~", "kept": "="}
+#: What a kept object is (rlgen.diff.compare.kept).
+KEPT = "kept: prune disabled, it stays in the cluster with its data"
 #: GitHub refuses comments over 65536 characters; the object details are cut to fit.
 MARKDOWN_LIMIT = 60000
 KEPT_NAME = ("keeps its name: KubeRay does not re-run a started RayJob "
@@ -17,11 +19,19 @@ KEPT_NAME = ("keeps its name: KubeRay does not re-run a started RayJob "
 
 
 def summary(c: Comparison) -> str:
-    return ", ".join(f"{c.count(s)} {s}" for s in SIGNS)
+    return ", ".join(f"{c.count(s)} {s}" for s in SIGNS if s != "kept" or c.count(s))
+
+
+def restart_line(c: Comparison) -> str:
+    """The runs whose new RayJob does not carry on from the old one's checkpoints, in one line."""
+    fresh = [f"{r.run} ({r.restart})" for r in c.restarts if not r.restart.startswith("continues")]
+    going = [f"{r.run} {r.restart}" for r in c.restarts if r.restart.startswith("continues")]
+    parts = ([f"Restart from step 0: {', '.join(fresh)}"] if fresh else []) + going
+    return "; ".join(parts)
 
 
 def _value(value) -> str:
-    return "(unset)" if value is UNSET else run_files.show(value)
+    return "(unset)" if value is UNSET else show(value)
 
 
 def _config_line(key: str, old, new) -> str:
@@ -42,9 +52,10 @@ def resize_line(r: RunChange) -> str:
 
 
 def _object_note(o: ObjectChange) -> str:
+    kept = f"{KEPT}; " if o.status == "kept" else ""
     if o.partner is None:
-        return ""
-    return f" (replaces {o.partner.name})" if o.status == "added" else f" (replaced by {o.partner.name})"
+        return f" ({kept.rstrip('; ')})" if kept else ""
+    return f" (replaces {o.partner.name})" if o.status == "added" else f" ({kept}replaced by {o.partner.name})"
 
 
 IMMUTABLE_MARKER = "<!-- rlgen-immutable -->"
@@ -71,6 +82,8 @@ def text(c: Comparison, base: str, head: str) -> str:
                 out.append(f"      {resize_line(r)}")
             out += [f"      {_config_line(*item)}" for item in r.config]
             out += [f"      {name} changed" for name in r.files]
+        if line := restart_line(c):
+            out.append(f"  {line}")
         out.append("")
     out.append("Objects:")
     for o in c.objects:
@@ -92,7 +105,8 @@ def markdown(c: Comparison, base: str, head: str) -> str:
             f"- {r.kind} `{r.namespace + '/' if r.namespace else ''}{r.name}`: `{r.rule.field}` "
             f"({r.rule.source}). Fix: {r.fix}\n" for r in refusals))
     if c.runs:
-        parts.append("\n**Runs**\n\n" + "".join(_run_markdown(r) for r in c.runs))
+        line = restart_line(c)
+        parts.append("\n**Runs**\n\n" + "".join(_run_markdown(r) for r in c.runs) + (f"\n**{line}**\n" if line else ""))
     rows = "".join(f"| {SIGNS[o.status]} | {o.key.kind} `{o.key.path}`{_object_note(o)} "
                    f"| `{o.key.source}` |\n" for o in c.objects)
     parts.append(f"\n**Objects**\n\n| | object | source |\n|---|---|---|\n{rows}")
@@ -139,9 +153,10 @@ def as_data(c: Comparison, base: str, head: str) -> dict:
         return None if v is UNSET else v
 
     return {
-        "base": base, "head": head, "summary": {s: c.count(s) for s in SIGNS},
+        "base": base, "head": head, "summary": {s: c.count(s) for s in SIGNS if s != "kept" or c.count(s)},
+        "restarts": restart_line(c) or None,
         "runs": [{"run": r.run, "status": r.status, "old_rayjob": r.old_rayjob, "new_rayjob": r.new_rayjob,
-                  "kept_name": r.kept_name, "files": r.files,
+                  "kept_name": r.kept_name, "files": r.files, "restart": r.restart,
                   "config": [{"key": k, "old": value(o), "new": value(n), "old_set": o is not UNSET,
                               "new_set": n is not UNSET} for k, o, n in r.config]} for r in c.runs],
         "immutable": [r.as_data() for r in c.refusals],

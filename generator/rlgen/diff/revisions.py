@@ -139,22 +139,22 @@ def _check_hand_edited(head: Checkout, differ: set[str], ws: Workspace) -> None:
     loads them (one line naming the file and place for a defect). Files that are the same on
     both sides are not read: a defect there is no change to review (``rlgen validate`` finds it)."""
     # Lazy: 49 ms (median of 9), imported while kustomize runs.
-    from rlgen.repo import run_files
+    from rlgen.run import files
 
     def hand_edited(rel: str) -> bool:
-        return rel.startswith(TRAINING_BASE + "/") or run_files.is_hand_edited_run_file(rel)
+        return rel.startswith(TRAINING_BASE + "/") or files.is_hand_edited_run_file(rel)
 
     edited = {rel for rel in differ if hand_edited(rel)}
     if not edited:
         return
 
     if isinstance(head, WorkingTree):
-        run_files.check_changed(ws.root, ws.spec, edited, plain=True)
+        files.check_changed(ws.root, ws.spec, edited, plain=True)
         return
     # rlgen.yaml names the environment whose runs index is the one rlgen run edits.
     folder = head.on_disk([rel for rel in head.files if hand_edited(rel) or rel == answers.FILENAME])
     try:
-        run_files.check_changed(folder, ws.spec, edited, plain=True)
+        files.check_changed(folder, ws.spec, edited, plain=True)
     except RlgenError as exc:
         raise RlgenError(f"{head.label}: {str(exc).replace(str(folder) + '/', '')}") from None
 

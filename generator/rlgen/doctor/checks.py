@@ -15,11 +15,12 @@ CHECKS = (("API groups", operators.served_kinds), ("KubeRay operator", operators
           ("Secrets", resources.secrets), ("secret stores", resources.secret_stores), ("Kueue", queue.check))
 
 
-def run_checks(where: Path, kubeconfig, context) -> tuple[client.Cluster, list]:
-    """The cluster reached and one row per check of the repository holding ``where``; a check the
-    cluster forbids is a row too (``guarded``)."""
+def run_checks(where: Path, kubeconfig, context, repo_cluster: str | None = None) -> tuple[client.Cluster, list]:
+    """The cluster reached and one row per check of the repository holding ``where`` (of what its
+    cluster ``repo_cluster`` syncs, when named); a check the cluster forbids is a row too
+    (``guarded``)."""
     repo = find_root(where)
-    needs = needs_mod.read(repo)
+    needs = needs_mod.read(repo, repo_cluster)
     cluster = client.connect(kubeconfig, context)
     engine = sync_engines.engine_of(needs.sync_objects)
     rows = []

@@ -6,7 +6,7 @@ import re
 
 from rlgen.doctor import dashboard_access
 from rlgen.repo.sync_engines import Engine
-from rlgen.kube.needs import RRSA_LABEL, Needs
+from rlgen.kube.needs import RRSA_LABEL, Needs, installed_by_repository
 from rlgen.kube.report import OK, PROBLEM, Row
 
 #: KubeRay first shipped SidecarMode in v1.5.0 (rayjob_types.go, PR #3971).
@@ -16,9 +16,6 @@ SIDECAR_SINCE = (1, 5, 0)
 #: RayJob's own spec.backoffLimit (v1.2.1 lines 64 and 76, neither in v1.1.1): an older CRD drops it
 #: and a run is never retried.
 SUBMITTER_CONFIG_SINCE = (1, 2, 0)
-#: Groups whose CRDs upstream sources install, by the owner/name of the repository that ships
-#: them (on GitHub or on the mirror of ``rlgen.upstream_mirror``, which keeps the path).
-INSTALLED_FROM = {"agents.kruise.io": "/openkruise/agents"}
 #: What to install when a group is not served.
 INSTALL = {
     "ray.io": "install KubeRay >= v1.5.0 (Helm chart kuberay-operator, or the ACK KubeRay add-on)",
@@ -45,7 +42,7 @@ def served_kinds(cluster, needs: Needs) -> list[Row]:
             missing = [k for k in kinds if k not in {r.get("kind") for r in listed.get("resources", [])}]
             rows.append(Row(check, PROBLEM, f"not served: {', '.join(missing)}", INSTALL.get(group, ""))
                         if missing else Row(check, OK, f"served: {', '.join(kinds)}"))
-        elif source := _installed_by_repository(group, needs):
+        elif source := installed_by_repository(group, needs):
             rows.append(Row(check, OK, f"not installed yet: the first sync installs {', '.join(kinds)} from {source}"))
         else:
             rows.append(Row(check, PROBLEM, f"not served ({', '.join(kinds)})",
@@ -55,17 +52,6 @@ def served_kinds(cluster, needs: Needs) -> list[Row]:
 
 def _built_in(gv: str) -> bool:
     return gv.split("/")[0].endswith(".k8s.io")
-
-
-def _installed_by_repository(group: str, needs: Needs) -> str:
-    url = INSTALLED_FROM.get(group)
-    for obj in needs.sync_objects:
-        spec = obj.get("spec") or {}
-        found = spec.get("url") or (spec.get("source") or {}).get("repoURL") or ""
-        if url and found.rstrip("/").removesuffix(".git").endswith(url):
-            tag = (spec.get("ref") or {}).get("tag") or (spec.get("source") or {}).get("targetRevision") or ""
-            return f"{found}@{tag}" if tag else found
-    return ""
 
 
 def kuberay(cluster, needs: Needs) -> list[Row]:

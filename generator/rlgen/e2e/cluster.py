@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlgen import pool as node_pool
 from rlgen.e2e.controlplane import ControlPlane, free_port
 from rlgen.e2e.programs import pinned
 
@@ -97,10 +98,13 @@ def add_csi_drivers(cp: ControlPlane, drivers) -> None:
 
 @dataclass
 class Pool:
-    """The GPU nodes a repository's runs are scheduled on, as its answers and rendered pods say."""
+    """The GPU nodes of a repository's node pool, as ACK makes them (rlgen.pool): what the
+    answers say, never what the pods select, so a selector ACK would not match fails here too."""
 
     nodes: int
     gpus: int
+    cpu: str = "180"
+    memory: str = "1800Gi"
     labels: dict = field(default_factory=dict)
     taints: list = field(default_factory=list)
     #: Device-plugin resources (RDMA) each node advertises, and how many.
@@ -108,38 +112,23 @@ class Pool:
 
     def describe(self) -> str:
         extra = "".join(f", {k}" for k in sorted(self.devices))
-        taints = "".join(f", taint {t['key']}={t['value']}:{t['effect']}" for t in self.taints)
+        taints = "".join(f", taint {t['key']}" + (f"={t['value']}" if t.get("value") else "") + f":{t['effect']}"
+                         for t in self.taints)
         return f"{self.nodes} node(s) of {self.gpus} {GPU}{extra}{taints}"
 
 
-def pool_of(needs, gpus_per_node: int, nodes: int) -> Pool:
-    """Nodes with what the repository's GPU pods select and tolerate: their nodeSelector's labels,
-    a taint for each toleration naming a key (ACK Lingjun: node-role.alibabacloud.com/lingjun),
-    and the RDMA resources their containers ask for."""
-    labels: dict = {}
-    taints: dict = {}
-    for job in needs.rayjobs:
-        for shape in job.pods:
-            if not shape.gpus:
-                continue
-            labels.update(dict(shape.node_selector))
-            for frozen in shape.tolerations:
-                t = dict(frozen)
-                # A toleration without an effect tolerates every effect: the node gets NoSchedule,
-                # the effect that keeps other pods off a GPU pool.
-                effect = t.get("effect") or "NoSchedule"
-                if t.get("key") and effect in ("NoSchedule", "NoExecute"):
-                    taints[(t["key"], effect)] = {"key": t["key"], "value": t.get("value") or "true", "effect": effect}
-    # ACK labels a node pool's nodes with the key of its taint too (Lingjun:
-    # node-role.alibabacloud.com/lingjun=true on both).
-    labels = {**{t["key"]: t["value"] for t in taints.values()}, **labels}
+def pool_of(spec, needs, nodes: int) -> Pool:
+    """``nodes`` nodes of the answered pool (its kind's labels and taints, the team's, a node's
+    CPU and memory), with the RDMA resources the runs' containers ask for."""
+    the_pool = node_pool.of(spec)
     devices = {resource: "1k" for resource in sorted(needs.extended)}
-    return Pool(nodes, gpus_per_node, labels, list(taints.values()), devices)
+    return Pool(nodes, the_pool.gpus, str(the_pool.cpu), f"{the_pool.memory}Gi", the_pool.node_labels(),
+                the_pool.taint_list(), devices)
 
 
 def add_pool(cp: ControlPlane, pool: Pool, cpu_nodes: int = 2) -> None:
     for i in range(pool.nodes):
-        cp.add_node(f"gpu-{i}", gpus=pool.gpus, cpu="180", memory="1800Gi", labels=pool.labels,
+        cp.add_node(f"gpu-{i}", gpus=pool.gpus, cpu=pool.cpu, memory=pool.memory, labels=pool.labels,
                     taints=pool.taints, extra=pool.devices)
     # The heads, the dataset and model Jobs, the sandbox: CPU pods, on nodes without a taint.
     for i in range(cpu_nodes):

@@ -25,16 +25,25 @@ from typing import Callable
 
 import yaml
 
+from rlgen import pool
 from rlgen.e2e.programs import module_source, program
 
-#: The labels ACK puts on a Lingjun GPU node, and its taint; ``rdma/hca`` comes from the
-#: ack-rdma-device-plugin add-on, ``nvidia.com/gpu`` from ACK's GPU device plugin.
-LINGJUN_TAINT = {"key": "node-role.alibabacloud.com/lingjun", "value": "true", "effect": "NoSchedule"}
+#: A node of an ACK Lingjun node pool: the label and taint ACK gives every Lingjun node (rlgen.pool,
+#: sources in docs/upstream.md), the instance type, and the GPU labels of ACK's GPU device
+#: plugin; ``rdma/hca`` comes from the ack-rdma-device-plugin add-on.
+LINGJUN_TAINT = {"key": pool.LINGJUN_TAINT, "effect": "NoSchedule"}
 LINGJUN_LABELS = {
-    "node-role.alibabacloud.com/lingjun": "true",
+    **dict(pool.KINDS["lingjun"].labels),
     "node.kubernetes.io/instance-type": "ml.gu7xf.8xlarge-gu108",
     "aliyun.accelerator/nvidia_name": "NVIDIA-H20",
     "aliyun.accelerator/nvidia_count": "8",
+}
+#: A node of an ACK node pool of ECS GPU instances (ecs.gn7i-c32g1.8xlarge: 1 A10, 32 vCPUs,
+#: 188 GiB): no taint of ACK's, the node pool's ID as a label.
+ECS_GPU_LABELS = {
+    "node.kubernetes.io/instance-type": "ecs.gn7i-c32g1.8xlarge",
+    "aliyun.accelerator/nvidia_name": "NVIDIA-A10",
+    "aliyun.accelerator/nvidia_count": "1",
 }
 #: The label kwok manages nodes by: only the nodes this control plane creates.
 KWOK_LABEL = "rlgen.test/kwok"
@@ -245,6 +254,10 @@ class ControlPlane:
     def add_lingjun_node(self, name: str, gpus: int = 8) -> None:
         self.add_node(name, gpus=gpus, cpu="180", memory="1800Gi", labels=LINGJUN_LABELS,
                       taints=[LINGJUN_TAINT], extra={"rdma/hca": "1k"})
+
+    def add_ecs_gpu_node(self, name: str, pool_id: str, gpus: int = 1) -> None:
+        self.add_node(name, gpus=gpus, cpu="32", memory="188Gi",
+                      labels={**ECS_GPU_LABELS, pool.NODEPOOL_ID: pool_id})
 
     # -- what an installation leaves -----------------------------------------------------------
 

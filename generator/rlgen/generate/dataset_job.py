@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from rlgen.generate.image_builds import split_reference
+from rlgen.repo.image_tags import split_reference
 from rlgen.naming import hashed_name
 from rlgen.plugin_host.install import effective, needs_git, pip_arguments, plugin_requirements
 from rlgen.repo.secret_plan import hf_token
-from rlgen.spec import Spec
+from rlgen.spec import MODELSCOPE_PREFIX, Spec
 
 _SCRIPT = """\
 set -eu
@@ -61,6 +61,10 @@ def dataset_job(spec: Spec, patches: str = "") -> tuple[dict, str]:
         {"name": "DATASET_SOURCE", "value": spec.dataset_source},
         {"name": "OSS_PREFIX", "value": spec.dataset_bucket_prefix()},
         {"name": "HF_HOME", "value": "/scratch/hf-cache"},
+        # ModelScope's own cache beside the download (only a ModelScope source sets it: the pod
+        # template of a Job already synced never changes in place).
+        *([{"name": "MODELSCOPE_CACHE", "value": "/scratch/modelscope-cache"}]
+          if spec.dataset_source.startswith(MODELSCOPE_PREFIX) else []),
         # Only private datasets need a token; the Secret may be absent.
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
             "name": hf_token(spec).name, "key": hf_token(spec).keys[0], "optional": True}}},

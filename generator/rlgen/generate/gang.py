@@ -6,21 +6,14 @@ holds a GPU while it waits for the others.
   RayJob only names its queue and priority.
 - ``coscheduling``: ACK's kube-scheduler Gang scheduling, by labels on every pod. KubeRay's own
   ``scheduler-plugins`` mode names a second scheduler ACK does not run, so it is not used.
+
+A run's own queue and priority, and its own pod group and size under ACK's, are its
+kustomization's (:mod:`rlgen.run.folder`).
 """
 from __future__ import annotations
 
-from rlgen.errors import RlgenError
-from rlgen.naming import dns1123_label_error
+from rlgen.run.folder import MIN_AVAILABLE, POD_GROUP, VOLCANO_PRIORITY, VOLCANO_QUEUE
 from rlgen.spec import Spec
-from rlgen.verl.batch_rules import Size
-
-CLUSTER = "/spec/rayClusterSpec"
-WORKERS = f"{CLUSTER}/workerGroupSpecs/0"
-TEMPLATES = (f"{CLUSTER}/headGroupSpec/template", f"{WORKERS}/template")
-VOLCANO_QUEUE = "volcano.sh/queue-name"
-VOLCANO_PRIORITY = "ray.io/priority-class-name"
-POD_GROUP = "pod-group.scheduling.sigs.k8s.io/name"
-MIN_AVAILABLE = "pod-group.scheduling.sigs.k8s.io/min-available"
 
 _NOTES = {
     "volcano": ("Gang scheduling by Volcano: needs Volcano installed and the KubeRay operator started with\n"
@@ -30,11 +23,6 @@ _NOTES = {
                      "carries the pod-group labels, min-available = head + GPU workers. KubeRay runs without\n"
                      "--batch-scheduler; each run's RayJob name becomes its pod group's name."),
 }
-
-
-def escape(key: str) -> str:
-    """A map key as one JSON pointer segment."""
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def apply(job: dict, spec: Spec) -> None:
@@ -54,32 +42,3 @@ def apply(job: dict, spec: Spec) -> None:
             if spec.priority_class:
                 # ACK gangs only pods of one priority.
                 template["spec"]["priorityClassName"] = spec.priority_class
-
-
-def run_labels(spec: Spec, queue: str | None, priority_class: str | None) -> dict[str, str]:
-    """One run's own Volcano queue and priority, over the repository's (``rlgen run new --queue``)."""
-    given = {VOLCANO_QUEUE: queue, VOLCANO_PRIORITY: priority_class}
-    given = {k: v for k, v in given.items() if v is not None}
-    if given and spec.gang_scheduling != "volcano":
-        raise RlgenError("--queue and --priority-class need rlgen.gang_scheduling=volcano "
-                         f"(this repository: {spec.gang_scheduling})")
-    for key, value in given.items():
-        if problem := dns1123_label_error(value):
-            raise RlgenError(f"{'--queue' if key == VOLCANO_QUEUE else '--priority-class'}: {problem}")
-    return given
-
-
-def size_ops(spec: Spec, size: Size) -> list[dict]:
-    """A resized run's pod group waits for its own number of pods."""
-    if spec.gang_scheduling != "coscheduling":
-        return []
-    return [{"op": "replace", "path": f"{t}/metadata/labels/{escape(MIN_AVAILABLE)}", "value": str(1 + size.nnodes)}
-            for t in TEMPLATES]
-
-
-def name_ops(spec: Spec, rayjob_name: str) -> list[dict]:
-    """Each RayJob its own pod group: two runs, or a run and its renamed successor, never share one."""
-    if spec.gang_scheduling != "coscheduling":
-        return []
-    return [{"op": "replace", "path": f"{t}/metadata/labels/{escape(POD_GROUP)}", "value": rayjob_name}
-            for t in TEMPLATES]

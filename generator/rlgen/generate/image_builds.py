@@ -11,7 +11,6 @@ whose files no longer match the tag rlgen wrote.
 """
 from __future__ import annotations
 
-import re
 from typing import Mapping
 
 # The hash and the image live below the plugin API, where a plugin that writes an image folder
@@ -19,44 +18,9 @@ from typing import Mapping
 from rlgen.contributions import ImageBuild
 from rlgen.naming import IMAGE_HASH_LENGTH as HASH_LENGTH, context_hash
 
-__all__ = ["HASH_LENGTH", "SCRIPT", "ImageBuild", "build", "context_hash", "follows", "listed", "split_reference"]
-
-SCRIPT = "images/build.sh"
+__all__ = ["HASH_LENGTH", "ImageBuild", "build", "context_hash"]
 
 
 def build(files: Mapping[str, bytes], context: str, repository: str, prefix: str) -> ImageBuild:
     """``context``'s image, tagged ``<prefix>-<hash>`` (without a prefix: the hash)."""
     return ImageBuild.of(files, context, repository, prefix)
-
-
-def follows(tag: str, digest: str) -> bool:
-    """Whether ``tag`` ends in ``digest`` (a context hash cut to :data:`HASH_LENGTH`), as
-    ``images/build.sh`` checks it: the whole tag, or its part after the last ``-``."""
-    return tag == digest or tag.endswith(f"-{digest}")
-
-
-def split_reference(image: str) -> tuple[str, str]:
-    """``registry/name:tag`` as (``registry/name``, ``tag``); no tag: (``image``, ""). A digest
-    is dropped: the image this repository builds is named by its tag."""
-    name, colon, tag = image.partition("@")[0].rpartition(":")
-    if colon and "/" not in tag:
-        return name, tag
-    return image.partition("@")[0], ""
-
-
-#: An entry of the ``images=(...)`` list of ``images/build.sh``: ``"<folder> <reference>"``.
-_ENTRY = re.compile(r'^\s*"(\S+) (\S+)"\s*$')
-
-
-def listed(script: str) -> list[tuple[str, str]]:
-    """(folder, reference) of each image ``images/build.sh`` builds, read from its list, the
-    one the images workflow builds from."""
-    found, inside = [], False
-    for line in script.splitlines():
-        if line.startswith("images=("):
-            inside = True
-        elif inside and line.strip() == ")":
-            break
-        elif inside and (entry := _ENTRY.match(line)):
-            found.append((entry[1], entry[2]))
-    return found

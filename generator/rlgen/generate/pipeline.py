@@ -14,23 +14,17 @@ from rlgen.contributions import Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
 from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
-from rlgen.generate.kustomizations import (
-    Components,
-    run_kustomization,
-    runs_index,
-    write_infrastructure,
-    write_platform,
-    write_training,
-)
+from rlgen.generate.kustomizations import Components, write_infrastructure, write_platform, write_training
 from rlgen.generate import rayjob as rayjob_source
 from rlgen.generate import reader_role as rbac
 from rlgen.generate.rayjob import rayjob
 from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
-from rlgen.repo import answers
+from rlgen.repo import answers, image_tags
 from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
-from rlgen.repo import naming_scheme
+from rlgen.run import checkpoints, naming
+from rlgen.run.folder import index_text, run_kustomization
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import ENVIRONMENTS, Spec
@@ -55,8 +49,8 @@ class Build:
     stages: list[Stage] = field(default_factory=list)
     rayjob: str = ""
     delivery: SecretDelivery | None = None
-    #: How ``rlgen run`` names RayJobs (:mod:`rlgen.repo.naming_scheme`): a repository keeps its own.
-    run_naming: int = naming_scheme.CURRENT
+    #: How ``rlgen run`` names RayJobs (:mod:`rlgen.run.naming`): a repository keeps its own.
+    run_naming: int = naming.CURRENT
     #: The team's cookiecutter template (``--template``), and its files that rlgen's own won over.
     template: Fetched | None = None
     #: The images the repository builds (training, data), once ``images`` has hashed their contexts.
@@ -84,7 +78,7 @@ def images(b: Build) -> None:
     for path, text in training_image.tool_files().items():
         b.tree.add(path, text)
     b.tree.add("images/data/Dockerfile", dataset_job.data_dockerfile(b.spec))
-    data_repository, data_prefix = image_builds.split_reference(b.spec.data_image)
+    data_repository, data_prefix = image_tags.split_reference(b.spec.data_image)
     b.images = (image_builds.build(b.tree.files, "images/training", b.spec.training_image, image.tag),
                 image_builds.build(b.tree.files, "images/data", data_repository, data_prefix))
     b.spec = replace(b.spec, training_tag=b.images[0].tag, data_image=b.images[1].ref)
@@ -114,7 +108,8 @@ def training_base(b: Build) -> None:
         files[b.spec.tool_config_key] = trainer_config.tool_config(tools)
     for cfg in b.hooks.config_files(b.ctx):
         files[cfg.key] = cfg.content
-    files[rayjob_source.WAIT_SCRIPT] = sources.text(f"{TRAINING_BASE}/{rayjob_source.WAIT_SCRIPT}")
+    for script in (rayjob_source.WAIT_SCRIPT, checkpoints.SCRIPT):
+        files[script] = sources.text(f"{TRAINING_BASE}/{script}")
     write_training(b.tree, b.spec, b.components, files, training_image.images_entry(b.spec))
     for key, text in files.items():
         b.tree.add(f"{TRAINING_BASE}/{key}", text)
@@ -155,7 +150,7 @@ def sync_entry_points(b: Build) -> None:
     A file outside ``clusters/<cluster>/`` is shared by every cluster, written once (the
     upstream roots' objects in ``UPSTREAM_FOLDER``)."""
     has_infra = write_infrastructure(b.tree, b.components)
-    upstream = tuple(_mirrored(up, b.spec.upstream_mirror) for up in b.hooks.upstream_sources(b.ctx))
+    upstream = tuple(replace(up, url=b.spec.mirrored(up.url)) for up in b.hooks.upstream_sources(b.ctx))
     # Before everything that reads a Secret: the sandbox's upstream root already does.
     first = [Stage(SECRETS_FOLDER, f"./{SECRETS_FOLDER}", decryption=b.delivery.decryption)] \
         if f"{SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
@@ -165,17 +160,19 @@ def sync_entry_points(b: Build) -> None:
         if f"{OPTIONAL_SECRETS_FOLDER}/kustomization.yaml" in b.tree.files else []
     shared: dict[str, tuple[str, str]] = {}
     for cluster, env in b.selection.all_clusters():
-        stages = first + optional + [
+        ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
+        own = [replace(s, patches=_own_patches(b, ctx)) for s in first]
+        stages = own + optional + [
             Stage("infrastructure", "./infrastructure" if has_infra else "", upstream=upstream,
                   depends_on=tuple(s.name for s in first)),
-            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",)),
+            Stage("platform", f"./overlays/{env}/platform", depends_on=("infrastructure",),
+                  patches=_own_platform_patches(b, ctx)),
             Stage("runs", f"./{_runs_root(b, env)}", depends_on=("platform",), wait=False),
         ]
-        ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
-        own = f"clusters/{cluster}/"
+        folder = f"clusters/{cluster}/"
         for path, docs in sorted(b.hooks.sync_files(ctx, stages).items()):
             text = yamlio.dump_all([d.obj for d in docs], [d.comment for d in docs])
-            if path.startswith(own):
+            if path.startswith(folder):
                 b.tree.add(path, text)
             elif shared.setdefault(path, (cluster, text))[1] != text:
                 raise PluginFailed(f"sync plugin '{b.selection.plugins['sync']}': {path} differs between "
@@ -186,20 +183,55 @@ def sync_entry_points(b: Build) -> None:
         b.tree.add(path, text)
 
 
-def _mirrored(up: UpstreamSource, mirror: str) -> UpstreamSource:
-    """``up`` fetched from ``rlgen.upstream_mirror`` instead of GitHub, at the same owner/name."""
-    github = "https://github.com/"
-    if not mirror or not up.url.startswith(github):
-        return up
-    return replace(up, url=f"{mirror.rstrip('/')}/{up.url.removeprefix(github)}")
+def _own_patches(b: Build, ctx) -> tuple[dict, ...]:
+    """The objects of the shared secrets stage that a cluster's own answers change (its RRSA
+    OIDC provider and role in the ClusterSecretStore), each as a patch of its spec that only
+    that cluster's entry point applies."""
+    if not b.selection.cluster_answers.get(ctx.spec.cluster):
+        return ()
+    shared, own = (_delivered(d.files) for d in (b.delivery, b.hooks.secret_delivery(ctx, b.secrets())))
+    return _spec_patches(shared, own)
 
+
+def _own_platform_patches(b: Build, ctx) -> tuple[dict, ...]:
+    """The platform objects of the plugins that a cluster's own answers change (its Kueue GPU
+    quota in the ClusterQueue), each as a patch of its spec that only that cluster's platform
+    stage applies: the environment's overlay stays shared."""
+    if not b.selection.cluster_answers.get(ctx.spec.cluster):
+        return ()
+    shared, own = (_platform_objects(b.hooks.resources(c)) for c in (b.ctx, ctx))
+    return _spec_patches(shared, own)
+
+
+def _platform_objects(resources) -> dict[tuple[str, str, str], dict]:
+    return {(r.obj["kind"], r.obj["metadata"].get("namespace", ""), r.obj["metadata"]["name"]): r.obj
+            for _, items in resources for r in items
+            if r.layer == Layer.PLATFORM and isinstance(r.obj, dict) and "spec" in r.obj}
+
+
+def _spec_patches(shared: dict, own: dict) -> tuple[dict, ...]:
+    """A replace of the spec of each object of ``own`` that differs from ``shared``'s."""
+    patches = []
+    for key, obj in sorted(own.items()):
+        if key in shared and shared[key] != obj:
+            target = {"kind": obj["kind"], "name": obj["metadata"]["name"],
+                      **({"namespace": obj["metadata"]["namespace"]} if obj["metadata"].get("namespace") else {})}
+            patches.append({"target": target, "patch": [{"op": "replace", "path": "/spec", "value": obj["spec"]}]})
+    return tuple(patches)
+
+
+def _delivered(files) -> dict[tuple[str, str, str], dict]:
+    """The secrets stage's objects of a secrets plugin's files, by kind, namespace and name."""
+    return {(d.obj["kind"], d.obj["metadata"].get("namespace", ""), d.obj["metadata"]["name"]): d.obj
+            for path, docs in files.items() if path.startswith(f"{SECRETS_FOLDER}/") and not isinstance(docs, str)
+            for d in docs if isinstance(d.obj, dict) and "spec" in d.obj}
 
 def _runs_root(b: Build, env: str) -> str:
     """``env``'s runs index, written once: the main cluster's by :func:`first_run`, another
     environment's empty."""
     path = runs_index_path(env)
     if env != b.spec.environment and path not in b.tree.files:
-        b.tree.add(path, runs_index([], env=env, main_env=b.spec.environment))
+        b.tree.add(path, index_text([], env=env, main_env=b.spec.environment))
     return runs_root(env)
 
 
@@ -216,7 +248,7 @@ def plugin_images(b: Build) -> None:
         for image in images:
             files = {p: c for p, c in b.tree.files.items() if p.startswith(image.context.rstrip("/") + "/")}
             digest = image_builds.context_hash(files, image.context)[:image_builds.HASH_LENGTH] if files else None
-            if not digest or not image_builds.follows(image.tag, digest):
+            if not digest or not image_tags.follows(image.tag, digest):
                 # The plugin hashed other files than it wrote: build.sh would refuse the folder.
                 raise PluginFailed(plugin, "rlgen_images", ValueError(
                     f"{image.ref} is not tagged with the hash of {image.context}'s files "
@@ -255,15 +287,15 @@ def schemas(b: Build) -> None:
 
 def first_run(b: Build) -> None:
     """``runs/<run>/`` with its RayJob name pinned: a hash of the run's inputs in the tree
-    (naming scheme 2, see :mod:`rlgen.repo.naming_scheme`), no render needed. ``rlgen update``
+    (naming scheme 2, see :mod:`rlgen.run.naming`), no render needed. ``rlgen update``
     keeps a repository's own runs instead, so a repository of scheme 1 never gets this one."""
     run_yaml = yamlio.dump(trainer_config.run_config(b.spec, b.run))
     folder = f"runs/{b.run}"
-    b.rayjob = naming_scheme.inputs_name(b.run, run_kustomization(b.spec, b.run, None, naming_scheme.CURRENT),
-                                         b.spec.run_config_key, run_yaml.encode(), b.tree.files)
+    b.rayjob = naming.inputs_hash(b.run, run_kustomization(b.spec, b.run, None, naming.CURRENT),
+                                  b.spec.run_config_key, run_yaml.encode(), b.tree.files)
     b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
-    b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming_scheme.CURRENT))
-    b.tree.add(runs_index_path(b.spec.environment), runs_index([b.run]))
+    b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming.CURRENT))
+    b.tree.add(runs_index_path(b.spec.environment), index_text([b.run]))
 
 
 def answers_file(b: Build) -> None:
@@ -277,7 +309,7 @@ def skeleton(b: Build) -> None:
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
                                                "platform": parts["platform"]}, b.spec),
-                  b.images)
+                  b.images, b.stages)
 
 
 def team_template(b: Build) -> None:
@@ -302,7 +334,7 @@ READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
 }
 
 
-def generate(selection: Selection, run_naming: int = naming_scheme.CURRENT, template: Fetched | None = None,
+def generate(selection: Selection, run_naming: int = naming.CURRENT, template: Fetched | None = None,
              on_ready: Callable[[Build, list[str]], None] | None = None) -> Build:
     """The whole repository in memory; ``.tree`` holds it, ``.rayjob`` names the first run's RayJob.
     ``run_naming``: the scheme of the repository being updated (a new one gets the current);

@@ -1,5 +1,6 @@
 """The RayJob every run starts from: the project's template with the spec's names, size, volumes,
-network and gang scheduling; and the JSON patch that gives one run another size.
+network and gang scheduling. The JSON patch that gives one run another size is
+:mod:`rlgen.run.folder`'s.
 
 The size lives in one place, the trainer config (``trainer.nnodes`` x ``trainer.n_gpus_per_node``):
 the base RayJob is shaped from the repository's, a run's patch from its ``run.yaml``, and
@@ -11,20 +12,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rlgen import sources
+from rlgen import pool, sources
 from rlgen.generate import cluster_network, gang
-from rlgen.generate.gang import WORKERS, escape
+from rlgen.run.folder import GPU
 from rlgen.spec import Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
-from rlgen.verl.batch_rules import Size
 
 TEMPLATE = "base/training/rayjob.yaml"
 #: The trainer module the template's entrypoint runs.
 TEMPLATE_MODULE = "verl.trainer.main_ppo"
 #: Run before verl by the entrypoint, from the trainer ConfigMap.
 WAIT_SCRIPT = "wait_for_gpus.py"
-GPU = "nvidia.com/gpu"
 CPU_NOTE = ("verl packs each node's GPU workers in one placement group of\n"
             "n_gpus_per_node x {CPU: 3, GPU: 1}: at least 3 CPUs per GPU.")
 #: What the GPU container keeps of its own; the rest of its pod is the head's.
@@ -43,10 +42,24 @@ def rayjob(spec: Spec) -> Any:
     group["template"]["spec"] = _alike(head, group["template"]["spec"]["containers"][0])
     for field in ("replicas", "minReplicas", "maxReplicas"):
         group[field] = spec.nnodes
-    group["template"]["spec"]["containers"][0]["resources"]["limits"][GPU] = str(spec.gpus_per_node)
+    _place(head, group["template"]["spec"], spec)
     cluster_network.apply(group["template"]["spec"], spec)
     gang.apply(job, spec)
     return job
+
+
+def _place(head: dict, worker: dict, spec: Spec) -> None:
+    """The GPU workers on the pool's nodes: its labels selected, its taints tolerated, a node's
+    share of its CPU and memory asked; the head off the pool, so no worker waits for its room."""
+    the_pool = pool.of(spec)
+    worker["nodeSelector"] = the_pool.selector()
+    if tolerations := the_pool.tolerations():
+        worker["tolerations"] = tolerations
+    worker["containers"][0]["resources"]["limits"] = the_pool.worker_resources(spec.gpus_per_node)
+    if not the_pool.kind.taints and the_pool.pool_id:
+        # An ECS GPU node pool has no taint of ACK's: the head is kept off it by its ID.
+        head["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": pool.NODEPOOL_ID, "operator": "NotIn", "values": [the_pool.pool_id]}]}]}}}
 
 
 def _volumes(pod: dict, spec: Spec) -> None:
@@ -69,20 +82,3 @@ def _alike(head: dict, own: dict) -> dict:
         container[field] = copy.deepcopy(own[field])
     container.yaml_set_comment_before_after_key("resources", before=CPU_NOTE, indent=16)
     return pod
-
-
-def size_patch(spec: Spec, size: Size) -> list[dict]:
-    """JSON 6902 operations giving the base RayJob ``size`` (a run's ``trainer.nnodes`` and
-    ``trainer.n_gpus_per_node``); a list patch, because kustomize would replace a whole
-    ``workerGroupSpecs`` list in a strategic merge of a custom resource."""
-    ops = [{"op": "replace", "path": f"{WORKERS}/{field}", "value": size.nnodes}
-           for field in ("replicas", "minReplicas", "maxReplicas")]
-    ops.append({"op": "replace", "path": f"{WORKERS}/template/spec/containers/0/resources/limits/{escape(GPU)}",
-                "value": str(size.gpus_per_node)})
-    return ops + gang.size_ops(spec, size)
-
-
-def name_ops(spec: Spec, rayjob_name: str) -> list[dict]:
-    """Operations after a run's RayJob got its name (``/metadata/name`` and what follows it)."""
-    ops = [{"op": "replace", "path": "/metadata/name", "value": rayjob_name}]
-    return ops + gang.name_ops(spec, rayjob_name)

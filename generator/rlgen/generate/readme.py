@@ -6,14 +6,19 @@ from collections.abc import Iterable
 
 from rlgen import __version__
 from rlgen.contributions import Stage
-from rlgen.generate import skeleton
+from rlgen.generate import first_sync, skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
-from rlgen.plugin_host.install import effective, index_options, pip_arguments, plugin_requirements, upgrade_arguments
+from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
+                                       upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
-from rlgen.repo.layout import runs_root
-from rlgen.spec import Spec
+from rlgen.repo.layout import TRAINING_BASE, runs_root
+from rlgen.repo.sync_engines import engine_of_plugin
+from rlgen.run import checkpoints
+from rlgen.spec import Spec, in_mainland_china
+from rlgen.tools import yamlio
 from rlgen.tools.toolchain_pins import newer_go
+from rlgen.verl import trainer_config
 
 #: What a top-level folder holds, said beside it in the README's tree, and whether the sync engine
 #: reads it (the others are for people and CI: the cluster never sees them).
@@ -74,10 +79,15 @@ def folder_tree(paths: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
+#: What ``rlgen new`` says of a repository on GitLab; its README's Checks section says the same.
+GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "
+               "(.github/workflows/: checks, image builds, updates): run their commands from a .gitlab-ci.yml "
+               "of your own (the README's Checks section)")
+
+
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
-          images: tuple[ImageBuild, ...] = ()) -> None:
-    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
+          images: tuple[ImageBuild, ...] = (), stages: list[Stage] = ()) -> None:
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -86,15 +96,12 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
+        "git_host": spec.git_host,
+        # How to stop this engine before a merge that syncs with another (rlgen update --plugin).
+        "engine": engine_of_plugin(selection.plugins["sync"]),
         # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
         "e2e_gotoolchain": newer_go(),
-        # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
-        # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
-        "rlgen_install": pip_arguments(effective(spec.rlgen_install), plugins=plugins),
-        "rlgen_install_cluster": pip_arguments(effective(spec.rlgen_install), extra="cluster", plugins=plugins),
-        "rlgen_install_update": pip_arguments(effective(spec.rlgen_install), extra="template", plugins=plugins),
-        "rlgen_upgrade": upgrade_arguments(effective(spec.rlgen_install), plugins, extra="template"),
-        "rlgen_index_options": index_options(effective(spec.rlgen_install)),
+        **_install(spec),
         "namespace": spec.namespace,
         "cluster": spec.cluster,
         "git_branch": spec.git_branch,
@@ -108,11 +115,12 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "plugins": dict(selection.plugins),
         "secrets_section": secrets_section,
         "sections": sections,
-        "first_sync": first_sync_steps(secrets_section, sections),
-        "clusters": [{"name": c, "environment": e, "runs": f"{runs_root(e)}/"}
-                     for c, e in selection.all_clusters()],
+        "first_sync": first_sync.steps(spec, tree.files, secrets_section, sections, _kuberay_namespace(selection)),
+        "clusters": _cluster_rows(selection),
+        "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
         "dataset_dir": spec.dataset_dir(),
-        "bucket_note": _bucket_note(spec),
+        "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
+        "region_note": region_note(spec, stages),
     })
 
 
@@ -136,39 +144,73 @@ def _e2e_workflow(spec: Spec, selection: Selection) -> dict:
             "gpu_nodes_why": f"{queue}.gpu_quota ({quota} GPUs) in nodes of rlgen.gpus_per_node ({spec.gpus_per_node})"}
 
 
+def _install(spec: Spec) -> dict[str, object]:
+    """How the workflows, the data image and the README's reader install the rlgen rlgen.install pins."""
+    plugins = plugin_requirements(spec.plugin_packages, spec.plugin_distributions)
+    install = effective(spec.rlgen_install)
+    # The pull-request checks need rlgen alone; rlgen status reads the cluster (rlgen[cluster]);
+    # rlgen update re-renders a team's template when rlgen.yaml records one (rlgen[template]).
+    return {
+        "rlgen_install": pip_arguments(install, plugins=plugins),
+        "rlgen_install_cluster": pip_arguments(install, extra="cluster", plugins=plugins),
+        "rlgen_install_update": pip_arguments(install, extra="template", plugins=plugins),
+        "rlgen_install_git": needs_git(install),
+        "rlgen_upgrade": upgrade_arguments(install, plugins, extra="template"),
+        "rlgen_index_options": index_options(install),
+    }
+
+
+def _kuberay_namespace(selection: Selection) -> str:
+    """Where KubeRay is installed: the namespace the sandbox plugin's dashboard NetworkPolicy
+    admits (``kuberay_namespace``), else the one KubeRay's own manifests use."""
+    return next((v["kuberay_namespace"] for v in selection.values.values() if v.get("kuberay_namespace")),
+                "kuberay-system")
+
+
+def _cluster_rows(selection: Selection) -> list[dict]:
+    """Each cluster's row of *Clusters and environments*, its own answers included."""
+    return [{"name": c, "environment": e, "runs": f"{runs_root(e)}/",
+             "own": ", ".join(f"`{p}.{k}={v}`" for p, values in selection.cluster_answers.get(c, {}).items()
+                              for k, v in values.items()) or "none: the shared ones"}
+            for c, e in selection.all_clusters()]
+
+
+def _checkpoint_save(tree: FileTree, spec: Spec) -> str:
+    """What one save of a run of the training base writes (``rlgen run list`` shows each run's)."""
+    text = tree.files.get(f"{TRAINING_BASE}/{spec.trainer_config_key}", b"").decode()
+    config = trainer_config.deep_merge(dict(yamlio.read_plain(text) or {}),
+                                       {"actor_rollout_ref": {"model": {"path": spec.model_path}}})
+    return checkpoints.show_size(checkpoints.save_bytes(config), config)
+
+
 def _bucket_note(spec: Spec) -> str:
     revision = f" --revision {spec.model_revision}" if spec.model_revision else ""
     return (
         f"The model Job downloads `{spec.model}` from {spec.model_source} and uploads it to "
         f"`{spec.model_bucket_path}/` in the bucket, where the trainer loads it as `{spec.model_path}`; "
-        f"the dataset Job uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
-        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`. Both Jobs run code you can run yourself "
+        f"the dataset Job loads `{spec.dataset_source}` and uploads `{spec.dataset_bucket_prefix()}`; checkpoints go to "
+        f"`{spec.volumes['checkpoints'].bucket_prefix}/<run>/`, one folder per RayJob (see *A lost node*). Both Jobs run code you can run yourself "
         f"(`rlgen data model --source {spec.model_source} --model {spec.model}{revision} --out model/` then "
-        f"`rlgen data upload model/ oss://<bucket>/{spec.model_bucket_path}/`); a second run fetches and "
-        "uploads only what is missing. `--set rlgen.model_source=modelscope` downloads from ModelScope "
-        "(nearer in mainland-China regions)."
+        f"`rlgen data upload model/ oss://<bucket>/{spec.model_bucket_path}/`; "
+        f"`rlgen data prepare --dataset {spec.dataset} --source {spec.dataset_source} --out prepared/`); "
+        "a second run fetches and uploads only what is missing."
     )
 
 
-def first_sync_steps(secrets_section: str, sections: list[str]) -> list[str]:
-    """The README's numbered *First sync*: each step links to the section that says how, the
-    Secrets' and the sync engine's being the plugins' own."""
-    def link(section: str, fallback: str) -> str:
-        heading = section.lstrip().split("\n", 1)[0] if section.lstrip().startswith("## ") else ""
-        return f"[{heading[3:]}](#{_anchor(heading[3:])})" if heading else fallback
-
-    sync = next((s for s in sections if s.lstrip().startswith("## Sync")), "")
-    return [
-        "Check the cluster, read-only: `rlgen doctor` ([Before the first sync](#before-the-first-sync)).",
-        "Build and push the images "
-        "([Images to build and push before the first sync](#images-to-build-and-push-before-the-first-sync)).",
-        f"Give the Secrets their values ({link(secrets_section, 'the secrets plugin section below')}).",
-        f"Install the sync engine and point it at `clusters/<cluster>/` ({link(sync, 'the sync plugin section below')}).",
-        "Watch it come up: `rlgen status --wait` ([Checks](#checks)).",
-    ]
-
-
-def _anchor(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower-case, punctuation dropped, spaces as hyphens."""
-    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
-    return kept.strip().replace(" ", "-")
+def region_note(spec: Spec, stages: list[Stage]) -> str:
+    """Where the cluster fetches what lies outside the repository: the hubs and the upstream
+    repositories, and in mainland China the mirror each upstream repository must be pushed to."""
+    upstream = sorted({(up.url, up.tag) for stage in stages for up in stage.upstream})
+    if not in_mainland_china(spec.region):
+        return ("A cluster in mainland China reaches neither the Hugging Face Hub nor github.com: "
+                "`rlgen update --set rlgen.region=<region> --set rlgen.upstream_mirror=<url>` (a `cn-*` "
+                "region) has the model and the dataset downloaded from ModelScope and the upstream "
+                "repositories fetched from the team's Git mirror, which keeps their owner/name paths.")
+    lines = [f"This cluster is in `{spec.region}`, in mainland China, which reaches neither the Hugging Face Hub "
+             "nor github.com (`rlgen.region`): the model and the dataset come from ModelScope "
+             f"(`{spec.model}`, `{spec.dataset_source}`), and the upstream repositories from the team's mirror "
+             f"`{spec.upstream_mirror}` (`rlgen.upstream_mirror`), which must hold each of them at the same "
+             "owner/name path and tag before the first sync (a scheduled `git clone --mirror` and `git push "
+             "--mirror` from a machine that reaches both keeps it current):", ""]
+    lines += [f"- `{url}` at tag `{tag}`" for url, tag in upstream] or ["- none: this selection has no upstream root"]
+    return "\n".join(lines)

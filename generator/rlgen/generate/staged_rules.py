@@ -57,7 +57,7 @@ def refuse_failing(tree: Path, external_secrets: list[str], plugins=None, patche
             if meanwhile is not None:
                 meanwhile(sorted(path.relative_to(tree).as_posix() for path in originals))
             # Lazy: 149 ms in rlgen new (median of 9), imported while kustomize renders.
-            from rlgen.repo.run_files import read_index
+            from rlgen.run.files import read_index
             from rlgen.rules import Rendered, check
 
             sources = rendering.result()["repo"]

@@ -22,6 +22,9 @@ GANG_LABEL = "ray.io/gang-scheduling-enabled"
 #: QueueNameLabelKey): a RayJob carrying it is gang scheduled by Volcano.
 VOLCANO_QUEUE = "volcano.sh/queue-name"
 RRSA_LABEL = "pod-identity.alibabacloud.com/injection"
+#: Groups whose CRDs upstream sources install, by the owner/name of the repository that ships
+#: them (on GitHub or on the mirror of ``rlgen.upstream_mirror``, which keeps the path).
+INSTALLED_FROM = {"agents.kruise.io": "/openkruise/agents"}
 
 
 @dataclass
@@ -89,22 +92,52 @@ class Needs:
     plugins: dict[str, str] = field(default_factory=dict)
     #: (namespace, Secret) of each age key a Flux Kustomization decrypts SOPS files with.
     decryption_keys: set[tuple[str, str]] = field(default_factory=set)
+    #: (apiVersion, kind) -> the rendered objects, for every kind of a group outside Kubernetes'
+    #: own (a dot in its name, not *.k8s.io) and Ingresses: what serves them reads them.
+    custom: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
 
     def secret(self, namespace: str, name: str) -> SecretNeed:
         return self.secrets.setdefault((namespace, name), SecretNeed(namespace, name))
 
 
-def read(repo: Path) -> Needs:
-    """Render the repository (as ``rlgen validate`` does) and collect what it needs."""
+def custom_group(api_version: str) -> str:
+    """The group of ``api_version`` when no Kubernetes release serves it, else ""."""
+    group = api_version.rpartition("/")[0]
+    return group if "." in group and not group.endswith(".k8s.io") else ""
+
+
+def installed_by_repository(group: str, needs: Needs) -> str:
+    """The upstream source (URL@tag) the repository's own sync installs ``group``'s CRDs from, or ""."""
+    url = INSTALLED_FROM.get(group)
+    for obj in needs.sync_objects:
+        spec = obj.get("spec") or {}
+        found = spec.get("url") or (spec.get("source") or {}).get("repoURL") or ""
+        if url and found.rstrip("/").removesuffix(".git").endswith(url):
+            tag = (spec.get("ref") or {}).get("tag") or (spec.get("source") or {}).get("targetRevision") or ""
+            return f"{found}@{tag}" if tag else found
+    return ""
+
+
+def read(repo: Path, cluster: str | None = None) -> Needs:
+    """Render the repository (as ``rlgen validate`` does) and collect what it needs: of every
+    cluster, or of ``cluster`` alone (its entry points and its environment's overlays)."""
     # Lazy: the renderer is 59 ms (median of 5, -X importtime) of doctor before its first check.
     from rlgen.render import manifests
     from rlgen.tools.yamlio import read_plain_all
 
     needs = Needs()
+    # Lazy: the Spec's answers are read only for a named cluster.
+    from rlgen.repo.workspace import load_spec
+
+    env = answers.cluster_environment(repo, cluster, load_spec(repo).cluster) if cluster else None
     for source, docs in manifests.render({"repo": repo})["repo"].items():
+        if cluster and _elsewhere(source, cluster, env):
+            continue
         for obj in read_plain_all("\n---\n".join(docs)):
             if isinstance(obj, dict):
                 _collect(needs, obj, source)
+                if custom_group(api := obj.get("apiVersion", "")) or obj.get("kind") == "Ingress":
+                    needs.custom.setdefault((api, obj.get("kind")), []).append(obj)
     needs.claims = [(ns, name, volume or _selected_volume(needs, needs.claim_selectors.get((ns, name))))
                     for ns, name, volume in needs.claims]
     needs.plugins = dict(answers.read(repo)["plugins"])
@@ -117,6 +150,13 @@ def read(repo: Path) -> Needs:
             need.optional = False
             need.used_by.add(ref.used_by)
     return needs
+
+
+def _elsewhere(source: str, cluster: str, env: str) -> bool:
+    """Whether ``source`` is another cluster's entry points or another environment's overlay."""
+    top, _, rest = source.partition("/")
+    return (top == "clusters" and not rest.startswith(f"{cluster}/")) or \
+        (top == "overlays" and not rest.startswith(f"{env}/"))
 
 
 def _collect(needs: Needs, obj: dict, source: str) -> None:

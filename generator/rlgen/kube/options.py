@@ -10,6 +10,10 @@ from rlgen.output import output_option
 
 def cluster_options(f):
     f = output_option()(f)
+    f = click.option("--cluster", "repo_cluster", metavar="NAME",
+                     help="Which of the repository's clusters (rlgen cluster list) this one is: only its entry "
+                          "points (clusters/NAME/) and its environment's overlays are checked (default: every "
+                          "cluster's).")(f)
     f = click.option("--context", help="kubeconfig context (default: the current one).")(f)
     f = click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False),
                      help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).")(f)

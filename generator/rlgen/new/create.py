@@ -13,8 +13,10 @@ from rlgen.errors import RlgenError
 from rlgen.generate import template_source
 from rlgen.generate.filetree import check_target, empty_clone, staged
 from rlgen.generate.pipeline import Build, generate
+from rlgen.generate.readme import GITLAB_NOTE
 from rlgen.generate.staged_rules import EarlyBuilds, refuse_failing
 from rlgen.generate.team_template import clash_line
+from rlgen.naming import git_host
 from rlgen.option_checks import credential_error
 from rlgen.plugin_host import install
 from rlgen.plugin_host.discovery import discover
@@ -37,9 +39,11 @@ class Created:
 def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | None, template: str | None,
            template_ref: str | None, prompt: Callable | None, warn: Callable[[str], None]) -> Created:
     """Make the repository ``directory``; ``prompt`` asks a missing answer (None: never ask),
-    ``warn`` gets each line for the user that is no error (a template's file rlgen's own won)."""
+    ``warn`` gets each line for the user that is no error (a template's file rlgen's own won, a
+    repository on GitLab, which runs none of the generated workflows)."""
     target = directory.resolve()
     check_target(target)
+    git.require_identity(next(p for p in (target, *target.parents) if p.is_dir()))
     if template_ref is not None and template is None:
         raise RlgenError("--template-ref needs --template")
     if template is not None:
@@ -47,6 +51,8 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
     kustomize.command()
     answers = _answers(directory, target, sets, cluster)
     selection = select(discover(), plugins, answers, prompt, require=_required_sources(answers))
+    if git_host(selection.values["rlgen"]["git_url"], selection.values["rlgen"]["git_host"]) == "gitlab":
+        warn(GITLAB_NOTE)
     with ExitStack() as stack:
         fetched = template_source.recorded_from(stack.enter_context(template_source.fetched(template, template_ref)),
                                                 target) if template is not None else None

@@ -13,154 +13,17 @@ import math
 import click
 
 from rlgen.contributions import Context
-from rlgen.option_checks import (
-    control_error,
-    credential_error,
-    git_branch_error,
-    git_url_error,
-    hub_id_error,
-    image_reference_error,
-    int_range,
-    plain_http_error,
-    registry_error,
-    revision_error,
-)
+from rlgen.option_checks import control_error, credential_error
 from rlgen.errors import RlgenError
-from rlgen.naming import (
-    HASH_LENGTH,
-    image_host,
-    is_example_host,
-    GIT_HOSTS,
-    git_host_error,
-    known_git_host,
-    unknown_git_host,
-    url_host,
-    MAX_RAYJOB_NAME,
-    dns1035_label_error,
-    dns1123_label_error,
-)
-from rlgen.plugin_host import install
+from rlgen.naming import dns1123_label_error, git_host
+from rlgen.plugin_host.core_options import CORE
 from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS, Option, PluginInfo
-from rlgen.spec import DEFAULT_GIT_BRANCH, ENVIRONMENTS, GANG_SCHEDULERS, NETWORKS, Spec
-from rlgen.verl import releases
+from rlgen.spec import MODELSCOPE_PREFIX, Spec, in_mainland_china
 
 if TYPE_CHECKING:
-    from rlgen.contributions import Context, DatasetFormat
-    from rlgen.plugin_host.manager import Hooks
-
-
-def _run_name_error(run: str) -> str | None:
-    # The RayJob is named <run>-<hash>; KubeRay refuses names over 47 characters.
-    limit = MAX_RAYJOB_NAME - HASH_LENGTH - 1
-    if len(run) > limit:
-        return f"'{run}' gives a RayJob name over {MAX_RAYJOB_NAME} characters (use at most {limit})"
-    return dns1035_label_error(run)
-
-
-def _registry_error(value: str) -> str | None:
-    if "://" in value or value.endswith("/") or ":" in value.rpartition("/")[2] or "@" in value:
-        return f"'{value}' is not a registry path like registry.<region>.aliyuncs.com/team (no scheme, tag or digest)"
-    return registry_error(value) or _example_domain(value.split("/")[0].split(":")[0])
-
-
-def _git_url_error(value: str) -> str | None:
-    return git_url_error(value) or plain_http_error(value) or _example_domain(url_host(value))
-
-
-def _mirror_error(value: str) -> str | None:
-    """A prefix, not a repository: rlgen appends each upstream repository's /<owner>/<repo>."""
-    if not value:
-        return None
-    if problem := plain_http_error(value):
-        return problem
-    if _git_url_error(value.rstrip("/") + "/owner/repo.git") or value.startswith("git@"):
-        return f"'{value}' is not a Git URL prefix like https://git.my-team.com/mirrors"
-    return None
-
-
-def _image_error(value: str) -> str | None:
-    return (image_reference_error(value) or _example_domain(image_host(value))) if value else None
-
-
-def _example_domain(host: str) -> str | None:
-    if is_example_host(host):
-        return f"'{host}' is a reserved example domain: nothing can be pulled from it"
-    return None
-
-
-def _label_value_error(value: str) -> str | None:
-    # Both end up as label values on the RayJob.
-    return dns1123_label_error(value) if value else None
-
-
-#: Options of the generator itself, set as ``--set rlgen.NAME=VALUE``.
-CORE = PluginInfo(
-    name="rlgen",
-    slot="",
-    summary="Repository-wide settings",
-    options=(
-        Option("namespace", "Namespace of the training objects", "rl-training", check=dns1123_label_error),
-        Option("cluster", "Cluster name (clusters/<cluster>/ holds the sync entry points)", "production",
-               check=dns1123_label_error),
-        # The team's own registry: images/training and images/data are built and pushed there.
-        Option("registry", "Image registry and namespace the team pushes to, e.g. registry.<region>.aliyuncs.com/rl",
-               required=True, check=_registry_error),
-        # No default: a placeholder URL would give a repository the sync engine can never fetch.
-        Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
-               required=True, check=_git_url_error),
-        # The push webhook's signature follows the host's kind, which only github.com's and
-        # gitlab.com's names tell: any other host is asked, never guessed.
-        Option("git_host", "How git_url's host signs push webhooks: github (GitHub, GitHub Enterprise, Gitea), "
-               "gitlab (GitLab, self-managed too) or generic-hmac (X-Signature: sha256=<HMAC of the body>); "
-               "default: told by github.com and gitlab.com", "", choices=GIT_HOSTS,
-               required_when=("git_url", unknown_git_host), cross_check=git_host_error),
-        Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
-        # Clusters that cannot reach GitHub (common on ACK in mainland China) fetch upstream
-        # roots from a mirror that keeps GitHub's owner/name paths.
-        Option("upstream_mirror", "Git URL that replaces https://github.com in the upstream repositories the "
-               "cluster fetches (e.g. https://git.my-team.com/mirrors); empty: GitHub itself", "",
-               check=_mirror_error),
-        Option("model", "Hugging Face model to train (default: the dataset plugin's)", "",
-               check=lambda v: hub_id_error(v) if v else None),
-        Option("model_source", "Hub the model Job downloads the model from", "huggingface",
-               choices=("huggingface", "modelscope")),
-        Option("model_revision", "Branch, tag or commit of the model (default: the hub's default branch)", "",
-               check=lambda v: revision_error(v) if v else None),
-        Option("dataset_source", "Hugging Face dataset the dataset Job loads (default: the dataset plugin's)", "",
-               check=lambda v: hub_id_error(v) if v else None),
-        Option("verl", "verl release the trainer config, tools and images target (0.7.1: the tutorial's)",
-               releases.DEFAULT, choices=releases.SUPPORTED),
-        Option("gpus_per_node", "GPUs of each Ray node", 8, int, check=int_range(1, 1024)),
-        Option("nnodes", "Ray nodes of a run", 1, int, check=int_range(1, 100000)),
-        Option("training_image", "Repository the training image is pushed to (default: <registry>/verl-training)", "",
-               check=_image_error),
-        Option("data_image", "Image of the dataset Job, images/data/Dockerfile (default: <registry>/rlgen-data:0.1.0); "
-               "its tag is followed by a hash of images/data",
-               "", check=_image_error),
-        Option("environment", "Platform overlay the cluster syncs", "production",
-               choices=ENVIRONMENTS),
-        Option("run", "Name of the first training run", "baseline", check=_run_name_error),
-        Option("install", "pip requirement of rlgen for the repository's CI and the data image, "
-                          "optionally with --index-url URL (e.g. 'rlgen @ git+https://host/rlgen.git@v0.1.0'; "
-                          "default: where this rlgen was installed from)",
-               install.DEFAULT, check=install.install_error),
-        Option("plugin_packages", "pip requirements of the plugin distributions rlgen does not ship, installed "
-                                  "beside rlgen by the CI and the data image, as a list "
-                                  "('[\"my-plugin==1.2.0\"]'; default: where each was installed from)",
-               (), install.requirement_list, check=install.requirements_error),
-        Option("network", "NCCL between GPU nodes: tcp (pod network), rdma (ACK Lingjun, "
-               "ack-rdma-device-plugin) or erdma (ACK eRDMA controller)", "tcp", choices=NETWORKS),
-        Option("rdma_host_network", "With network=rdma: GPU pods on the host network (false only when "
-               "ack-rdma-device-plugin enables RDMA for non-hostNetwork pods)", True, bool),
-        Option("gang_scheduling", "Start a run's pods all or none: off, volcano (KubeRay --batch-scheduler=volcano) "
-               "or coscheduling (ACK's kube-scheduler Gang scheduling)", "off", choices=GANG_SCHEDULERS),
-        Option("queue", "Volcano queue of the runs (gang_scheduling=volcano)", "", check=_label_value_error),
-        Option("priority_class", "PriorityClass of the runs' pods (gang_scheduling=volcano)", "",
-               check=_label_value_error),
-    ),
-)
+    from rlgen.contributions import DatasetFormat
 
 
 @dataclass
@@ -173,6 +36,8 @@ class Selection:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Clusters besides ``rlgen.cluster``, name -> environment (``rlgen cluster add``).
     clusters: dict[str, str] = field(default_factory=dict)
+    #: Those clusters' own answers (``Option.per_cluster``): cluster -> plugin -> option -> value.
+    cluster_answers: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     #: The hooks of :meth:`hooks` and the plugins they were made for: made once, not once per
     #: caller (a command may ask for its spec, its rules' context and its Secrets' plan).
     _hooks: tuple[tuple[str, ...], Hooks] | None = field(default=None, init=False, repr=False, compare=False)
@@ -193,7 +58,15 @@ class Selection:
         return self._hooks[1]
 
     def context(self, spec: Spec) -> Context:
-        return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, self.values)
+        """The hooks' context; for another cluster than ``rlgen.cluster`` (``spec.cluster``), with
+        that cluster's own answers over the shared ones."""
+        own = self.cluster_answers.get(spec.cluster, {})
+        values = {name: {**v, **own.get(name, {})} for name, v in self.values.items()}
+        return Context(spec, {slot: self.plugins[slot] for slot in SLOTS}, values)
+
+    def per_cluster_options(self) -> list[tuple[str, Option]]:
+        """(plugin, option) of every answer of the selected plugins that a cluster has its own of."""
+        return [(info.name, o) for info in self.infos() for o in info.options if o.per_cluster]
 
     def spec(self, hooks: Hooks) -> Spec:
         """The shared names and paths these answers give (the dataset plugin supplies the
@@ -214,17 +87,33 @@ def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributi
     values = {name: value for name, value in core.items() if name in fields}
     values.update(
         dataset=fmt.name if fmt else "",
-        dataset_source=core["dataset_source"] or (fmt.source if fmt else ""),
+        dataset_source=core["dataset_source"] or _default_dataset_source(core["region"], fmt),
         model=core["model"] or (fmt.default_model if fmt else ""),
+        model_source=core["model_source"] or ("modelscope" if in_mainland_china(core["region"]) else "huggingface"),
         training_image=core["training_image"] or f"{core['registry']}/verl-training",
         data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
         rlgen_install=core["install"],
+        git_host=git_host(core["git_url"] or "", core["git_host"]),
         git_host=core["git_host"] or known_git_host(core["git_url"] or ""),
         plugin_packages=tuple(core["plugin_packages"]),
         plugin_distributions=distributions,
         verl_version=core["verl"],
     )
     return Spec(**values)
+
+
+def _default_dataset_source(region: str, fmt: DatasetFormat | None) -> str:
+    """The dataset plugin's source, or in mainland China its ModelScope copy; a plugin that
+    names none leaves the answer to the user there (the Hub is out of reach)."""
+    if fmt is None:
+        return ""
+    if not in_mainland_china(region):
+        return fmt.source
+    if not fmt.modelscope_source:
+        raise RlgenError(f"rlgen.dataset_source: dataset plugin '{fmt.name}' names no ModelScope copy of "
+                         f"{fmt.source}, and Hugging Face is out of reach from {region}: "
+                         f"--set rlgen.dataset_source={MODELSCOPE_PREFIX}OWNER/NAME")
+    return MODELSCOPE_PREFIX + fmt.modelscope_source
 
 
 def choose(installed: dict[str, Installed], names: list[str]) -> dict[str, str]:
@@ -305,6 +194,10 @@ def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()
     return values
 
 
+#: Where every option is, said when one is unknown.
+_LISTED = "rlgen plugins lists every option with its help"
+
+
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
             missing: list[str], unchecked: tuple[str, ...] = (),
             require: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -317,7 +210,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     known = {o.name: o for o in info.options}
     for key in given:
         if key not in known:
-            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}")
+            raise RlgenError(f"plugin '{info.name}' has no option '{key}'{_did_you_mean(key, known)}: {_LISTED}")
     require = require or {}
     first = [o for o in info.options if f"{info.name}.{o.name}" in require]
     values: dict[str, Any] = {}
@@ -348,23 +241,31 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
 
 
 def _condition(opt: Option, values: dict[str, Any]) -> str | None:
-    """"NAME=VALUE" when ``opt`` is required because an earlier answer has that value, else None."""
+    """"NAME=VALUE" (or the reason its predicate gives) when ``opt`` is required because of an
+    earlier answer, else None."""
     if opt.required_when is None:
         return None
     name, value = opt.required_when
-    if callable(value):
-        return value(values.get(name))
-    return f"{name}={value}" if values.get(name) == value else None
+    given = values.get(name)
+    why = value(given) if callable(value) else given == value
+    return (why if isinstance(why, str) else f"{name}={given}") if why else None
 
 
 def _missing(missing: list[str], infos) -> RlgenError:
-    # Every missing answer at once: one run of --no-input tells the whole list.
-    helps = {f"{i.name}.{o.name}": o.help for i in infos for o in i.options}
+    """Every missing answer at once, one line each with the --set that gives it: one run of
+    --no-input tells the whole list."""
+    helps = {f"{i.name}.{o.name}": _short(o.help) for i in infos for o in i.options}
     entries = [m.partition(" (") for m in missing]  # "PLUGIN.OPTION (why it is needed)"
-    return RlgenError(f"missing required option{'s' if len(missing) > 1 else ''} "
-                      + "; ".join(f"{name} ({helps[name]}{'; ' + why[:-1] if why else ''})"
-                                  for name, _, why in entries) + ": "
-                      + " ".join(f"--set {name}=VALUE" for name, _, _ in entries))
+    count = f"{len(missing)} required answers are" if len(missing) > 1 else "a required answer is"
+    return RlgenError(f"{count} missing: give each with --set (on a terminal rlgen new asks for them)",
+                      tuple(f"--set {name}=VALUE ({helps[name]}{'; ' + why[:-1] if why else ''})"
+                            for name, _, why in entries))
+
+
+def _short(text: str) -> str:
+    """An option's help up to its first parenthesis or semicolon: what the answer is, on one line."""
+    cut = min((i for i in (text.find(" ("), text.find("; ")) if i > 0), default=len(text))
+    return text[:cut]
 
 
 def _asked(plugin: str, opt: Option, ask: Callable[[str, Option], str], earlier: dict[str, Any] | None = None,

@@ -8,7 +8,7 @@ from pathlib import Path
 from rlgen.errors import RlgenError
 from rlgen.render.manifests import render
 from rlgen.render.roots import render_all
-from rlgen.repo.run_files import read_index
+from rlgen.run.files import read_index
 from rlgen.tools import yamlio
 
 

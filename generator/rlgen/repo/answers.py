@@ -45,6 +45,10 @@ def text(selection: Selection, external_secrets: list[str], run_naming: int, ren
     }
     if selection.clusters:
         doc["clusters"] = dict(sorted(selection.clusters.items()))
+    if selection.cluster_answers:
+        # Each cluster's own answers (an RRSA OIDC provider, a quota), read by its entry points only.
+        doc["cluster_options"] = {c: {p: dict(v) for p, v in sorted(plugins.items())}
+                                  for c, plugins in sorted(selection.cluster_answers.items())}
     # Objects pods reference that live outside this repository, created by hand.
     doc["external"] = {"secrets": sorted(external_secrets)}
     if template:
@@ -118,6 +122,18 @@ def main_environment(root: Path) -> str:
     return env
 
 
+def cluster_environment(root: Path, cluster: str, main: str) -> str:
+    """The environment ``cluster`` syncs: the main cluster's (``main``, ``rlgen.cluster``) or one
+    of ``rlgen cluster add``'s."""
+    recorded = read(root)
+    clusters = {main: environment_of(recorded),
+                **(recorded.get("clusters") or {})}
+    if cluster not in clusters:
+        raise RlgenError(f"--cluster: no cluster '{cluster}' in {root / FILENAME} "
+                         f"(clusters: {', '.join(sorted(clusters))})")
+    return clusters[cluster]
+
+
 def environment_of(recorded: dict[str, Any]) -> str:
     return recorded["options"].get("rlgen", {}).get("environment", Spec.environment)
 
@@ -134,7 +150,7 @@ def parse(doc: Any, path: Path | str) -> dict[str, Any]:
     secrets = external.get("secrets") if isinstance(external, dict) else None
     if not isinstance(external, dict) or not isinstance(secrets or [], list):
         raise RlgenError(f"{path}: external.secrets: expected a list of Secret names")
-    # Repositories from before run_naming existed name runs by scheme 1 (repo/naming_scheme.py).
+    # Repositories from before run_naming existed name runs by scheme 1 (rlgen/run/naming.py).
     run_naming = doc.get("run_naming", 1)
     if run_naming not in (1, 2):
         raise RlgenError(f"{path}: run_naming: expected 1 or 2, not {run_naming!r}")
@@ -144,12 +160,17 @@ def parse(doc: Any, path: Path | str) -> dict[str, Any]:
         raise RlgenError(f"{path}: clusters: expected a mapping of cluster name to environment")
     if not isinstance(versions, dict):
         raise RlgenError(f"{path}: plugin_versions: expected a mapping of plugin to version")
+    own = doc.get("cluster_options") or {}
+    if not isinstance(own, dict) or not all(isinstance(p, dict) and all(isinstance(v, dict) for v in p.values())
+                                            for p in own.values()):
+        raise RlgenError(f"{path}: cluster_options: expected a mapping of cluster to plugin to its options")
     render_commit = doc.get(RENDER_KEY)
     if render_commit is not None and not isinstance(render_commit, str):
         raise RlgenError(f"{path}: {RENDER_KEY}: expected a commit id")
     return {"plugins": dict(plugins), "options": {k: dict(v) for k, v in options.items()},
             "external_secrets": [str(s) for s in secrets or []], "run_naming": run_naming,
             "clusters": {str(k): v for k, v in clusters.items()},
+            "cluster_options": {str(c): {str(p): dict(v) for p, v in plugins.items()} for c, plugins in own.items()},
             "plugin_versions": {str(k): str(v) for k, v in versions.items()},
             "rlgen_version": str(doc.get("rlgen_version") or ""), "render": render_commit,
             "template": _template(doc.get(TEMPLATE_KEY), path)}

@@ -1,5 +1,6 @@
 """Where things are in a generated repository: the paths every command that writes or reads
-one agrees on."""
+one agrees on. Cheap to import (a check of a path loads nothing else); what is in a run's files
+is :mod:`rlgen.run`'s."""
 from __future__ import annotations
 
 #: The run template every runs/<run>/ builds on.
@@ -13,12 +14,6 @@ RUN_ENTRY = "../../../runs/{run}"
 #: Where the main environment's index was before every environment had one (``rlgen update``
 #: moves it).
 OLD_RUNS_INDEX = f"{RUNS}/kustomization.yaml"
-#: The name of the transformer in a run's kustomization that pins its RayJob's name.
-RENAME_TRANSFORMER = "rayjob-name"
-#: The label every object of a sweep's runs carries (``rlgen run sweep``): the sweep's name.
-SWEEP_LABEL = "rlgen.io/sweep"
-#: The label Kueue reads a job's WorkloadPriorityClass from (kueue constants.WorkloadPriorityClassLabel).
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def runs_index(env: str) -> str:

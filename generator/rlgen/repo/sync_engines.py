@@ -19,6 +19,13 @@ class Engine:
     kind: str
     #: (workload kind, name) of the controllers a sync needs, as the upstream installs name them.
     controllers: tuple[tuple[str, str], ...]
+    #: The built-in sync plugin that writes this engine's objects.
+    plugin: str
+    #: What stops this engine without deleting what it applied, run before a repository that
+    #: now syncs with another engine is merged (docs/upstream.md, "Changing the sync engine").
+    retire: str
+    #: What happens when that merge is synced while this engine still runs.
+    merged_while_running: str
 
     def stage_path(self, obj: dict) -> str:
         path = get(obj, "spec", "path") if self is FLUX else get(obj, "spec", "source", "path")
@@ -26,9 +33,25 @@ class Engine:
 
 
 FLUX = Engine("Flux", "flux-system", "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization",
-              (("Deployment", "source-controller"), ("Deployment", "kustomize-controller")))
+              (("Deployment", "source-controller"), ("Deployment", "kustomize-controller")), "flux",
+              # flux uninstall removes the finalizers of Flux's objects before it deletes them and
+              # its controllers and CRDs: what they applied stays, for the next engine to adopt.
+              "flux uninstall --keep-namespace",
+              "the flux-system Kustomization prunes what left clusters/<cluster>/: Flux's own controllers, "
+              "and the stages' Kustomizations, whose finalizers delete everything they applied, runs included")
 ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "Application",
-              (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")))
+              (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")), "argo",
+              # Without its resources finalizer an Application is deleted alone (Argo CD cascades
+              # only through that finalizer): every Application, the root included.
+              "kubectl -n argocd get applications -o name | xargs -r -I{} kubectl -n argocd patch {} --type=merge "
+              "-p '{\"metadata\":{\"finalizers\":null}}' && kubectl -n argocd delete applications --all",
+              "the root Application prunes the stages' Applications that left clusters/<cluster>/, and their "
+              "resources finalizer deletes everything they applied, runs included")
+
+
+def engine_of_plugin(plugin: str) -> Engine | None:
+    """The engine whose objects the sync plugin ``plugin`` writes (None: a plugin not built in)."""
+    return next((e for e in (FLUX, ARGO) if e.plugin == plugin), None)
 
 
 #: The annotation of an Argo CD Application whose health no wave waits for (the value "false"),

@@ -8,6 +8,8 @@ from typing import Iterable
 
 from rlgen.rules.agent import agent_rules
 from rlgen.rules.base import Finding, Rendered, by_run_file, findings_by_run_file, run_file
+from rlgen import pool
+from rlgen.rules.node_pool import pool_rules
 from rlgen.rules.manifests import image_rules, json_rules, substitution_rules
 from rlgen.rules.rayjob import rayjob_rules, trainer_rules, with_trainer_configs
 from rlgen.rules.references import reference_rules
@@ -35,7 +37,9 @@ def check(objects: list[Rendered], external_secrets: Iterable[str] = (), plugins
     found = findings_by_run_file([f for rule in rules for f in rule(objects)], runs, Spec.run_config_key)
     if plugins is not None:
         hooks, ctx = plugins
-        found += hooks.validate_rules(ctx, by_run_file(with_trainer_configs(objects), runs, Spec.run_config_key))
+        configured = by_run_file(with_trainer_configs(objects), runs, Spec.run_config_key)
+        found += list(pool_rules(configured, pool.of(ctx.spec)))
+        found += hooks.validate_rules(ctx, configured)
     return found
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
-from rlgen.repo.run_files import show
+from rlgen.run.config import show
 from rlgen.verl import keys
 
 def parse(options: tuple[str, ...]) -> dict[str, list[Any]]:

@@ -7,36 +7,55 @@ RayJobs too): ``rlgen run list`` groups by it, and every later command keeps it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rlgen.errors import RlgenError
-from rlgen.generate import run_folders
-from rlgen.repo import run_files
-from rlgen.repo.layout import SWEEP_LABEL
 from rlgen.repo.workspace import Workspace
+from rlgen.run import config, files, folder
+from rlgen.run.folder import SWEEP_LABEL
 from rlgen.runs import edits, grid
 from rlgen.tools.git_change import GitChange
 
 
-def new(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | None, no_branch: bool,
-        from_head: bool, max_runs: int, dry_run: bool, output: str | None) -> None:
-    axes, common, points, names = _plan(name, grids, sets, max_runs)
+@dataclass(frozen=True, kw_only=True)
+class SweepRequest:
+    """What ``rlgen run sweep`` is asked for: the sweep, its grid (``KEY=V1,V2``) and the keys of
+    every run (``KEY=VALUE``), unparsed; the run they start from, and how the change is committed."""
+
+    name: str
+    grids: tuple[str, ...]
+    sets: tuple[str, ...] = ()
+    source: str | None = None
+    #: Refuse a grid of more runs (``--max-runs``).
+    max_runs: int
+    no_branch: bool = False
+    from_head: bool = False
+    #: The environment whose runs index lists them (None: the main cluster's).
+    env: str | None = None
+    dry_run: bool = False
+    output: str | None = None
+
+
+def new(request: SweepRequest) -> None:
+    name, source, no_branch = request.name, request.source, request.no_branch
+    axes, common, points, names = _plan(name, request.grids, request.sets, request.max_runs)
     ws, runs = edits.open_runs(committing=True)
     branch = f"run/sweep-{name}"
-    start = edits.claim_branch(ws, branch, no_branch, from_head, "pick another sweep name or pass --no-branch")
-    paths = [run_files.folder(ws.root, run) for run in names] + [run_files.index_path(ws.root)]
-    with GitChange(ws.root, paths, dry_run) as change:
+    start = edits.claim_branch(ws, branch, no_branch, request.from_head, "pick another sweep name or pass --no-branch")
+    paths = [files.folder_of(ws.root, run) for run in names] + [files.index_path(ws.root, request.env)]
+    with GitChange(ws.root, paths, request.dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         _require_new_sweep(ws, runs, name)
         made = [_make(ws, name, run, i, len(points), source, common, point)
                 for i, (run, point) in enumerate(zip(names, points), 1)]
-        run_folders.write_index(ws.root, [*runs, *names])
+        folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), *names], request.env)
         change.commit(_message(name, source, axes, common, names, points, made))
     found = [{"run": run, "rayjob": one.rayjob, "point": point, "keys": one.values}
              for run, point, one in zip(names, points, made)]
     text = (f"Created sweep '{name}' {edits.where(no_branch, branch, start)}: {len(names)} runs.\n"
             + _table([(r["run"], r["rayjob"], grid.point_text(r["point"])) for r in found]))
-    edits.report(output, change, text.rstrip("\n"), sweep=name, grid=axes, runs=found, source=source,
+    edits.report(request.output, change, text.rstrip("\n"), sweep=name, grid=axes, runs=found, source=source,
                  start=None if no_branch else start or "HEAD")
 
 
@@ -52,13 +71,14 @@ def _plan(name: str, grids: tuple[str, ...], sets: tuple[str, ...], max_runs: in
     return axes, common, points, grid.run_names(name, len(points))
 
 
-def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str | None) -> None:
+def rm(name: str, *, no_branch: bool = False, from_head: bool = False, dry_run: bool = False,
+       output: str | None = None) -> None:
     ws, runs = edits.open_runs(committing=True)
     members(ws, runs, name)
     branch = f"run/rm-sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, from_head, "delete it or pass --no-branch")
     # The whole runs/ folder: which runs are the sweep's is known only on the new branch.
-    with GitChange(ws.root, [ws.root / "runs", run_files.index_path(ws.root)], dry_run) as change:
+    with GitChange(ws.root, [ws.root / "runs", files.index_path(ws.root)], dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         pruned = edits.remove_runs(ws, runs, members(ws, runs, name, start))
         change.commit(f"Sweep {name}: remove its {len(pruned)} runs\n\nThe sync engine prunes their RayJobs:\n"
@@ -72,7 +92,7 @@ def rm(name: str, no_branch: bool, from_head: bool, dry_run: bool, output: str |
 
 def members(ws: Workspace, runs: dict, name: str, start: str | None = None) -> list[str]:
     """The runs of sweep ``name``, by name; refused when it has none (on the new branch's ``start``)."""
-    sweeps = {run: run_files.sweep_of(ws.root, run) for run in runs}
+    sweeps = {run: folder.sweep_of(ws.root, run) for run in runs}
     found = sorted(run for run, sweep in sweeps.items() if sweep == name)
     if not found:
         known = ", ".join(sorted({s for s in sweeps.values() if s})) or "none"
@@ -83,7 +103,7 @@ def members(ws: Workspace, runs: dict, name: str, start: str | None = None) -> l
 
 
 def _require_new_sweep(ws: Workspace, runs: dict, name: str) -> None:
-    taken = [run for run in runs if run_files.sweep_of(ws.root, run) == name]
+    taken = [run for run in runs if folder.sweep_of(ws.root, run) == name]
     if taken:
         raise RlgenError(f"sweep '{name}' already exists (runs: {', '.join(sorted(taken))}): pick another "
                          f"name, or remove it with rlgen run rm --sweep {name}")
@@ -91,7 +111,7 @@ def _require_new_sweep(ws: Workspace, runs: dict, name: str) -> None:
 
 def _make(ws: Workspace, sweep: str, run: str, i: int, count: int, source: str | None,
           common: dict[str, Any], point: dict[str, Any]) -> edits.NewRun:
-    lines = "".join(f"\n  {key}={run_files.show(value)}" for key, value in point.items())
+    lines = "".join(f"\n  {key}={config.show(value)}" for key, value in point.items())
     note = f"Run {i} of {count} of sweep '{sweep}' (rlgen run sweep), its point of the grid:{lines}"
     return edits.create_run(ws, run, source, {**common, **point}, {SWEEP_LABEL: sweep}, note)
 
@@ -101,9 +121,9 @@ def _message(name: str, source: str | None, axes: dict, common: dict, names: lis
     origin = f", each from {source}" if source else ""
     lines = [f"Sweep {name}: {len(names)} runs over {', '.join(axes)}{origin}", "",
              f"One run per point of the grid, the last key varying fastest (label {SWEEP_LABEL}={name}):"]
-    lines += [f"  {key}: {', '.join(run_files.show(v) for v in values)}" for key, values in axes.items()]
+    lines += [f"  {key}: {', '.join(config.show(v) for v in values)}" for key, values in axes.items()]
     if common:
-        lines += ["Keys of every run:", *(f"  {key}={run_files.show(v)}" for key, v in common.items())]
+        lines += ["Keys of every run:", *(f"  {key}={config.show(v)}" for key, v in common.items())]
     lines += ["", "Runs (run, RayJob, point):"]
     return "\n".join(lines) + "\n" + _table([(run, one.rayjob, grid.point_text(point))
                                             for run, point, one in zip(names, points, made)])

@@ -32,7 +32,6 @@ def set_value(root: Path, name: str, key: str, namespace: str | None, env: str |
         raise RlgenError(f"the {found.plugin} plugin keeps Secret values outside Git, so rlgen reads and stores "
                          f"no value{': ' + hint.replace('{key}', key) if hint else ''}")
     click.get_current_context().with_resource(git_recovery.lock(root))
-    git.require_clean(root)
     git.require_branch(root)
     value = _value(env)
     rel = secret_files.value_path(secret.namespace, secret.name, key)

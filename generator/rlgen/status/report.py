@@ -16,19 +16,20 @@ from rlgen.kube.client import CannotCheck
 from rlgen.kube.options import header
 from rlgen.kube.report import emit
 from rlgen.render import manifests
+from rlgen.repo import answers
 from rlgen.repo.workspace import find_root, load_spec
 from rlgen.status.runs import Repo, RunStatus, all_runs, owning_stage, status_of
 from rlgen.status.wait import BLOCKED, READY, assess
-from rlgen.tools import repo_files
 from rlgen.tools.kustomize import KUSTOMIZATION_FILES
 
 
 def show(run: str | None, kubeconfig, context, fmt: str, watch: bool = False, wait: float | None = None,
-         interval: float = 10.0) -> None:
+         interval: float = 10.0, cluster: str | None = None) -> None:
     """Show ``run`` (None: every run); ``wait``: seconds to wait for every stage Ready and the
-    runs' pods scheduled."""
-    repo = _repo()
-    runs = _select(repo.root, run)
+    runs' pods scheduled; ``cluster``: which of the repository's clusters this is (None: every
+    cluster's stages, the main environment's runs)."""
+    repo = _repo(cluster)
+    runs = _select(repo.root, run, repo.environment)
     cluster = client.connect(kubeconfig, context)
     if wait is not None:
         _wait(cluster, repo, runs, wait, interval, fmt)
@@ -70,9 +71,10 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
-def _repo():
+def _repo(cluster: str | None = None):
     root = find_root(Path.cwd())
     spec = load_spec(root)
+    env = answers.cluster_environment(root, cluster, spec.cluster) if cluster else ""
     folders: dict[str, list] = {}
     # A cluster folder's own files: its stages (a kustomization there, as Argo CD's root reads
     # the folder, only adds the shared upstream roots; a subfolder is flux-system or those).
@@ -82,12 +84,14 @@ def _repo():
                 and path.name not in KUSTOMIZATION_FILES:
             folders.setdefault(parts[1] if len(parts) > 2 else "", []).extend(
                 d for d in manifests.entry_point(path, root) if isinstance(d, dict))
+    if cluster:
+        folders = {cluster: folders.get(cluster, [])}
     sync_objects = [d for docs in folders.values() for d in docs]
-    return Repo(root, spec.namespace, spec.git_branch, sync_objects, folders)
+    return Repo(root, spec.namespace, spec.git_branch, sync_objects, folders, env)
 
 
-def _select(root: Path, run: str | None) -> list[str]:
-    runs = all_runs(root)
+def _select(root: Path, run: str | None, env: str = "") -> list[str]:
+    runs = all_runs(root, env)
     if run is None:
         return runs
     if run not in runs:

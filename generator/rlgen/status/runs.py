@@ -8,8 +8,9 @@ from pathlib import Path
 
 from rlgen.kube.client import CannotCheck
 from rlgen.repo.sync_engines import StageState, stage_owning, stage_state
-from rlgen.repo import answers, run_files
+from rlgen.repo import answers
 from rlgen.repo.layout import runs_root
+from rlgen.run import files
 from rlgen.status.queue import queue_state
 from rlgen.tools import git
 
@@ -48,20 +49,22 @@ class Repo:
     sync_objects: list
     #: The same objects by the folder of clusters/ they are in (one per cluster the repository syncs).
     sync_folders: dict = field(default_factory=dict)
+    #: The environment of the cluster ``rlgen status --cluster`` names ("": the main cluster's).
+    environment: str = ""
 
 
-def all_runs(repo: Path) -> list[str]:
-    listed = run_files.read_index(repo)
+def all_runs(repo: Path, env: str = "") -> list[str]:
+    listed = files.read_index(repo, env=env)
     on_disk = sorted(p.parent.name for p in (repo / "runs").glob("*/kustomization.yaml"))
     return listed + [r for r in on_disk if r not in listed]
 
 
 def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
-    name = run_files.pinned_name(repo.root, run) or ""
+    name = files.pinned_name(repo.root, run) or ""
     row = RunStatus(run, name, sync=stage[2].summary if stage else "no sync stage applies the runs index")
     live = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                         "rayjobs", name) if name else None
-    listed = run in run_files.read_index(repo.root)
+    listed = run in files.read_index(repo.root, env=repo.environment)
     if live is None:
         row.note = _why_missing(repo, run, listed, stage)
         return row
@@ -89,7 +92,7 @@ def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
 
 def owning_stage(cluster, repo: Repo):
     """(engine, live object, state) of the stage that applies the main environment's runs, or None."""
-    found = stage_owning(repo.sync_objects, runs_root(answers.main_environment(repo.root)))
+    found = stage_owning(repo.sync_objects, runs_root(repo.environment or answers.main_environment(repo.root)))
     if found is None:
         return None
     engine, obj = found

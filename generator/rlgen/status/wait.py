@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rlgen.kube.client import CannotCheck
 from rlgen.kube.report import GRANT
-from rlgen.repo import run_files
+from rlgen.run import files
 from rlgen.repo.sync_engines import Engine, FLUX, engine_of, follows_runs, stage_state
 from rlgen.status.queue import QUEUE_LABEL
 from rlgen.status.runs import CLUSTER_LABEL, FAILED, Repo, last_commit, not_merged
@@ -132,7 +132,7 @@ def _head(repo: Repo) -> str:
 # -- runs --------------------------------------------------------------------------------------
 
 def _runs(cluster, repo: Repo, runs: list[str]):
-    active = run_files.read_index(repo.root)
+    active = files.read_index(repo.root, env=repo.environment)
     for run in (r for r in runs if r in active):
         verdict = _run(cluster, repo, run)
         if verdict.state == BLOCKED and verdict.reason.startswith(f"run {run}: pod ") and (
@@ -146,7 +146,7 @@ def _runs(cluster, repo: Repo, runs: list[str]):
 
 def _freeing(cluster, repo: Repo, active: list[str]) -> str:
     """What in the runs' namespace is on its way out (a pruned run's RayJob, pods being deleted)."""
-    pinned = {run_files.pinned_name(repo.root, r) for r in active}
+    pinned = {files.pinned_name(repo.root, r) for r in active}
     for job in cluster.items("CustomObjectsApi.list_namespaced_custom_object", "ray.io", "v1", repo.namespace,
                              "rayjobs"):
         meta = job.get("metadata") or {}
@@ -160,7 +160,7 @@ def _freeing(cluster, repo: Repo, active: list[str]) -> str:
 
 
 def _run(cluster, repo: Repo, run: str) -> Verdict:
-    name = run_files.pinned_name(repo.root, run) or ""
+    name = files.pinned_name(repo.root, run) or ""
     if not name:
         return Verdict(BLOCKED, f"run {run}: runs/{run}/kustomization.yaml pins no RayJob name")
     job = cluster.call("CustomObjectsApi.get_namespaced_custom_object", "ray.io", "v1", repo.namespace,

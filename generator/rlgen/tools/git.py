@@ -1,8 +1,8 @@
-"""Real git through subprocess, with an explicit identity so it works on machines where
-git has no global user configured: the one way rlgen runs git, and the questions every
-command asks of a repository (its HEAD, whether its tree is clean). The object-store
-plumbing of ``rlgen update`` is in :mod:`rlgen.tools.git_plumbing`, the all-or-nothing
-change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`."""
+"""Real git through subprocess: the one way rlgen runs git, and the questions every command
+asks of a repository (its HEAD, whether its tree is clean, who commits). A commit carries the
+user's own git identity or is refused with git's advice, never made under another name. The
+object-store plumbing of ``rlgen update`` is in :mod:`rlgen.tools.git_plumbing`, the
+all-or-nothing change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`."""
 from __future__ import annotations
 
 import ctypes
@@ -19,12 +19,10 @@ from typing import Callable
 from rlgen.errors import RlgenError
 from rlgen.tools import children
 
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "rlgen",
-    "GIT_AUTHOR_EMAIL": "rlgen@users.noreply.localhost",
-    "GIT_COMMITTER_NAME": "rlgen",
-    "GIT_COMMITTER_EMAIL": "rlgen@users.noreply.localhost",
-}
+#: git guesses a name and email from the login and the host when none is configured
+#: (user.useConfigOnly, git-config(1)): a commit of rlgen's is made only as someone the user
+#: named, in git's configuration or its GIT_AUTHOR_*/GIT_COMMITTER_*/EMAIL variables.
+CONFIGURED_ONLY = ("-c", "user.useConfigOnly=true")
 
 
 #: A read-only question (status, diff) must not take the index's lock to save a refresh of its
@@ -33,21 +31,18 @@ IDENTITY = {
 _NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
-def run(repo: Path, *args: str, identity: bool = False, check: bool = True, input: str | None = None,
+def run(repo: Path, *args: str, check: bool = True, input: str | None = None,
         extra_env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> str:
     """git's output; an exit code outside ``ok_codes`` is an :class:`RlgenError` unless ``check``
     is false (then the output is empty)."""
     env = {**os.environ, **_NO_OPTIONAL_LOCKS, **(extra_env or {})}
-    if identity:
-        # A user's own identity wins when git has one; rlgen's fills in otherwise.
-        env = env if _has_identity(repo) else {**env, **IDENTITY}
     try:
         result = children.run(["git", *args], cwd=repo, text=True, env=env, input=input,
                               preexec_fn=_die_with_parent())
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
     if result.returncode not in ok_codes and check:
-        raise RlgenError(f"git {args[0]} failed: {' '.join(result.stderr.split())}")
+        raise RlgenError(f"git {_subcommand(args)} failed: {' '.join(result.stderr.split())}")
     return result.stdout if result.returncode in ok_codes else ""
 
 
@@ -91,6 +86,11 @@ def start(repo: Path, *args: str, input: str | None = None) -> Callable[[], str]
     return result
 
 
+def _subcommand(args: tuple[str, ...]) -> str:
+    # git's own options (-c KEY=VALUE) come first.
+    return next((a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] != "-c")), "")
+
+
 def _text(data: bytes) -> str:
     # As subprocess's text mode reads output: the locale's encoding, universal newlines.
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
@@ -109,9 +109,18 @@ def _die_with_parent():
     return lambda: prctl(1, signal.SIGKILL)
 
 
-def _has_identity(repo: Path) -> bool:
-    probe = children.run(["git", "config", "user.email"], cwd=repo, text=True)
-    return probe.returncode == 0 and bool(probe.stdout.strip())
+def require_identity(where: Path) -> None:
+    """The user's git identity, as a commit in ``where`` (a repository, or the folder a new one
+    goes in) would take it; none is refused before anything is written, with git's own advice."""
+    for who in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+        try:
+            probe = children.run(["git", *CONFIGURED_ONLY, "var", who], cwd=where, text=True,
+                                 env={**os.environ, **_NO_OPTIONAL_LOCKS})
+        except FileNotFoundError:
+            raise RlgenError("git is not installed") from None
+        if probe.returncode != 0:
+            advice = " ".join(line.strip() for line in probe.stderr.splitlines() if line.strip())
+            raise RlgenError(f"git has no name and email of yours, and rlgen commits only as you: {advice}")
 
 
 def init(repo: Path, branch: str) -> None:
@@ -128,17 +137,16 @@ def commit_all(repo: Path, message: str) -> None:
     commit(repo, message)
 
 
-def commit(repo: Path, message: str) -> None:
+def commit(repo: Path, message: str, paths: list[str] | None = None) -> None:
     """``git commit`` of the index, the porcelain way: the repository's hooks (pre-commit,
     prepare-commit-msg, commit-msg, post-commit) run and its signing settings
     (``commit.gpgsign``, ``gpg.format``, ``user.signingkey``) apply. A hook that refuses the
-    commit is named, from the hook events git traces (trace2) into a file with no name."""
+    commit is named, from the hook events git traces (trace2) into a file with no name.
+    ``paths``: only these pathspecs are committed, whatever else the user staged."""
     # Lazy: tempfile is 6-12 ms (median of 7) of every command that imports git.
     import tempfile
 
     env = {**os.environ}
-    if not _has_identity(repo):
-        env.update(IDENTITY)
     with tempfile.TemporaryFile("w+") as trace:
         fds: tuple[int, ...] = ()
         if os.path.isdir("/dev/fd"):
@@ -146,7 +154,8 @@ def commit(repo: Path, message: str) -> None:
             fds = (trace.fileno(),)
         try:
             # The hooks run in git's process group, which an interrupt of rlgen ends whole.
-            result = children.run(["git", "commit", "-q", "-F", "-"], cwd=repo, text=True,
+            result = children.run(["git", *CONFIGURED_ONLY, "commit", "-q", "-F", "-",
+                                   *(["--", *paths] if paths else [])], cwd=repo, text=True,
                                   env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent())
         except FileNotFoundError:
             raise RlgenError("git is not installed") from None
@@ -185,6 +194,17 @@ def origin_url(repo: Path) -> str | None:
     return probe.stdout.strip() or None if probe.returncode == 0 else None
 
 
+def fetch(repo: Path, branch: str) -> str | None:
+    """``branch`` fetched from origin into ``origin/<branch>``: None when it was, or when there
+    is no origin; else why not, in git's words. Never a prompt for credentials."""
+    if origin_url(repo) is None:
+        return None
+    result = children.run(["git", "fetch", "-q", "--no-tags", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}"],
+                          cwd=repo, text=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+                          preexec_fn=_die_with_parent())
+    return None if result.returncode == 0 else " ".join(result.stderr.split()) or f"exit code {result.returncode}"
+
+
 def has_commits(repo: Path) -> bool:
     return _succeeds(repo, "rev-parse", "-q", "--verify", "HEAD")
 
@@ -219,10 +239,16 @@ def name_status(repo: Path, *args: str) -> dict[str, list[str]]:
     return {"added": sorted(found["A"]), "changed": sorted(found["M"]), "removed": sorted(found["D"])}
 
 
-def require_clean(repo: Path) -> None:
-    # A commit of ours must hold only our change, and a rollback must not touch the user's work.
-    if run(repo, "status", "--porcelain").strip():
-        raise RlgenError("the working tree has uncommitted changes: commit or stash them first")
+def require_clean(repo: Path, paths: list[Path] | None = None) -> None:
+    """No uncommitted change to ``paths`` (files or folders), the files a command writes: a
+    commit of ours holds only our change, and a rollback must not touch the user's work. Without
+    ``paths``, no change to a tracked file anywhere. Untracked files elsewhere never count."""
+    specs = ["--", *(p.relative_to(repo).as_posix() for p in paths)] if paths is not None else ["--untracked-files=no"]
+    found = sorted(line[3:] for line in run(repo, "status", "--porcelain", "--no-renames", *specs).splitlines() if line)
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise RlgenError(f"uncommitted changes to {shown}, which this command writes: commit them, "
+                         "or put them aside with git stash -u")
 
 
 def require_no_stale_lock(repo: Path) -> None:

@@ -87,7 +87,7 @@ def commit_tree(repo: Path, tree: str, parents: list[str], message: str, sign: b
     ``commit.gpgsign``, for a commit that enters the branch's history; the merge's scratch
     commits, never reachable, are not."""
     args = [a for p in parents for a in ("-p", p)] + (git.signing_args(repo) if sign else [])
-    return git.run(repo, "commit-tree", tree, *args, "-m", message, identity=True).strip()
+    return git.run(repo, *git.CONFIGURED_ONLY, "commit-tree", tree, *args, "-m", message).strip()
 
 
 # A named tuple: diff imports this module to read commits, and a dataclass costs more to define.

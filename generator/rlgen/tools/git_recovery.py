@@ -98,7 +98,9 @@ def recover(repo: Path) -> None:
     since = path.stat().st_mtime
     # Lock files its killed git left (git removes its own on any other exit).
     common = Path(repo, git.run(repo, "rev-parse", "--git-common-dir").strip())
-    for lock in [git_dir / "index.lock", git_dir / "HEAD.lock", *_ref_locks(common, journal)]:
+    # next-index-<pid>.lock: the temporary index of a commit of named files (git commit -- PATHS).
+    for lock in [git_dir / "index.lock", git_dir / "HEAD.lock", *git_dir.glob("next-index-*.lock"),
+                 *_ref_locks(common, journal)]:
         if lock.exists() and lock.stat().st_mtime >= since - 1:
             lock.unlink()
     conflicted = (git_dir / "MERGE_HEAD").is_file() and (git_dir / UPDATE_STATE).is_file()

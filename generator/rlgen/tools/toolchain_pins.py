@@ -24,3 +24,10 @@ def build_script():
 def newer_go() -> str:
     """What ``$GOTOOLCHAIN`` names for the folders whose go.mod needs a newer Go (Argo CD's)."""
     return build_script().NEWER_GO
+
+
+def tested_version(folder: str) -> str:
+    """The release ``toolchain/<folder>`` pins (e.g. ``v1.6.2`` for ``kuberay``): the version rlgen's
+    tests run, which the generated README installs."""
+    script = build_script()
+    return script.read_module(FOLDER / folder).version

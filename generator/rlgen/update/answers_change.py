@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import click
+
 from rlgen.errors import RlgenError
 from rlgen.plugin_host.discovery import Installed
-from rlgen.plugin_host.selection import Selection, check_clusters, parse_sets, select
+from rlgen.plugin_host.selection import Selection, check_clusters, convert, parse_sets, select
 from rlgen.plugin_host.selection import _asked as asked
+from rlgen.plugin_host.selection import _condition
 from rlgen.plugin_info import Option, PluginInfo
 
 
@@ -20,6 +23,8 @@ class Change:
     sets: list[str] = field(default_factory=list)
     unsets: list[str] = field(default_factory=list)
     add_clusters: dict[str, str] = field(default_factory=dict)
+    #: ``--set PLUGIN.OPTION=VALUE`` of the added cluster's own answers (``Option.per_cluster``).
+    cluster_sets: list[str] = field(default_factory=list)
     remove_clusters: list[str] = field(default_factory=list)
     #: Drop trainer-config keys the new verl release removed instead of refusing the move.
     force: bool = False
@@ -64,6 +69,12 @@ def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], cha
         options.setdefault(plugin, {}).update(values)
     _ask_unanswered([installed[n].info for n in swapped_in], options, change.prompt)
     selection = select(installed, list(plugins.values()), options, None)
+    _change_clusters(selection, recorded, change)
+    return selection
+
+
+def _change_clusters(selection: Selection, recorded: dict[str, Any], change: Change) -> None:
+    """The clusters ``change`` adds and removes, each added one with its own answers."""
     clusters = dict(recorded["clusters"])
     for name in change.remove_clusters:
         if name == selection.values["rlgen"]["cluster"]:
@@ -76,7 +87,48 @@ def new_selection(installed: dict[str, Installed], recorded: dict[str, Any], cha
         clusters[name] = env
     selection.clusters = clusters
     check_clusters(selection)
-    return selection
+    selected = {info.name for info in selection.infos()}
+    # A plugin swapped out takes its clusters' answers with it; a removed cluster its own.
+    own = {c: {p: dict(v) for p, v in plugins.items() if p in selected}
+           for c, plugins in recorded.get("cluster_options", {}).items() if c in clusters}
+    for name in change.add_clusters:
+        own[name] = cluster_answers(selection, name, parse_sets(change.cluster_sets), change.prompt)
+    selection.cluster_answers = {c: plugins for c, plugins in sorted(own.items()) if plugins}
+
+
+def cluster_answers(selection: Selection, cluster: str, sets: dict[str, dict[str, str]],
+                    prompt: Callable[[str, Option], str] | None) -> dict[str, dict[str, Any]]:
+    """The new ``cluster``'s own answers of every ``per_cluster`` option its plugins' shared
+    answers make needed (an OIDC provider with auth=rrsa): from ``sets``, else asked, else
+    every missing one named at once. Never copied from the main cluster's."""
+    options = selection.per_cluster_options()
+    known = {f"{p}.{o.name}" for p, o in options}
+    for plugin, values in sets.items():
+        for key in values:
+            if f"{plugin}.{key}" not in known:
+                raise RlgenError(f"--set {plugin}.{key}: no answer a cluster has its own of "
+                                 f"(those of this repository: {', '.join(sorted(known)) or 'none'})")
+    answers: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    for plugin, option in options:
+        earlier = {**selection.values[plugin], **answers.get(plugin, {})}
+        if option.required_when is not None and not _condition(option, earlier):
+            continue
+        if option.name in sets.get(plugin, {}):
+            value = convert(plugin, option, sets[plugin][option.name], earlier=earlier)
+        elif prompt is not None:
+            click.echo(f"{plugin}.{option.name}: cluster {cluster}'s own ({option.help})", err=True)
+            value = asked(plugin, option, prompt, earlier, required=True)
+        else:
+            missing.append(f"{plugin}.{option.name}")
+            continue
+        answers.setdefault(plugin, {})[option.name] = value
+    if missing:
+        raise RlgenError(f"cluster {cluster} needs its own answer{'s' if len(missing) > 1 else ''} of "
+                         f"{', '.join(missing)} (each cluster has its own; none is copied from "
+                         f"{selection.values['rlgen']['cluster']}): "
+                         + " ".join(f"--set {m}=VALUE" for m in missing))
+    return answers
 
 
 def same_meaning(old: Option, new: Option) -> bool:
@@ -101,7 +153,8 @@ def _needed(info: PluginInfo, option: Option, answers: dict[str, Any]) -> bool:
         return False
     name, value = option.required_when
     default = next((o.default for o in info.options if o.name == name), None)
-    return str(answers.get(name, default)) == str(value)
+    given = answers.get(name, default)
+    return bool(value(given)) if callable(value) else str(given) == str(value)
 
 
 def _ask_unanswered(infos: list[PluginInfo], options: dict[str, dict[str, Any]],

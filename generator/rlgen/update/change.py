@@ -13,6 +13,7 @@ from rlgen.output import to_json
 from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
 from rlgen.repo.secret_plan import plan
+from rlgen.repo.sync_engines import engine_of_plugin
 from rlgen.tools import git, git_recovery, kustomize
 from rlgen.tools.signals import terminate_as_interrupt
 from rlgen.update.answers_change import Change, new_selection
@@ -44,6 +45,9 @@ def run_change(root: Path, change: Change, no_branch: bool, output: str, dry_run
     # A Secret no cluster has yet (a new namespace, a plugin reading a new one) is a step the
     # sync cannot take: the secrets plugin's way (by hand, sops, a store) must come first.
     outcome.secrets = sorted(_required_secrets(plan(root, selection)) - before) if outcome.render else []
+    engines = tuple(engine_of_plugin(p) for p in (recorded["plugins"].get("sync"), selection.plugins["sync"]))
+    if outcome.render and engines[0] and engines[0] is not engines[1]:
+        outcome.engines = engines
     for path in outcome.clashes:
         click.echo(clash_line(path), err=True)
     if outcome.render and not outcome.conflicts and (hooks := git.hooks_present(root)):
@@ -84,18 +88,7 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
             raise ProblemsFound(f"dry run: {len(outcome.conflicts)} file(s) would conflict; nothing was changed")
         raise ProblemsFound(f"{len(outcome.conflicts)} file(s) conflict: fix the markers, git add and git commit, "
                             "or rlgen update --abort")
-    for line in outcome.verl.describe() if outcome.verl else []:
-        click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
-    if outcome.template_moved:
-        click.echo(f"Template {outcome.template_moved}")
-    for run, old, new in outcome.repinned:
-        click.echo(f"Run {run}: RayJob {old} -> {new}")
-    if outcome.images:
-        click.echo(f"Images to build before the merge syncs: {', '.join(outcome.images)} "
-                   "(the images workflow builds them when the branch is pushed; by hand: bash images/build.sh).")
-    if outcome.secrets:
-        click.echo(f"Secrets to create before the merge syncs: {', '.join(outcome.secrets)} "
-                   "(new to this repository: create them as the README's section on Secrets says).")
+    _say_what_moves(outcome, dry_run)
     if dry_run:
         where = f"a new branch {outcome.branch}" if outcome.new_branch else f"branch {outcome.branch}"
         click.echo(f"Dry run: nothing written. Would commit on {where}:")
@@ -111,11 +104,42 @@ def _say(outcome, no_branch: bool, dry_run: bool) -> None:
                f"commit {outcome.commit[:7]}): review it with {review}.")
 
 
+def _say_what_moves(outcome, dry_run: bool) -> None:
+    """What the update moves and what the team must do before its merge syncs."""
+    for line in outcome.verl.describe() if outcome.verl else []:
+        click.echo(f"{'Would move' if dry_run else 'Moved'} trainer configs: {line}")
+    if outcome.template_moved:
+        click.echo(f"Template {outcome.template_moved}")
+    for run, old, new in outcome.repinned:
+        click.echo(f"Run {run}: RayJob {old} -> {new}")
+    if outcome.restarts:
+        click.echo(outcome.restarts)
+    if outcome.images:
+        click.echo(f"Images to build before the merge syncs: {', '.join(outcome.images)} "
+                   "(the images workflow builds them when the branch is pushed; by hand: bash images/build.sh).")
+    if outcome.secrets:
+        click.echo(f"Secrets to create before the merge syncs: {', '.join(outcome.secrets)} "
+                   "(new to this repository: create them as the README's section on Secrets says).")
+    if outcome.engines:
+        click.echo(_engine_swap(*outcome.engines))
+
+
+def _engine_swap(old, new) -> str:
+    """What to do with the ``old`` sync engine before the merge that syncs with ``new``."""
+    name = new.name if new else "the new engine"
+    return (f"Sync engine {old.name} -> {name}: before the merge, stop {old.name} without deleting what it "
+            f"applied: {old.retire} (merged while {old.name} runs, {old.merged_while_running}); then install "
+            f"{name} as the README's first sync says.")
+
+
 def _as_json(outcome, dry_run: bool) -> dict:
     return {"up_to_date": not outcome.render, "dry_run": dry_run, "branch": outcome.branch,
             "new_branch": outcome.new_branch, "commit": outcome.commit, "render": outcome.render or None,
             "files": outcome.files, "conflicts": outcome.conflicts,
             "repinned": [{"run": run, "from": old, "to": new} for run, old, new in outcome.repinned],
+            "restarts": outcome.restarts or None,
             "migrated": [{"plugin": m.plugin, "from": m.from_version, "to": m.to_version} for m in outcome.migrated],
             "verl": outcome.verl.describe() if outcome.verl else [], "template": outcome.template_moved or None,
-            "images": outcome.images, "secrets": outcome.secrets, "clashes": outcome.clashes}
+            "images": outcome.images, "secrets": outcome.secrets, "clashes": outcome.clashes,
+            "sync_engine": {"from": outcome.engines[0].name, "to": outcome.engines[1].name if outcome.engines[1] else None,
+                            "before_merge": outcome.engines[0].retire} if outcome.engines else None}

@@ -15,7 +15,9 @@ from rlgen.errors import RlgenError
 from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
-from rlgen.tools import git
+from rlgen.repo.layout import TRAINING_BASE
+from rlgen.run import checkpoints
+from rlgen.tools import git, repo_files, yamlio
 from rlgen.tools import git_plumbing, git_recovery
 from rlgen.update import index_move, migrations, state, verl_move
 from rlgen.update.answers_change import Change
@@ -46,6 +48,10 @@ class Outcome:
     images: list[str] = field(default_factory=list)
     #: ``namespace/name`` of the Secrets the new answers read and the old ones did not.
     secrets: list[str] = field(default_factory=list)
+    #: One line: the runs that start from step 0 and why (rlgen.run.checkpoints.restarts).
+    restarts: str = ""
+    #: (the engine that syncs the repository now, the one it syncs with after the merge), when they differ.
+    engines: tuple | None = None
 
 
 def update(root: Path, recorded: dict, selection: Selection, change: Change, no_branch: bool,
@@ -55,6 +61,8 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
     if state.merging(root):
         raise RlgenError("a merge is in progress: resolve it and git commit, or rlgen update --abort")
     git.require_clean(root)
+    # Even a dry run commits its merge's sides to git's store.
+    git.require_identity(root)
     base = base_render(root, recorded)
     move = verl_move.move(recorded, selection.values["rlgen"]["verl"], change.force)
     if move:
@@ -149,6 +157,7 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
             _leave_conflicts(root, merged, change, before, outcome)
             return
         outcome.repinned = repin_runs(root, spec, head, merged.tree)
+        outcome.restarts = checkpoints.restarts([run for run, _, _ in outcome.repinned], _new_volume(root, head))
         git.run(root, "add", "-A")
         tree = git.run(root, "write-tree").strip()
         outcome.files = git.name_status(root, head, tree)
@@ -163,6 +172,17 @@ def _apply(root: Path, merged: git_plumbing.Merged, final_answers: bytes, spec, 
         # Every way out is an end the next command need not undo (conflicts included:
         # rlgen update --abort undoes those).
         git_recovery.end(root)
+
+
+def _new_volume(root: Path, head: str) -> bool:
+    """Whether the training base mounts another checkpoints claim than at ``head``."""
+    path = f"{TRAINING_BASE}/rayjob.yaml"
+    before = git.run(root, "show", f"{head}:{path}", check=False)
+    after = root / path
+    if not before or not after.is_file():
+        return False
+    return checkpoints.claim(yamlio.read_plain(before) or {}) != checkpoints.claim(
+        yamlio.read_plain(repo_files.read_text(after, root)) or {})
 
 
 def _update_branch(root: Path, branch: str, no_branch: bool, outcome: Outcome) -> str | None:
@@ -202,6 +222,7 @@ def _message(change: Change, outcome: Outcome) -> str:
     body += [f"Moved trainer configs: {line}" for line in (outcome.verl.describe() if outcome.verl else [])]
     body += [f"Template {outcome.template_moved}"] if outcome.template_moved else []
     body += [f"Run {run}: RayJob {old} -> {new} (the training base changed)" for run, old, new in outcome.repinned]
+    body += [outcome.restarts] if outcome.restarts else []
     paragraphs = [f"Update with rlgen {__version__}: {subject}", "\n".join(body), f"Render: {outcome.render}"]
     return "\n\n".join(p for p in paragraphs if p) + "\n"
 

@@ -5,8 +5,8 @@ the user's branch), its runs written as that index's entries and the rest of it 
 field a user added) kept, so the merge carries the team's runs over and the render brings none."""
 from __future__ import annotations
 
-from rlgen.generate.kustomizations import runs_index
 from rlgen.repo.layout import OLD_RUNS_INDEX as OLD_INDEX, runs_index as index_path
+from rlgen.run.folder import index_text
 from rlgen.tools import yamlio
 
 
@@ -21,4 +21,4 @@ def apply(files: dict[str, bytes], env: str) -> dict[str, bytes | None]:
     text = files[OLD_INDEX].decode()
     doc = yamlio.load(text)
     runs = [str(r) for r in (doc.get("resources") or [])] if isinstance(doc, dict) else []
-    return {OLD_INDEX: None, index_path(env): runs_index(runs, text).encode()}
+    return {OLD_INDEX: None, index_path(env): index_text(runs, text).encode()}

@@ -10,10 +10,14 @@ from typing import Any
 from rlgen import __version__
 from rlgen.errors import RlgenError
 from rlgen.generate import template_source
+from rlgen.generate.pipeline import generate
+from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
-from rlgen.repo import layout, run_files
-from rlgen.tools import git
+from rlgen.repo import layout
+from rlgen.run.files import is_hand_edited_run_file
+from rlgen.tools import git, repo_files, yamlio
 from rlgen.tools import git_plumbing
+from rlgen.update.answers_change import Change, new_selection
 
 
 def base_render(root: Path, recorded: dict[str, Any]) -> str:
@@ -21,16 +25,33 @@ def base_render(root: Path, recorded: dict[str, Any]) -> str:
     that ``rlgen new`` made."""
     if recorded["render"]:
         sha = recorded["render"]
-        try:
-            return git.run(root, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}").strip()
-        except RlgenError:
-            raise RlgenError(f"{answers.FILENAME}: render: commit {sha} is not in this repository "
-                             "(fetch the full history; update branches must be merged, not squashed)") from None
+        return git.commit_of(root, sha) or _rebuilt(root, recorded, sha)
     roots = git.run(root, "rev-list", "--max-parents=0", "HEAD").split()
     if len(roots) != 1:
         raise RlgenError(f"{answers.FILENAME}: no render commit recorded and the history has "
                          f"{len(roots)} root commits: add 'render: <commit of rlgen new>'")
     return roots[0]
+
+
+def _rebuilt(root: Path, recorded: dict[str, Any], sha: str) -> str:
+    """The last render made again when its commit is not in the history: a squash or rebase
+    merge of its update branch leaves it out (and a clone never gets it). The same rlgen renders
+    the same answers byte for byte; the runs and their indexes are the branch's own, as a render
+    leaves them. A commit of git's store, with no parent."""
+    version = str((yamlio.read_plain(repo_files.read_text(root / answers.FILENAME, root)) or {}).get("rlgen_version"))
+    if version != __version__:
+        raise RlgenError(f"{answers.FILENAME}: render: commit {sha[:12]} is not in this repository (a squash or "
+                         f"rebase merge leaves it out) and only rlgen {version}, which made it, renders it again: "
+                         f"pip install 'rlgen=={version}' and run this again, or fetch a history that has it")
+    with team_template(root, recorded) as template:
+        build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"], template)
+    head = git_plumbing.tree_blobs(root, "HEAD")
+    own = [p for p in head if _team_owned(p)]
+    files = {p: d for p, d in build.tree.files.items() if not _team_owned(p)}
+    files.update(zip(own, git_plumbing.read_blobs(root, [f"HEAD:{p}" for p in own])))
+    tree = git_plumbing.make_tree(root, None, files)
+    return git_plumbing.commit_tree(root, tree, [], f"Render with rlgen {version}, made again from "
+                                                    f"{answers.FILENAME} (its commit {sha[:12]} is not here)\n")
 
 
 #: Runs belong to the team once created: a render never changes them (after the merge, only
@@ -40,7 +61,7 @@ RUNS = f"{layout.RUNS}/"
 
 
 def _team_owned(path: str) -> bool:
-    return run_files.is_hand_edited_run_file(path) and path != layout.OLD_RUNS_INDEX
+    return is_hand_edited_run_file(path) and path != layout.OLD_RUNS_INDEX
 
 
 def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:

@@ -2,7 +2,7 @@
 changes what every run builds on (the training base or a plugin's training Component), each run
 is named again; otherwise no run file is touched.
 
-Names follow the repository's scheme (``run_naming``, :mod:`rlgen.repo.naming_scheme`). Under
+Names follow the repository's scheme (``run_naming``, :mod:`rlgen.run.naming`). Under
 scheme 1 all runs are rendered by one kustomize process (a scratch kustomization listing every
 run folder, each unnamed): a parent that only lists resources renders each run exactly as the
 run's own folder does. Under scheme 2 names need no render; one render of all runs checks that
@@ -15,12 +15,9 @@ import tempfile
 from pathlib import Path
 
 from rlgen.errors import RlgenError
-from rlgen.generate.kustomizations import run_kustomization
-from rlgen.naming import MAX_RAYJOB_NAME, hashed_name
 from rlgen.repo import answers
-from rlgen.generate import run_folders
-from rlgen.repo import run_files
-from rlgen.repo import naming_scheme
+from rlgen.run import config, files, naming
+from rlgen.run.folder import run_kustomization, run_labels
 from rlgen.spec import Spec
 from rlgen.tools import kustomize, repo_files, yamlio
 from rlgen.tools import git_plumbing
@@ -28,7 +25,7 @@ from rlgen.tools import git_plumbing
 def shared_base_changed(root: Path, before: str, after: str) -> bool:
     """Whether what every run's kustomization reaches outside its own folder changed."""
     def shared(treeish: str) -> dict:
-        return {p: v for p, v in git_plumbing.tree_blobs(root, treeish).items() if naming_scheme.is_training_input(p)}
+        return {p: v for p, v in git_plumbing.tree_blobs(root, treeish).items() if naming.is_training_input(p)}
     return shared(before) != shared(after)
 
 
@@ -40,32 +37,32 @@ def repin_runs(root: Path, spec: Spec, before: str, after: str) -> list[tuple[st
     if not runs:
         return []
     scheme = answers.read(root)["run_naming"]
-    old = {run: run_files.pinned_name(root, run) for run in runs}
-    texts = {run: repo_files.read_bytes(run_files.folder(root, run) / "kustomization.yaml", root) for run in runs}
+    old = {run: files.pinned_name(root, run) for run in runs}
+    texts = {run: repo_files.read_bytes(files.folder_of(root, run) / "kustomization.yaml", root) for run in runs}
     # Each run keeps its own size and Volcano labels: the kustomization is written anew.
-    own = {run: (_size(root, spec, run), run_files.run_labels(root, run)) for run in runs}
-    if scheme == naming_scheme.INPUTS:
-        shared = naming_scheme.training_inputs(root)
-        new = {run: run_folders.inputs_name(root, spec, run, own[run][1], shared) for run in runs}
+    own = {run: (_size(root, spec, run), run_labels(root, run)) for run in runs}
+    if scheme == naming.INPUTS:
+        shared = naming.training_inputs(root)
+        new = {run: naming.inputs_name(root, spec, run, own[run][1], shared) for run in runs}
     else:
         for run in runs:
-            (run_files.folder(root, run) / "kustomization.yaml").write_text(
+            (files.folder_of(root, run) / "kustomization.yaml").write_text(
                 run_kustomization(spec, run, None, scheme, *own[run]))
         new = _names(root, spec, runs)
     for run in runs:
-        path = run_files.folder(root, run) / "kustomization.yaml"
+        path = files.folder_of(root, run) / "kustomization.yaml"
         if new[run] == old[run]:
             path.write_bytes(texts[run])  # the same name: the file stays as the user left it
         else:
             path.write_text(run_kustomization(spec, run, new[run], scheme, *own[run]))
-    if scheme == naming_scheme.INPUTS:
+    if scheme == naming.INPUTS:
         _render_all(root, runs)  # a run that does not render must not be committed
     return [(run, old[run] or "(none)", new[run]) for run in runs if old[run] != new[run]]
 
 
 def _size(root: Path, spec: Spec, run: str):
-    config = run_files.folder(root, run) / spec.run_config_key
-    return run_files.run_size(root, spec, yamlio.load(repo_files.read_text(config, root)) or {})
+    path = files.folder_of(root, run) / spec.run_config_key
+    return config.run_size(root, spec, yamlio.load(repo_files.read_text(path, root)) or {})
 
 
 def _render_all(root: Path, runs: list[str]) -> str:
@@ -84,8 +81,7 @@ def _names(root: Path, spec: Spec, runs: list[str]) -> dict[str, str]:
     for doc in yamlio.load_all(rendered):
         run = by_object.get((doc.get("metadata") or {}).get("name")) if doc.get("kind") == "RayJob" else None
         if run:
-            # The same hash as rlgen.generate.run_folders.rayjob_name, from the same rendered spec.
-            names[run] = hashed_name(run, yamlio.dump(doc["spec"]).encode(), MAX_RAYJOB_NAME)
+            names[run] = naming.spec_hash(run, doc["spec"])
     missing = sorted(set(runs) - set(names))
     if missing:
         raise RlgenError(f"runs {', '.join(missing)} render no RayJob named <run>-{spec.rayjob_name}")

@@ -1,5 +1,5 @@
 """Image folders edited by hand. Each image the repository builds is tagged with a hash of its
-folder's files (:mod:`rlgen.generate.image_builds`), and every object that runs it names that
+folder's files (:mod:`rlgen.repo.image_tags`), and every object that runs it names that
 tag: a folder edited after rlgen tagged it would merge as it is, ``images/build.sh`` would then
 refuse to build it, and the cluster would go on running the image of the old files. This names
 the folder on the pull request instead, from the same list and the same hash as
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgen.generate import image_builds
+from rlgen.naming import IMAGE_HASH_LENGTH, context_hash
+from rlgen.repo import image_tags
 from rlgen.rules.base import Finding
 from rlgen.tools import git, repo_files
 
@@ -31,21 +32,21 @@ def tracked_files(repo: Path) -> list[str]:
 def image_findings(repo: Path, target: Path | None = None, tracked: list[str] | None = None) -> list[Finding]:
     """One finding per folder of ``images/build.sh``'s list whose files no longer hash to its tag;
     with ``target`` (a folder or file of the repository) only the folders it holds or lies in."""
-    script = repo / image_builds.SCRIPT
+    script = repo / image_tags.SCRIPT
     if not script.is_file():
         return []
     rel = None if target is None or target.resolve() == repo else target.resolve().relative_to(repo).as_posix()
     found = []
-    for context, ref in image_builds.listed(repo_files.read_text(script, repo)):
+    for context, ref in image_tags.listed(repo_files.read_text(script, repo)):
         if rel is not None and not (f"{context}/".startswith(f"{rel}/") or rel.startswith(f"{context}/")
-                                    or rel == image_builds.SCRIPT):
+                                    or rel == image_tags.SCRIPT):
             continue
         inside = (sorted(p for p in tracked if p.startswith(f"{context}/")) if tracked is not None
                   else sorted(p.relative_to(repo).as_posix() for p in (repo / context).rglob("*")))
         files = {p: repo_files.read_bytes(repo / p, repo) for p in inside if (repo / p).is_file()}
-        tag = image_builds.split_reference(ref)[1]
-        digest = image_builds.context_hash(files, context)[:image_builds.HASH_LENGTH] if files else "nothing"
-        if not image_builds.follows(tag, digest):
+        tag = image_tags.split_reference(ref)[1]
+        digest = context_hash(files, context)[:IMAGE_HASH_LENGTH] if files else "nothing"
+        if not image_tags.follows(tag, digest):
             found.append(Finding(
                 f"{context}/", f"image {ref}",
                 f"no longer matches its tag {tag} (its files hash to {digest}): merged as it is, images/build.sh "

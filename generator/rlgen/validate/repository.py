@@ -41,10 +41,12 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
     with Rendering(root) as rendering:
         rendering.wait_started()
         # Lazy: overlaps the builds (the numbers are at the top).
-        from rlgen.repo import answers, run_files
+        from rlgen.repo import answers
+        from rlgen.run import files
         from rlgen.repo.workspace import Workspace, load_selection, load_spec
         from rlgen.validate.conflicts import conflict_findings
         from rlgen.validate.image_folders import image_findings, tracked_files
+        from rlgen.validate.run_folders import foreign_findings
 
         if conflicts := conflict_findings(root):
             # Files with markers do not load or render: report them alone.
@@ -54,13 +56,14 @@ def validate(target: Path | None, locations, offline: bool) -> Validation:
         selection = load_selection(root)
         ws = Workspace(root, load_spec(root, selection))
         repo = ws.root
-        runs = run_files.check_repository(repo, ws.spec, plain=True)
+        runs = files.check_repository(repo, ws.spec, plain=True)
         # Lazy: overlaps the builds (the numbers are at the top).
         from rlgen.rules import check, findings_by_run_file, run_file, warnings
         from rlgen.rules.tools import acknowledged
         from rlgen.validate.schema_findings import schema_sources
 
-        stale = stale_findings(repo, ws.spec, runs, target) + image_findings(repo, target, tracked_files(repo))
+        stale = (stale_findings(repo, ws.spec, runs, target) + image_findings(repo, target, tracked_files(repo))
+                 + foreign_findings(repo, ws.spec.run_config_key, ws.spec.namespace, target))
         external = answers.read(repo)["external_secrets"]
         plugins = (selection.hooks(), selection.context(ws.spec))
         secret_plan = _secret_plan(repo, selection)
@@ -175,12 +178,12 @@ def stale_findings(repo: Path, spec, runs: dict, target: Path | None) -> list:
     """A run edited by hand after ``rlgen run`` named it: merged as it is, its RayJob keeps the
     old name and KubeRay never runs the edit. Reported on the run's run.yaml (what one edits)."""
     # Lazy: overlaps the builds (the numbers are at the top).
-    from rlgen.generate import run_folders
+    from rlgen.run import naming
     from rlgen.rules import Finding
 
     rel = None if target is None or target.resolve() == repo else target.resolve().relative_to(repo).as_posix()
     found = []
-    for run, (pinned, expected) in run_folders.stale_names(repo, spec, {r: f.pinned for r, f in runs.items()}).items():
+    for run, (pinned, expected) in naming.stale_names(repo, spec, {r: f.pinned for r, f in runs.items()}).items():
         path = f"runs/{run}/{spec.run_config_key}"
         if rel is not None and not (path.startswith(rel + "/") or path == rel or rel.startswith(f"runs/{run}/")
                                     or rel == f"runs/{run}"):

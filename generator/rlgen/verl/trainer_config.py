@@ -74,9 +74,10 @@ def tool_config(tools: list[dict]) -> str:
     return yamlio.dump({"tools": tools}, "verl tool config (the format of the repository's verl release, rlgen.verl).")
 
 
-def run_config(spec: Spec, run: str) -> Any:
+def run_config(spec: Spec, run: str, checkpoints: str | None = None) -> Any:
     """``runs/<run>/run.yaml`` of a new run: the Hydra entry point and the run's own names;
-    what the run changes is set on it afterwards."""
+    what the run changes is set on it afterwards. ``checkpoints``: its checkpoint root
+    (:mod:`rlgen.run.checkpoints`), else the run's folder of the checkpoints volume."""
     head = yamlio.load(
         "# Hydra entry point of this run: the shared base, then this file's changes.\n"
         "hydra:\n"
@@ -87,10 +88,9 @@ def run_config(spec: Spec, run: str) -> Any:
         f"  - {spec.trainer_config_key.removesuffix('.yaml')}\n"
         "  - _self_\n"
     )
-    # resume_mode is verl's default, said here because a retried RayJob (the template's
-    # backoffLimit) relies on it: verl starts again from the newest global_step_* folder of this
-    # run's own default_local_dir instead of from step 0.
-    run_owned = {"trainer": {"experiment_name": run, "default_local_dir": spec.checkpoint_dir(run),
+    # Each RayJob of the run saves in a folder of its own below default_local_dir, named as
+    # the RayJob (resume.py): a retry resumes from it, a new RayJob starts from step 0.
+    run_owned = {"trainer": {"experiment_name": run, "default_local_dir": checkpoints or spec.checkpoint_dir(run),
                              "resume_mode": "auto"}}
     return deep_merge(head, run_owned)
 

@@ -1,8 +1,7 @@
-"""A run as rlgen reads it, and the files of a repository that rlgen reads back after a user
-may have edited them by hand: the runs index (``overlays/<env>/runs/kustomization.yaml``),
-``runs/<run>/kustomization.yaml``,
-``runs/<run>/run.yaml`` and ``base/training/trainer.yaml``. What writes a run and names its
-RayJob is :mod:`rlgen.generate.run_folders`.
+"""A run's files as rlgen reads them back after a user may have edited them by hand: the runs
+index (``overlays/<env>/runs/kustomization.yaml``: which runs it lists),
+``runs/<run>/kustomization.yaml`` (the pinned RayJob name), ``runs/<run>/run.yaml`` and
+``base/training/trainer.yaml``. What writes them is :mod:`rlgen.run.folder`.
 
 Each has one loader here that checks its shape and names the file, the place in it and what
 is wrong in one :class:`RlgenError` line. Every command (``run``, ``validate``) loads them
@@ -12,7 +11,6 @@ which reads only what differs between two revisions, loads those of them through
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +21,15 @@ from ruamel.yaml.comments import CommentedMap
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
 from rlgen.repo import answers
-from rlgen.repo.layout import OLD_RUNS_INDEX, RENAME_TRANSFORMER, RUN_ENTRY, RUNS, is_runs_root, SWEEP_LABEL, TRAINING_BASE, runs_index
+from rlgen.repo.layout import OLD_RUNS_INDEX, RUN_ENTRY, RUNS, TRAINING_BASE, is_runs_root, runs_index
 from rlgen.spec import Spec
 from rlgen.tools import repo_files, yamlio
-from rlgen.verl import batch_rules, keys, releases, trainer_config
-from rlgen.verl.batch_rules import Size
+from rlgen.verl import keys, releases, trainer_config
 
 #: Keys of run.yaml that are Hydra's, not verl's.
 HYDRA_KEYS = ("hydra", "defaults")
+#: The name of the transformer in a run's kustomization that pins its RayJob's name.
+RENAME_TRANSFORMER = "rayjob-name"
 
 
 class Defect(RlgenError):
@@ -72,14 +71,20 @@ def _read_plain(path: Path) -> Any:
         return None
 
 
-def index_path(repo: Path) -> Path:
-    """The runs index ``rlgen run`` edits: the main cluster's environment's."""
-    return repo / runs_index(answers.main_environment(repo))
+def index_path(repo: Path, env: str | None = None) -> Path:
+    """The runs index of ``env`` (a cluster's environment): by default the main cluster's,
+    which ``rlgen run`` edits."""
+    if not env:
+        return repo / runs_index(answers.main_environment(repo))
+    known = {answers.main_environment(repo), *answers.read(repo)["clusters"].values()}
+    if env not in known:
+        raise RlgenError(f"--env {env}: no cluster syncs that environment (environments: {', '.join(sorted(known))})")
+    return repo / runs_index(env)
 
 
-def read_index(repo: Path, plain: bool = False) -> list[str]:
-    """The runs the main environment's index lists: each a run folder that exists."""
-    path = index_path(repo)
+def read_index(repo: Path, plain: bool = False, env: str | None = None) -> list[str]:
+    """The runs ``env``'s index lists (the main environment's by default): each a run folder that exists."""
+    path = index_path(repo, env)
     require_inside(repo, path)
     if not path.exists() and (repo / OLD_RUNS_INDEX).is_file():
         raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; it is now "
@@ -210,11 +215,11 @@ def require_inside(repo: Path, path: Path) -> None:
 
 
 def read_run(repo: Path, spec: Spec, run: str, plain: bool = False) -> RunFiles:
-    folder = repo / "runs" / run
-    for path in (folder / spec.run_config_key, folder / "kustomization.yaml"):
+    where = folder_of(repo, run)
+    for path in (where / spec.run_config_key, where / "kustomization.yaml"):
         require_inside(repo, path)
-    doc = read_run_config(folder / spec.run_config_key, spec, plain)
-    return RunFiles(run, doc, read_run_kustomization(folder / "kustomization.yaml", run, plain))
+    doc = read_run_config(where / spec.run_config_key, spec, plain)
+    return RunFiles(run, doc, read_run_kustomization(where / "kustomization.yaml", run, plain))
 
 
 def check_repository(repo: Path, spec: Spec, plain: bool = False) -> dict[str, RunFiles]:
@@ -275,25 +280,6 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-# ---- What a run is: its folder, size, labels, effective config and changes ------------------
-
-#: The keys that size a run: its run.yaml sets them, its kustomization patches the RayJob to match.
-SIZE_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
-
-
-
-def sweep_of(repo: Path, run: str) -> str | None:
-    """The sweep ``run`` belongs to, by its kustomization's label."""
-    return run_labels(repo, run).get(SWEEP_LABEL)
-
-
-def run_labels(repo: Path, run: str) -> dict[str, str]:
-    """The labels the run's kustomization gives its objects (its own queue and priority)."""
-    path = folder(repo, run) / "kustomization.yaml"
-    doc = (read_data(repo_files.read_text(path, repo)) if path.is_file() else None) or {}
-    return {str(k): str(v) for entry in doc.get("labels") or [] for k, v in (entry.get("pairs") or {}).items()}
-
-
 def read_data(text: str):
     """A file's data, only read: at libyaml speed (``rlgen validate`` names every run),
     the round-trip reader only for a file the fast one refuses, so a defect reads as before."""
@@ -303,71 +289,11 @@ def read_data(text: str):
         return yamlio.load(text)
 
 
-
-def effective(repo: Path, spec: Spec, run_doc: dict) -> dict:
-    """The trainer config a run's pods compose: the repository's base, then the run's file."""
-    base = repo / TRAINING_BASE / spec.trainer_config_key
-    text = repo_files.read_text(base, repo) if base.is_file() else ""
-    # Not dumped and parsed again: ruamel moves comments when a document is dumped twice.
-    # A copy: effective_config shares its parse of the base with every caller.
-    base_config = copy.deepcopy(trainer_config.effective_config({spec.trainer_config_key: text}))
-    return trainer_config.deep_merge(base_config, _builtin_types(run_doc))
-
-
-def _builtin_types(value: Any) -> Any:
-    """``value`` as dicts with string keys and lists: ruamel's types left behind."""
-    if isinstance(value, dict):
-        return {str(k): _builtin_types(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_builtin_types(v) for v in value]
-    return value
-
-
-def run_size(repo: Path, spec: Spec, run_doc: dict) -> Size | None:
-    """The run's own size when its run.yaml sets one; None leaves the base RayJob's size."""
-    flat = trainer_config.flatten(run_doc)
-    if not any(key in flat for key in SIZE_KEYS):
-        return None
-    path = repo / TRAINING_BASE / "rayjob.yaml"
-    base = (read_data(repo_files.read_text(path, repo)) if path.is_file() else None) or {}
-    if path.is_file() and not ((base.get("spec") or {}).get("rayClusterSpec") or {}).get("workerGroupSpecs"):
-        raise RlgenError(f"{TRAINING_BASE}/rayjob.yaml has no GPU worker group (an older layout), so a run "
-                         "cannot change trainer.nnodes or trainer.n_gpus_per_node: give it the worker group this rlgen generates")
-    return batch_rules.size(effective(repo, spec, run_doc))
-
-
-
-def check_batches(repo: Path, spec: Spec, run: str, run_doc: dict) -> None:
-    """verl's batch rules for the run's world size, before anything is written."""
-    found = batch_rules.problems(effective(repo, spec, run_doc), releases.get(spec.verl_version))
-    if found:
-        raise RlgenError(f"run {run}: " + "; ".join(found))
-
-
-def folder(repo: Path, run: str) -> Path:
+def folder_of(repo: Path, run: str) -> Path:
     """``runs/<run>/``, the folder of a run's files."""
-    return repo / "runs" / run
+    return repo / RUNS / run
 
 
 def pinned_name(repo: Path, run: str) -> str | None:
     """The RayJob name ``rlgen run`` pinned into the run's kustomization."""
-    return read_run_kustomization(folder(repo, run) / "kustomization.yaml", run)
-
-
-def owned_keys(spec: Spec, run: str) -> dict[str, str]:
-    """Keys ``rlgen run`` refuses to change, with the reason."""
-    per_run = {key: ("rlgen writes it into every run.yaml (experiment names and checkpoints are per run, "
-                     "and a retried run resumes from its own)")
-               for key in trainer_config.flatten(trainer_config.run_config(spec, run))}
-    return per_run
-
-
-def changes(spec: Spec, run: str, run_doc: dict) -> dict[str, Any]:
-    """What a run's ``run.yaml`` changes in the base trainer config, as flat keys in order."""
-    own = owned_keys(spec, run)
-    return {k: v for k, v in sorted(trainer_config.flatten(run_doc).items()) if k not in own}
-
-
-def show(value: Any) -> str:
-    """A value as reviewers read it in commit messages and diffs (JSON is also YAML)."""
-    return json.dumps(value, default=str, ensure_ascii=False)
+    return read_run_kustomization(folder_of(repo, run) / "kustomization.yaml", run)

@@ -11,7 +11,9 @@ that signed that server's certificate. Any other host gets 403 from the proxy.
 The server checks what the real services check: STS that the role and OIDC provider are the
 ones granted and that the token is a service-account token for the ``sts.aliyuncs.com``
 audience of the allowed ServiceAccount; KMS the RPC signature (HMAC-SHA1 of the canonical query,
-keyed with the STS AccessKeySecret) and that the security token is one STS issued.
+keyed with the STS AccessKeySecret) and that the security token is one STS issued; or, for a
+store authenticated by an AccessKey pair (``access_keys``), the signature keyed with its secret.
+``rlgen e2e`` and rlgen's tests share this one implementation.
 """
 from __future__ import annotations
 
@@ -43,14 +45,15 @@ def _openssl(*args: str) -> None:
 
 
 def make_ca(folder: Path, hosts: list[str]) -> tuple[Path, Path, Path]:
-    """(CA certificate, server certificate, server key) for ``hosts``, in ``folder``."""
+    """(CA certificate, server certificate, server key) for ``hosts`` (DNS names, or ``IP:`` an
+    address), in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     ca_key, ca, key, csr, cert = (folder / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca),
-             "-days", "2", "-subj", "/CN=rlgen test CA")
+             "-days", "2", "-subj", "/CN=rlgen e2e CA")
     _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={hosts[0]}")
     ext = folder / "san.ext"
-    ext.write_text("subjectAltName=" + ",".join(f"DNS:{h}" for h in hosts) + "\n")
+    ext.write_text("subjectAltName=" + ",".join(h if h.startswith("IP:") else f"DNS:{h}" for h in hosts) + "\n")
     _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
              "-out", str(cert), "-days", "2", "-extfile", str(ext))
     return ca, cert, key
@@ -81,6 +84,8 @@ class AlibabaCloud:
         self.subject = f"system:serviceaccount:{service_account.replace('/', ':')}"
         self.secrets: dict[str, str] = {}
         self.sessions: dict[str, str] = {}  # AccessKeyId -> AccessKeySecret, with their security tokens
+        #: AccessKeyId -> AccessKeySecret of a RAM user's long-term pair, signed without a token.
+        self.access_keys: dict[str, str] = {}
         self.tokens: set[str] = set()
         self.calls: list[str] = []
         self.refused: list[str] = []
@@ -135,9 +140,12 @@ class AlibabaCloud:
                                      "SecurityToken": token, "Expiration": expires}}
 
     def get_secret_value(self, query: dict[str, str]) -> tuple[int, dict]:
-        key_secret = self.sessions.get(query.get("AccessKeyId", ""))
-        if key_secret is None or query.get("SecurityToken") not in self.tokens:
-            return 403, _error("InvalidAccessKeyId.NotFound", "Specified access key is not found.")
+        key_id = query.get("AccessKeyId", "")
+        key_secret = self.access_keys.get(key_id)
+        if key_secret is None:
+            key_secret = self.sessions.get(key_id)
+            if key_secret is None or query.get("SecurityToken") not in self.tokens:
+                return 403, _error("InvalidAccessKeyId.NotFound", "Specified access key is not found.")
         if not hmac.compare_digest(query.get("Signature", ""), rpc_signature("GET", query, key_secret)):
             return 400, _error("IncompleteSignature", "The request signature does not conform to Aliyun standards.")
         name = query.get("SecretName", "")
