@@ -23,6 +23,7 @@ sys.path.insert(0, str(PROJECT / "tests"))
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git",
             "--set", "rlgen.git_host=generic-hmac", "--set", "rlgen.install=rlgen==0.1.0",
+            "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800",
             "--set", "ak-storage.bucket=rl-bench-data", "--set", "ak-storage.region=cn-hangzhou")
 
 

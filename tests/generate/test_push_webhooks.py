@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 from support.flux import bootstrapped_args
-from support.repos import GIT_URL, REQUIRED, build, commit_all, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
+from support.repos import GIT_URL, REQUIRED, build, commit_all, error_list, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
 
 ESO = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
        "--set", "external-secrets.role_arn=acs:ram::1234:role/eso",
@@ -61,9 +61,9 @@ def test_a_host_whose_name_does_not_tell_its_kind_is_asked_never_guessed(tmp_pat
     # Off a terminal: one error naming the answer and why it is needed, nothing written.
     args = [a for a in REQUIRED if not a.startswith("rlgen.git_host=")]
     args = [a for i, a in enumerate(args) if not (a == "--set" and args[i + 1:i + 2] == ["--set"])]
-    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), *args, "--no-input"))
-    assert "rlgen.git_host" in line and "git.rl.test is neither github.com nor gitlab.com" in line, line
-    assert "--set rlgen.git_host=VALUE" in line and not (tmp_path / "repo").exists()
+    _, (item,) = error_list(run_rlgen("new", str(tmp_path / "repo"), *args, "--no-input"))
+    assert item.startswith("--set rlgen.git_host=VALUE (") and "git.rl.test is neither github.com nor gitlab.com" in item
+    assert not (tmp_path / "repo").exists()
     # A kind that contradicts the host's name is refused.
     line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--set",
                                     "rlgen.git_url=https://github.com/acme/rl-repo.git", "--set", "rlgen.git_host=gitlab",

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from support.alibaba_kms import make_ca
+from rlgen.e2e.alibaba_kms import make_ca
 
 BOT = {"login": "github-actions[bot]", "id": 41898282, "type": "Bot"}
 

@@ -1,6 +1,7 @@
-"""The e2e workflow of the default repository run by nektos/act (support/act.py): `rlgen e2e`
-syncs a pull request's commit on a throwaway control plane on this machine, the pinned programs
-restored from the cache a previous run saved, and saved after a failing run too."""
+"""The e2e workflow run by nektos/act (support/act.py) on each variant whose e2e.yaml is its own
+(test_variants.py): the default (Flux), argo (Argo CD's Go and Redis) and kueue (a pool of the
+queue's quota). `rlgen e2e` syncs a pull request's commit on a throwaway control plane on this
+machine, the pinned programs restored from the cache a previous run saved."""
 from __future__ import annotations
 
 import shutil
@@ -11,20 +12,22 @@ from support.repos import git, ok, rlgen_in
 from support.toolchain import build
 
 from rlgen import __version__
-from rlgen.e2e.programs import ENGINE_FOLDERS, TOOL_FOLDERS
+from rlgen.e2e.programs import ENGINE_FOLDERS, GROUP_FOLDERS, TOOL_FOLDERS
 
 KEY = f"rlgen-e2e-Linux-{__version__}"
 
 
 def seed_cache(runner) -> None:
     """The cache entry an earlier run of the workflow saved: this machine's builds of the pinned
-    programs (the same go.mod, go.sum and Go), hard-linked."""
+    programs (the same go.mod, go.sum and Go) every job here runs, both engines' and Kueue's,
+    hard-linked."""
     entry = runner.cache / KEY
     if entry.exists():
         return
     entry.mkdir(parents=True)
     for module in build.modules():
-        if module.name in (*TOOL_FOLDERS, *ENGINE_FOLDERS["Flux"]):
+        if module.name in (*TOOL_FOLDERS, *ENGINE_FOLDERS["Flux"], *ENGINE_FOLDERS["Argo CD"],
+                           GROUP_FOLDERS["kueue.x-k8s.io"]):
             if not build.is_current(module):
                 pytest.fail(f"{module.name} is not built: run make toolchain")
             subprocess.run(["cp", "-al", str(build.destination(module)), str(entry)], check=True)
@@ -43,9 +46,10 @@ def mirrored(generate, runner, tmp_path, *args: str):
                            tmp_path / "repo", symlinks=True)
 
 
-def pull_request(generate, runner, tmp_path, name: str, *command: str):
-    """A pull request from branch ``name`` holding ``rlgen COMMAND`` as one commit."""
-    work = mirrored(generate, runner, tmp_path)
+def pull_request(generate, runner, tmp_path, name: str, *command: str, variant: tuple[str, ...] = ()):
+    """A pull request from branch ``name`` holding ``rlgen COMMAND`` as one commit, on the
+    repository ``rlgen new VARIANT`` generates."""
+    work = mirrored(generate, runner, tmp_path, *variant)
     git(work, "switch", "-q", "-c", name)
     ok(rlgen_in(work, *command))
     git(work, "switch", "-q", "main")
@@ -75,3 +79,30 @@ def test_the_e2e_job_fails_on_a_run_the_pool_cannot_take_and_says_why(generate, 
     assert job.returncode != 0 and job.step_results().get("rlgen e2e") == "failure", job.log[-4000:]
     assert "## rlgen e2e failed: clusters/production/" in job.summary, job.summary
     assert "run lr-3e-6" in job.log and "cannot be scheduled" in job.log
+
+
+def test_the_argo_e2e_job_syncs_with_argo_cds_go_and_the_runners_redis(generate, runner, tmp_path):
+    seed_cache(runner)
+    work, full, event = pull_request(generate, runner, tmp_path, "lr", "run", "set", "baseline",
+                                     "actor_rollout_ref.actor.optim.lr=3e-6", variant=("--plugin", "argo"))
+    job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
+    assert job.passed, job.log[-6000:]
+    steps = job.step_results()
+    # This machine has redis-server: the step finds it and installs nothing.
+    assert steps.get("Install Redis (Argo CD's cache)") == "success" and "/redis-server" in job.log, steps
+    assert steps.get("rlgen e2e") == "success", steps
+    assert "Throwaway control plane synced by Argo CD" in job.summary, job.summary
+    assert "| Application platform | True | Synced, Healthy |" in job.summary, job.summary
+
+
+def test_the_kueue_e2e_job_syncs_on_a_pool_of_the_queues_quota(generate, runner, tmp_path):
+    seed_cache(runner)
+    work, full, event = pull_request(generate, runner, tmp_path, "lr", "run", "set", "baseline",
+                                     "actor_rollout_ref.actor.optim.lr=3e-6",
+                                     variant=("--plugin", "kueue", "--set", "kueue.gpu_quota=16"))
+    job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
+    assert job.passed, job.log[-6000:]
+    assert job.step_results().get("rlgen e2e") == "success", job.step_results()
+    # GPU_NODES=2: 16 GPUs of quota in nodes of 8.
+    assert "2 node(s) of 8 nvidia.com/gpu" in job.log + job.summary, job.summary
+    assert "Kueue" in job.summary, job.summary

@@ -22,9 +22,8 @@ VARIANTS = {
 }
 #: The workflows each variant changes, and how (everything else is the default's, byte for byte).
 CHANGED = {
-    "argo": {"e2e.yaml"},        # Argo CD's build (GOTOOLCHAIN) and Redis
-    "kueue": {"e2e.yaml"},       # not checked here: rlgen e2e serves no Kueue
-    "external-secrets": {"e2e.yaml"},  # not checked here: rlgen e2e serves no External Secrets
+    "argo": {"e2e.yaml"},   # Argo CD's build (GOTOOLCHAIN) and Redis (tests/workflows/test_e2e_job.py)
+    "kueue": {"e2e.yaml"},  # GPU_NODES: the queue's quota in nodes (tests/workflows/test_e2e_job.py)
 }
 
 
@@ -42,12 +41,7 @@ def test_the_kueue_pool_is_the_quota_in_nodes(generate):
     assert 'GPU_NODES: "2"' in text and "kueue.gpu_quota (16 GPUs)" in text
 
 
-@pytest.mark.parametrize("variant, says", [("kueue", "Kueue's queues"),
-                                           ("external-secrets", "External Secrets' SecretStore and ExternalSecrets")])
-def test_an_e2e_rlgen_e2e_cannot_sync_says_not_checked_here_and_passes(generate, runner, variant, says):
-    repo = generate(*VARIANTS[variant])
-    full = runner.publish(repo, f"rl-{variant}")
-    event = runner.pull_request(repo, full, "main", "main")
-    job = runner.run(repo / ".github" / "workflows" / "e2e.yaml", "pull_request", full, event)
-    assert job.passed, job.log[-3000:]
-    assert f"Not checked here: rlgen e2e 0.1.0 does not sync {says}" in job.summary, job.summary
+def test_the_pool_nodes_answered_are_the_e2e_pool(generate):
+    # The node pool's own size, when the team says it, whatever the queue's quota.
+    text = (generate(*VARIANTS["kueue"], "--set", "rlgen.pool_nodes=3") / ".github" / "workflows" / "e2e.yaml").read_text()
+    assert 'GPU_NODES: "3"' in text and "rlgen.pool_nodes, the node pool's" in text

@@ -108,7 +108,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "environment": spec.environment,
         "run": run,
         "nnodes": spec.nnodes,
-        **_e2e_workflow(spec, selection),
+        **_e2e_pool(spec, selection),
         "gpus_per_node": spec.gpus_per_node,
         "network": spec.network,
         "gang": spec.gang_scheduling,
@@ -124,23 +124,18 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
     })
 
 
-#: The plugins whose kinds `rlgen e2e` does not sync yet (no controller of theirs on its control
-#: plane): the e2e workflow of a repository with one says "not checked here" instead of failing.
-E2E_UNSERVED = {"kueue": "Kueue's queues (ClusterQueue, LocalQueue)",
-                "external-secrets": "External Secrets' SecretStore and ExternalSecrets"}
-
-
-def _e2e_workflow(spec: Spec, selection: Selection) -> dict:
-    """What the e2e workflow is told: the kinds rlgen e2e cannot sync of this selection, and the
-    GPU nodes of its throwaway pool with the answers that size it: a queue's GPU quota (the most
-    GPUs the team's runs hold at once) in nodes of rlgen.gpus_per_node, else the nodes of a run
+def _e2e_pool(spec: Spec, selection: Selection) -> dict:
+    """The GPU nodes of the e2e workflow's throwaway pool, with the answers that size it: the
+    node pool's own (rlgen.pool_nodes) when said, else a queue's GPU quota (the most GPUs the
+    team's runs hold at once) in nodes of rlgen.gpus_per_node, else the nodes of a run
     (rlgen.nnodes); never fewer than a run needs."""
-    unserved = " or ".join(E2E_UNSERVED[p] for p in selection.plugins.values() if p in E2E_UNSERVED)
+    if spec.pool_nodes:
+        return {"gpu_nodes": max(spec.nnodes, spec.pool_nodes), "gpu_nodes_why": "rlgen.pool_nodes, the node pool's"}
     queue = selection.plugins.get("queue", "")
     quota = selection.values.get(queue, {}).get("gpu_quota")
     if not quota:
-        return {"e2e_unserved": unserved, "gpu_nodes": spec.nnodes, "gpu_nodes_why": "rlgen.nnodes, the nodes of one run"}
-    return {"e2e_unserved": unserved, "gpu_nodes": max(spec.nnodes, -(-quota // spec.gpus_per_node)),
+        return {"gpu_nodes": spec.nnodes, "gpu_nodes_why": "rlgen.nnodes, the nodes of one run"}
+    return {"gpu_nodes": max(spec.nnodes, -(-quota // spec.gpus_per_node)),
             "gpu_nodes_why": f"{queue}.gpu_quota ({quota} GPUs) in nodes of rlgen.gpus_per_node ({spec.gpus_per_node})"}
 
 

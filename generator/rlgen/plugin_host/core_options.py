@@ -93,9 +93,10 @@ CORE = PluginInfo(
                required=True, check=_git_url_error),
         # The push webhook's signature follows the host's kind, which only github.com's and
         # gitlab.com's names tell: any other host is asked, never guessed.
-        Option("git_host", "How git_url's host signs push webhooks: github (GitHub, GitHub Enterprise, Gitea), "
-               "gitlab (GitLab, self-managed too) or generic-hmac (X-Signature: sha256=<HMAC of the body>); "
-               "default: told by github.com and gitlab.com", "", choices=GIT_HOSTS,
+        Option("git_host", "Kind of Git host serving git_url, which decides how its push webhooks are signed "
+               "(github: GitHub, GitHub Enterprise, Gitea; gitlab: GitLab, self-managed too; generic-hmac: "
+               "X-Signature: sha256=<HMAC of the body>; default: told by github.com and gitlab.com)", "",
+               choices=GIT_HOSTS,
                required_when=("git_url", unknown_git_host), cross_check=git_host_error),
         Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
         # Mainland China's clusters reach neither the Hugging Face Hub nor github.com: the region

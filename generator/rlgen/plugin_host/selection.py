@@ -94,7 +94,6 @@ def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributi
         data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
         rlgen_install=core["install"],
         git_host=git_host(core["git_url"] or "", core["git_host"]),
-        git_host=core["git_host"] or known_git_host(core["git_url"] or ""),
         plugin_packages=tuple(core["plugin_packages"]),
         plugin_distributions=distributions,
         verl_version=core["verl"],
