@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.repos import INSTALL
 from support.toolchain import BIN, PROJECT, tool
 
 ACTIONS = Path(__file__).resolve().parent / "actions"
@@ -188,14 +189,17 @@ class Runner:
 
 
 def rlgen_wheel(folder: Path) -> Path:
-    """The wheel of this working tree, for ``pip install rlgen==<version>`` in a job: built once
-    into ``folder`` under a lock (setuptools builds in the source tree: two at once collide)."""
+    """The wheel of this working tree as the release the tests' repositories pin (rlgen.install
+    ``rlgen==<version>``, support.repos.INSTALL), for ``pip install`` in a job: built once into
+    ``folder`` under a lock (setuptools builds in the source tree: two at once collide)."""
     import fcntl
 
     folder.mkdir(parents=True, exist_ok=True)
+    # setuptools-scm would version it by the commit; the pin names the release.
+    env = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": INSTALL.partition("==")[2]}
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not any(folder.glob("rlgen-*.whl")):
             subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(PROJECT)],
-                           check=True, capture_output=True)
+                           check=True, capture_output=True, env=env)
     return folder
