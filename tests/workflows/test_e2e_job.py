@@ -83,7 +83,7 @@ def test_the_e2e_job_fails_on_a_run_the_pool_cannot_take_and_says_why(generate, 
 
 def test_the_argo_e2e_job_syncs_with_argo_cds_go_and_the_runners_redis(generate, runner, tmp_path):
     seed_cache(runner)
-    work, full, event = pull_request(generate, runner, tmp_path, "lr", "run", "set", "baseline",
+    work, full, event = pull_request(generate, runner, tmp_path, "argo-lr", "run", "set", "baseline",
                                      "actor_rollout_ref.actor.optim.lr=3e-6", variant=("--plugin", "argo"))
     job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
     assert job.passed, job.log[-6000:]
@@ -97,7 +97,7 @@ def test_the_argo_e2e_job_syncs_with_argo_cds_go_and_the_runners_redis(generate,
 
 def test_the_kueue_e2e_job_syncs_on_a_pool_of_the_queues_quota(generate, runner, tmp_path):
     seed_cache(runner)
-    work, full, event = pull_request(generate, runner, tmp_path, "lr", "run", "set", "baseline",
+    work, full, event = pull_request(generate, runner, tmp_path, "kueue-lr", "run", "set", "baseline",
                                      "actor_rollout_ref.actor.optim.lr=3e-6",
                                      variant=("--plugin", "kueue", "--set", "kueue.gpu_quota=16"))
     job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
