@@ -200,6 +200,12 @@ def rlgen_wheel(folder: Path) -> Path:
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not any(folder.glob("rlgen-*.whl")):
-            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(PROJECT)],
+            # Built from a copy: a build writes its version into rlgen/_version.py, which the
+            # tree's own editable install reads.
+            source = shutil.copytree(PROJECT, folder / "source", symlinks=True, ignore=shutil.ignore_patterns(
+                ".git", ".venv", ".toolchain", ".verl", "build", "dist", "demo", "*.egg-info", "__pycache__",
+                "tests", "benchmarks", "_version.py"))
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), str(source)],
                            check=True, capture_output=True, env=env)
+            shutil.rmtree(source)
     return folder
