@@ -1,5 +1,5 @@
 """The generated e2e workflow's job run by nektos/act on this machine (tests/support/act.py), the
-default repository (Flux), a pull request adding a run: its wall time with the control plane's
+default repository (Flux), a pull request changing its run's learning rate: its wall time with the control plane's
 programs restored by the cache step (warm: the entry an earlier run saved), and with the cache
 empty (the job builds them with ``rlgen e2e --install-tools``; Go's module and build caches are
 this machine's, already filled by ``make toolchain``, so this is not a first run on a fresh
@@ -45,9 +45,9 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "rlgen", "new", str(repo), "--no-input", *REQUIRED,
                             "--set", f"rlgen.upstream_mirror={git.base}"], check=True, capture_output=True)
             subprocess.run(["git", "-C", str(repo), "switch", "-q", "-c", "lr"], check=True)
-            subprocess.run([sys.executable, "-m", "rlgen", "run", "new", "lr-3e-6", "--set",
-                            "actor_rollout_ref.actor.optim.lr=3e-6", "--no-branch"], cwd=repo, check=True,
-                           capture_output=True)
+            # A changed run: a second run would need a second GPU node (GPU_NODES is rlgen.nnodes, 1).
+            subprocess.run([sys.executable, "-m", "rlgen", "run", "set", "baseline",
+                            "actor_rollout_ref.actor.optim.lr=3e-6"], cwd=repo, check=True, capture_output=True)
             subprocess.run(["git", "-C", str(repo), "switch", "-q", "main"], check=True)
             full = runner.publish(repo, "rl-bench")
             event = runner.pull_request(repo, full, "main", "lr")
