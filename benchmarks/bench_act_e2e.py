@@ -22,14 +22,14 @@ sys.path.insert(0, str(PROJECT / "tests"))
 
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git",
-            "--set", "rlgen.git_host=generic-hmac", "--set", "rlgen.install=rlgen==0.1.0",
+            "--set", "rlgen.git_host=generic-hmac",
             "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800",
             "--set", "ak-storage.bucket=rl-bench-data", "--set", "ak-storage.region=cn-hangzhou")
 
 
 def main() -> int:
     from e2e.conftest import openkruise_agents
-    from support.act import TOKEN, Runner, rlgen_wheel
+    from support.act import THIS_RLGEN, TOKEN, Runner, rlgen_wheel
     from support.github_host import RestApi
     from workflows.test_e2e_job import KEY, seed_cache
 
@@ -42,7 +42,7 @@ def main() -> int:
             runner = Runner(work, git, api, None, rlgen_wheel(work / "wheelhouse"))
             git.publish("openkruise/agents", openkruise_agents(work / "agents"), tag="v0.3.0")
             repo = work / "repo"
-            subprocess.run([sys.executable, "-m", "rlgen", "new", str(repo), "--no-input", *REQUIRED,
+            subprocess.run([sys.executable, "-m", "rlgen", "new", str(repo), "--no-input", *REQUIRED, *THIS_RLGEN,
                             "--set", f"rlgen.upstream_mirror={git.base}"], check=True, capture_output=True)
             subprocess.run(["git", "-C", str(repo), "switch", "-q", "-c", "lr"], check=True)
             # A changed run: a second run would need a second GPU node (GPU_NODES is rlgen.nnodes, 1).

@@ -27,8 +27,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from support.repos import INSTALL
 from support.toolchain import BIN, PROJECT, tool
+
+from rlgen import __version__
 
 ACTIONS = Path(__file__).resolve().parent / "actions"
 #: What the runner's label is on this machine: the host itself.
@@ -36,6 +37,9 @@ PLATFORM = "ubuntu-24.04=-self-hosted"
 OWNER = "my-org"
 #: The token of every job: the workflow's GITHUB_TOKEN and, for rlgen-update, RLGEN_UPDATE_TOKEN.
 TOKEN = "ghs_rlgenActStandInToken0123456789abcdef"
+#: rlgen.install of the repositories a job runs on: this checkout's version, which the job
+#: installs from the wheel :func:`rlgen_wheel` builds (a job's rlgen is the one that generated).
+THIS_RLGEN = ("--set", f"rlgen.install=rlgen=={__version__}")
 SUMMARY_TRAP = """\
 if [ -z "${RLGEN_ACT_SUMMARY_TRAP:-}" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   export RLGEN_ACT_SUMMARY_TRAP=1
@@ -189,14 +193,14 @@ class Runner:
 
 
 def rlgen_wheel(folder: Path) -> Path:
-    """The wheel of this working tree as the release the tests' repositories pin (rlgen.install
-    ``rlgen==<version>``, support.repos.INSTALL), for ``pip install`` in a job: built once into
-    ``folder`` under a lock (setuptools builds in the source tree: two at once collide)."""
+    """The wheel of this working tree at the version this rlgen has (setuptools-scm's of the
+    checkout, which :data:`THIS_RLGEN` pins), for ``pip install`` in a job: built once into
+    ``folder`` under a lock."""
     import fcntl
 
     folder.mkdir(parents=True, exist_ok=True)
-    # setuptools-scm would version it by the commit; the pin names the release.
-    env = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": INSTALL.partition("==")[2]}
+    # A copy has no Git history to version it by.
+    env = {**os.environ, "SETUPTOOLS_SCM_PRETEND_VERSION": __version__}
     with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not any(folder.glob("rlgen-*.whl")):

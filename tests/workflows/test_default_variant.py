@@ -7,8 +7,10 @@ import shutil
 import subprocess
 
 import pytest
-from support.act import TOKEN
+from support.act import THIS_RLGEN, TOKEN
 from support.repos import commit_all, git, ok, rlgen_in
+
+from rlgen import __version__
 
 WORKFLOWS = ".github/workflows"
 
@@ -16,7 +18,7 @@ WORKFLOWS = ".github/workflows"
 @pytest.fixture(scope="module")
 def default(generate, runner, tmp_path_factory):
     """The default repository, published to the runner's Git host as my-org/rl-default."""
-    repo = shutil.copytree(generate(), tmp_path_factory.mktemp("default") / "repo", symlinks=True)
+    repo = shutil.copytree(generate(*THIS_RLGEN), tmp_path_factory.mktemp("default") / "repo", symlinks=True)
     return repo, runner.publish(repo, "rl-default")
 
 
@@ -92,7 +94,7 @@ def test_rlgen_update_on_a_repository_up_to_date_opens_nothing(default, runner):
     job = runner.run(repo / WORKFLOWS / "rlgen-update.yaml", "schedule", full,
                      secrets={"RLGEN_UPDATE_TOKEN": TOKEN}, served=runner.served)
     assert job.passed, job.log[-4000:]
-    assert "Up to date: rlgen 0.1.0 renders this repository as its last render." in job.summary, job.summary
+    assert f"Up to date: rlgen {__version__} renders this repository as its last render." in job.summary, job.summary
     assert not runner.api.repos.get(full) or not runner.api.repos[full].pulls
 
 

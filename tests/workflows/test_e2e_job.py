@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+from support.act import THIS_RLGEN
 from support.repos import git, ok, rlgen_in
 from support.toolchain import build
 
@@ -42,7 +43,7 @@ def mirrored(generate, runner, tmp_path, *args: str):
 
     if not (runner.git_server.root / "openkruise/agents").exists():
         runner.git_server.publish("openkruise/agents", openkruise_agents(tmp_path / "agents"), tag="v0.3.0")
-    return shutil.copytree(generate(*args, "--set", f"rlgen.upstream_mirror={runner.git_server.base}"),
+    return shutil.copytree(generate(*args, *THIS_RLGEN, "--set", f"rlgen.upstream_mirror={runner.git_server.base}"),
                            tmp_path / "repo", symlinks=True)
 
 

@@ -15,8 +15,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from support.act import THIS_RLGEN
 from support.oci_registry import crane, serve
-from support.repos import GIT_URL, INSTALL, POOL, git, ok, run_rlgen
+from support.repos import GIT_URL, POOL, git, ok, run_rlgen
 from support.toolchain import tool
 
 BUILDER = Path(__file__).resolve().parents[1] / "support" / "layer_build.py"
@@ -49,7 +50,7 @@ def test_the_images_job_pushes_what_the_registry_lacks(runner, registry, tmp_pat
     # make and docker); images.yaml is the default's byte for byte (tests/workflows/test_variants.py).
     repo = tmp_path / "repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={registry}/team",
-                 "--set", f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=github", *THIS_RLGEN,
                  *POOL, "--set", "ak-storage.bucket=rl-tests-data", "--set", "ak-storage.region=cn-hangzhou",
                  "--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.rl-team.net"))
     full = runner.publish(repo, "rl-images")
