@@ -30,8 +30,10 @@ def runner(tmp_path_factory):
     root = tmp_path_factory.mktemp("runner")
     files = release_files()
     with GitServer(root / "git") as git, RestApi(TOKEN) as api, Releases(root / "tls", files) as releases:
-        # One wheel for every worker of the session (their base folders share a parent).
-        wheels = rlgen_wheel(tmp_path_factory.getbasetemp().parent / "rlgen-wheelhouse")
+        # One wheel for every worker of the session (an xdist worker's base folder is inside the
+        # session's), built anew by each session.
+        base = tmp_path_factory.getbasetemp()
+        wheels = rlgen_wheel((base.parent if base.name.startswith("popen-gw") else base) / "rlgen-wheelhouse")
         runner = Runner(root, git, api, releases, wheels)
         runner.served = {"kustomize": next(v for k, v in files.items() if "kustomize_v" in k),
                          "kubeconform": next(v for k, v in files.items() if "kubeconform-" in k)}
