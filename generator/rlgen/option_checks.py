@@ -66,6 +66,18 @@ def git_branch_error(value: str) -> str | None:
     return None if ok else f"{_show(value)} is not a git branch name (git check-ref-format --branch refuses it)"
 
 
+#: A GitHub team as CODEOWNERS names it, @org/team: an organization's login (letters, digits,
+#: single hyphens inside, at most 39) and a team's slug (letters, digits, '-', '_', '.').
+GITHUB_TEAM = r"@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}"
+
+
+def github_team_error(value: str) -> str | None:
+    """Not a GitHub team handle: it is written into .github/CODEOWNERS as one."""
+    if re.fullmatch(GITHUB_TEAM, str(value)):
+        return None
+    return f"{_show(value)} is not a GitHub team handle like @my-org/researchers"
+
+
 def int_range(low: int, high: int = MAX_INT) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):

@@ -148,7 +148,7 @@ def test_bad_revisions_and_failed_renders_are_one_line_and_leave_no_worktree(rep
     commit_all(repo, "break the training base")
     result = run_rlgen("diff", "--base", "HEAD~1", "--head", "HEAD", cwd=repo)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
-    assert "kustomize failed on ./runs" in result.stderr and "HEAD@" in result.stderr
+    assert "kustomize failed on ./overlays/production/runs/baseline" in result.stderr and "HEAD@" in result.stderr
     assert len(git(repo, "worktree", "list").splitlines()) == 1
     assert git(repo, "status", "--porcelain") == ""
 

@@ -230,7 +230,7 @@ def dump_argo_on_failure(argo_control_plane, request):
 #: these, by name; the one that swaps the secrets plugin into the synced repository runs last.
 ORDER = ["test_default_repository", "test_cluster_commands", "test_cluster_breaks", "test_storage_change",
          "test_layout_update",
-         "test_pull_request_loop",
+         "test_pull_request_loop", "test_team_of_five",
          "test_variants", "test_ack_addons", "test_change_matrix", "test_second_cluster",
          "test_immutable_fields_on_apiserver", "test_secrets_external", "test_e2e_command"]
 LAST = ["test_secrets_sops"]

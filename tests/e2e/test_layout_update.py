@@ -1,5 +1,6 @@
-"""A repository synced in the layout of an earlier rlgen (the main environment's runs index in
-runs/, each cluster's upstream roots in its own infrastructure.yaml), updated with rlgen update:
+"""A repository synced in the layout of an earlier rlgen (each environment's runs listed in one
+index; before that, the main environment's index in runs/ and each cluster's upstream roots in its
+own infrastructure.yaml), updated with rlgen update to a folder per run:
 every stage Ready at the new revision, and nothing re-created on the way (the same objects, the
 same owner, so Flux prunes nothing)."""
 from __future__ import annotations
@@ -8,8 +9,8 @@ import re
 
 import pytest
 from support.flux import NAMESPACE, reconcile
-from support.repos import commit_all, git, ok, run_rlgen
-from support.updates import as_old_layout
+from support.repos import INDEX, commit_all, git, listed, ok, run_rlgen
+from support.updates import as_index_layout, as_old_layout
 
 pytestmark = pytest.mark.usefixtures("dump_on_failure")
 
@@ -24,7 +25,8 @@ def _uids(cp) -> dict[str, str]:
     return found
 
 
-def test_an_old_layout_updated_syncs_and_recreates_nothing(control_plane, synced):
+@pytest.mark.parametrize("layout", [as_index_layout, as_old_layout], ids=["runs-index", "index-in-runs"])
+def test_an_old_layout_updated_syncs_and_recreates_nothing(control_plane, synced, layout):
     cp, repo = control_plane, synced["repo"]
     git(repo, "checkout", "--quiet", "main")
     start = git(repo, "rev-parse", "HEAD").strip()
@@ -32,7 +34,8 @@ def test_an_old_layout_updated_syncs_and_recreates_nothing(control_plane, synced
     rendered = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
     bootstrapped = [str(p.relative_to(repo)) for p in sorted(repo.glob("clusters/*/flux-system/gotk-*.yaml"))]
     try:
-        as_old_layout(repo)
+        runs = listed(repo)
+        layout(repo)
         for path in bootstrapped:
             (repo / path).write_text(git(repo, "show", f"{rendered}:{path}"))
         commit_all(repo, "The layout of an earlier rlgen")
@@ -50,7 +53,10 @@ def test_an_old_layout_updated_syncs_and_recreates_nothing(control_plane, synced
         before = _uids(cp)
 
         ok(run_rlgen("update", "--no-branch", cwd=repo))
-        assert not (repo / "runs/kustomization.yaml").exists()
+        assert not (repo / "runs/kustomization.yaml").exists() and not (repo / INDEX).exists()
+        assert listed(repo) == runs
+        validated = run_rlgen("validate", "--offline", cwd=repo)
+        assert validated.returncode == 0, validated.stdout + validated.stderr
         assert (repo / "infrastructure/upstream/kustomization.yaml").is_file()
         git(repo, "push", "--quiet", "origin", "main")
         ks = reconcile(cp)

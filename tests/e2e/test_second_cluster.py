@@ -8,6 +8,7 @@ clusters' objects cannot live in one API server."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -31,12 +32,12 @@ def staging(control_plane, second_control_plane, synced, sync_repository):
     git(repo, "checkout", "--quiet", "main")
     ok(run_rlgen("cluster", "add", CLUSTER, "--env", "staging", cwd=repo))
     branch = git(repo, "branch", "--show-current").strip()
-    # The README's way to run a run on staging first: list it in the environment's runs index
-    # (the first run the repository has now: earlier modules rename and remove runs).
+    # The README's way to run a run on staging first: a copy of its folder in the environment's
+    # runs folder (the first run the repository has now: earlier modules rename and remove runs).
     run = json.loads(ok(run_rlgen("run", "list", "-o", "json", cwd=repo)))[0]["run"]
-    index = repo / "overlays" / "staging" / "runs" / "kustomization.yaml"
-    index.write_text(index.read_text().replace("resources: []", f"resources:\n  - ../../../runs/{run}"))
-    git(repo, "commit", "--quiet", "-am", f"staging: run {run}")
+    shutil.copytree(repo / "overlays" / "production" / "runs" / run, repo / "overlays" / "staging" / "runs" / run)
+    git(repo, "add", "overlays/staging/runs")
+    git(repo, "commit", "--quiet", "-m", f"staging: run {run}")
     validate = run_rlgen("validate", "--offline", "-o", "json", cwd=repo)
     assert validate.returncode == 0, validate.stdout + validate.stderr
     git(repo, "checkout", "--quiet", "main")

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 from support.hostile import leftovers, record
-from support.repos import GIT_URL, INDEX, INSTALL, REGISTRY, commit_all, git
+from support.repos import GIT_URL, INSTALL, REGISTRY, commit_all, git, link
 
 #: Secrets planted in the inputs: none may come out anywhere.
 TOKEN = "ghp_Hostile0Corpus1Token2Value3abcdefgh"
@@ -185,17 +185,20 @@ def _named_resource(folder: str, name: str, make: Callable[[Path], None]) -> Cal
     return prepare
 
 
+#: The folder that gives the main environment its first run.
+LINK = link("baseline")
+
 def _huge(path: Path) -> None:
     # Sparse: past rlgen's limit on a file without taking the disk.
     with open(path, "wb") as f:
         f.truncate(64 * 1024 * 1024 + 1)
 
 
-def _index_folder(repo: Path) -> None:
-    index = repo / INDEX
-    index.unlink()
-    index.mkdir()
-    (index / "kustomization.yaml").write_text("resources: []\n")
+def _link_folder(repo: Path) -> None:
+    link = repo / LINK
+    link.unlink()
+    link.mkdir()
+    (link / "kustomization.yaml").write_text("resources: []\n")
 
 
 CASES = [
@@ -288,10 +291,10 @@ CASES = [
          says="symbolic link", keep=("../outside.yaml",)),
 
     # -- the runs index and run names
-    Case("index-empty-then-set", ("run", "set", "baseline", "trainer.total_epochs=3"),
-         write(INDEX, ""), says="no run 'baseline'"),
-    Case("folder-missing-from-index-rm", ("run", "rm", "baseline"),
-         edit(INDEX, "  - ../../../runs/baseline\n", ""), says="no run 'baseline'"),
+    Case("link-empty-then-set", ("run", "set", "baseline", "trainer.total_epochs=3"),
+         write(LINK, ""), says=f"{LINK}: resources: expected one entry"),
+    Case("folder-missing-from-runs-rm", ("run", "rm", "baseline"),
+         lambda repo: shutil.rmtree(repo / LINK.rpartition("/")[0]), says="no run 'baseline'"),
     Case("run-new-name-300", ("run", "new", "r" * 300), says="longer than"),
     Case("run-new-detached", ("run", "new", "second"), _detach, says="detached"),
     Case("run-new-stale-index-lock", ("run", "new", "second"), _stale_lock, says="index.lock"),
@@ -365,11 +368,10 @@ CASES = [
     Case("kustomization-not-utf8-render", ("render",), lambda repo: (repo / "runs/baseline/kustomization.yaml")
          .write_bytes((repo / "runs/baseline/kustomization.yaml").read_bytes() + b"# \xff\n"),
          says="runs/baseline/kustomization.yaml: line"),
-    Case("index-folder-render", ("render",), _index_folder, says=f"{INDEX}: a folder"),
-    Case("index-folder-run-new", ("run", "new", "second"), _index_folder, says=INDEX),
-    Case("index-empty-render", ("render",), write(INDEX, ""), says="runs"),
-    Case("index-empty-run-new", ("run", "new", "second"), write(INDEX, ""),
-         says=f"{INDEX}: empty"),
+    Case("link-folder-render", ("render",), _link_folder, says="overlays/production/runs/baseline: not a run's folder"),
+    Case("link-folder-run-new", ("run", "new", "second"), _link_folder, says="overlays/production/runs/baseline"),
+    Case("link-empty-render", ("render",), write(LINK, ""), says=f"{LINK}: resources"),
+    Case("link-empty-run-new", ("run", "new", "second"), write(LINK, ""), says=f"{LINK}: resources"),
 
     # -- kustomize sources edited by hand
     Case("platform-bad-yaml", ("validate",), write("base/platform/kustomization.yaml", "resources: [unclosed\n"),

@@ -25,7 +25,8 @@ def test_render_json_and_table_carry_the_objects_of_every_source(repo):
     yaml_out = ok(rlgen_in(repo, "render", "overlays/production/runs"))
     expected = [d for d in YAML(typ="safe").load_all(yaml_out) if d]
     doc = json.loads(ok(rlgen_in(repo, "render", "overlays/production/runs", "-o", "json")))
-    assert [s["source"] for s in doc["sources"]] == ["runs"] and doc["sources"][0]["file"] is None
+    # A runs folder without kustomization file: each run's folder in it is a root of its own.
+    assert [s["source"] for s in doc["sources"]] == ["baseline"] and doc["sources"][0]["file"] is None
     assert doc["sources"][0]["objects"] == expected
     table = ok(rlgen_in(repo, "render", "overlays/production/runs", "-o", "table")).splitlines()
     assert table[0].split() == ["SOURCE", "KIND", "NAMESPACE", "NAME", "FILE"]

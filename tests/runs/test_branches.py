@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from support.repos import commit_all, git, ok, rlgen_in
+from support.repos import commit_all, git, listed, ok, rlgen_in
 
 
 def _with_origin(repo, tmp_path):
@@ -65,12 +65,9 @@ def test_a_failed_fetch_is_one_line_naming_the_start(repo, tmp_path):
 def test_env_lists_a_new_run_or_sweep_in_that_environments_runs(repo):
     ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
     ok(rlgen_in(repo, "run", "new", "exp", "--env", "staging"))
-    staging = (repo / "overlays/staging/runs/kustomization.yaml").read_text()
-    production = (repo / "overlays/production/runs/kustomization.yaml").read_text()
-    assert "../../../runs/exp" in staging and "../../../runs/exp" not in production
+    assert listed(repo, "staging") == ["exp"] and listed(repo) == ["baseline"]
     git(repo, "switch", "-q", "main")
     ok(rlgen_in(repo, "run", "sweep", "lr", "--grid", "trainer.total_epochs=2,3", "--env", "staging"))
-    staging = (repo / "overlays/staging/runs/kustomization.yaml").read_text()
-    assert "../../../runs/lr-1" in staging and "../../../runs/lr-2" in staging
+    assert listed(repo, "staging") == ["lr-1", "lr-2"]
     result = rlgen_in(repo, "run", "new", "other", "--env", "nope")
     assert result.returncode == 2 and "--env nope: no cluster syncs that environment" in result.stderr

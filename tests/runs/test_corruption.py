@@ -10,12 +10,13 @@ import shutil
 
 import pytest
 from rlgen.cli import main
-from support.repos import INDEX, commit_all, git
+from support.repos import commit_all, git, link
 
 RUN = "runs/baseline/run.yaml"
 RUN_K = "runs/baseline/kustomization.yaml"
 TRAINER = "base/training/trainer.yaml"
 ANSWERS = "rlgen.yaml"
+LINK = link("baseline")
 
 
 def replace(old: str, new: str):
@@ -63,11 +64,14 @@ CORRUPTIONS = [
     ("run-kustomization-transformers-number", RUN_K, replace("transformers:\n", "transformers: 5\nold:\n")),
     ("run-kustomization-patch-not-json", RUN_K, replace('patch: \'[{"op"', 'patch: \'[{op"')),
     ("run-kustomization-no-base", RUN_K, replace("  - ../../base/training\n", "  - ../../base/platform\n")),
-    ("index-resources-number", INDEX, replace("resources:\n  - ../../../runs/baseline", "resources: 5")),
-    ("index-unknown-run", INDEX, replace("  - ../../../runs/baseline", "  - ../../../runs/baseline\n  - ../../../runs/nope")),
-    ("index-run-twice", INDEX, replace("  - ../../../runs/baseline", "  - ../../../runs/baseline\n  - ../../../runs/baseline")),
-    ("index-not-a-run-folder", INDEX, replace("  - ../../../runs/baseline", "  - baseline")),
-    ("index-a-list", INDEX, whole("- ../../../runs/baseline\n")),
+    ("link-resources-number", LINK, replace("resources:\n  - ../../../../runs/baseline", "resources: 5")),
+    ("link-unknown-run", LINK, replace("../../../../runs/baseline", "../../../../runs/nope")),
+    ("link-two-runs", LINK, replace("  - ../../../../runs/baseline", "  - ../../../../runs/baseline\n  - ../../../../runs/baseline")),
+    ("link-not-a-run-folder", LINK, replace("  - ../../../../runs/baseline", "  - baseline")),
+    ("link-a-list", LINK, whole("- ../../../../runs/baseline\n")),
+    # The sync engine would apply it as it is, beside the runs.
+    ("runs-folder-stray-manifest", "overlays/production/runs/extra.yaml",
+     b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: extra\n  namespace: kube-system\n"),
     ("trainer-not-yaml", TRAINER, append("data: {\n")),
     ("trainer-duplicate-key", TRAINER, append("trainer: {}\n")),
     ("trainer-string-batch", TRAINER, replace("train_batch_size: ", "train_batch_size: x")),

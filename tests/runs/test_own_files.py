@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from support.repos import git, ok, one_error_line, pinned, rlgen_in, run_rlgen
+from support.repos import git, link, ok, one_error_line, pinned, rlgen_in, run_rlgen
 
 LR = "actor_rollout_ref.actor.optim.lr"
 
@@ -19,7 +19,7 @@ def test_changes_elsewhere_never_block_and_stay_the_users(repo):
     _users_changes(repo)
     ok(rlgen_in(repo, "run", "new", "exp", "--set", f"{LR}=2e-6"))
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [
-        "overlays/production/runs/kustomization.yaml", "runs/exp/kustomization.yaml", "runs/exp/run.yaml"]
+        link("exp"), "runs/exp/kustomization.yaml", "runs/exp/run.yaml"]
     ok(rlgen_in(repo, "run", "set", "exp", f"{LR}=3e-6"))
     ok(rlgen_in(repo, "run", "sweep", "lr", "--grid", f"{LR}=1e-6,2e-6", "--no-branch"))
     ok(rlgen_in(repo, "run", "rm", "exp", "--no-branch"))

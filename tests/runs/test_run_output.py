@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from support.repos import INDEX, git, ok, pinned, rlgen_in
+from support.repos import git, link, ok, pinned, rlgen_in
 
 LR = "actor_rollout_ref.actor.optim.lr"
 
@@ -27,7 +27,9 @@ def test_run_new_set_rm_json_is_what_git_holds(repo):
     assert new["commit"] == head and new["start"] == "main"
     assert new["rayjob"] == pinned(repo, "exp")
     assert new["files"] == committed_files(repo, head)
-    assert "runs/exp/run.yaml" in new["files"]["added"] and new["files"]["changed"] == [INDEX]
+    # No file another run's branch changes: the run's folders are all new.
+    assert sorted(new["files"]["added"]) == [link("exp"), "runs/exp/kustomization.yaml", "runs/exp/run.yaml"]
+    assert new["files"]["changed"] == []
 
     old = new["rayjob"]
     changed = json.loads(ok(rlgen_in(repo, "run", "set", "exp", f"{LR}=1e-5", "-o", "json")))

@@ -7,11 +7,11 @@ import pytest
 from rlgen.naming import dns1035_label_error
 from ruamel.yaml import YAML
 from support.repos import (
-    INDEX,
     REPO,
     build,
     commit_all,
     git,
+    link,
     listed,
     ok,
     one_error_line,
@@ -57,7 +57,7 @@ def test_run_new_commits_the_run_on_its_own_branch(repo):
     assert git(repo, "rev-parse", "HEAD~1").strip() == main
     assert git(repo, "status", "--porcelain") == ""
     assert sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == [
-        INDEX, "runs/lr-sweep/kustomization.yaml", "runs/lr-sweep/run.yaml"]
+        link("lr-sweep"), "runs/lr-sweep/kustomization.yaml", "runs/lr-sweep/run.yaml"]
     message = git(repo, "log", "-1", "--format=%B")
     assert f"{LR}=3e-06" in message and "trainer.total_epochs=2" in message
     assert listed(repo) == ["baseline", "lr-sweep"]

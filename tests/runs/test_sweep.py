@@ -9,7 +9,7 @@ import pytest
 from rlgen.errors import RlgenError
 from rlgen.runs import grid
 from ruamel.yaml import YAML
-from support.repos import INDEX, build, git, listed, ok, one_error_line, pinned, rlgen_in, run_rlgen, schema_dir
+from support.repos import build, link, git, listed, ok, one_error_line, pinned, rlgen_in, run_rlgen, schema_dir
 from support.verl_config import compose_run, mounted_configs
 
 LR = "actor_rollout_ref.actor.optim.lr"
@@ -94,8 +94,8 @@ def test_a_sweep_is_one_commit_on_one_branch_with_one_labelled_run_per_point(rep
     assert out["commit"] == git(repo, "rev-parse", "HEAD").strip() and out["new_branch"] is True
     assert git(repo, "status", "--porcelain") == "" and index(repo) == ["baseline", *names]
     assert sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == sorted(
-        [INDEX, *(f"runs/{n}/{f}" for n in names for f in ("kustomization.yaml", "run.yaml"))])
-    assert out["files"]["changed"] == [INDEX] and len(out["files"]["added"]) == 8
+        [*map(link, names), *(f"runs/{n}/{f}" for n in names for f in ("kustomization.yaml", "run.yaml"))])
+    assert out["files"]["changed"] == [] and len(out["files"]["added"]) == 12
     points = [(1e-6, 128), (1e-6, 256), (3e-6, 128), (3e-6, 256)]
     assert [(r["run"], r["point"]) for r in out["runs"]] == [(n, {LR: a, BATCH: b}) for n, (a, b) in zip(names, points)]
     message = git(repo, "log", "-1", "--format=%B")
@@ -218,7 +218,8 @@ def test_run_rm_sweep_removes_every_run_of_the_sweep_in_one_commit(repo):
     assert git(repo, "rev-parse", "HEAD~1").strip() == main and out["commit"] == git(repo, "rev-parse", "HEAD").strip()
     assert out["runs"] == [{"run": r["run"], "rayjob": r["rayjob"]} for r in made["runs"]]
     assert index(repo) == ["baseline", "other"] and not any((repo / "runs" / f"lr-{i}").exists() for i in (1, 2, 3))
-    assert sorted(out["files"]["removed"]) == sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())[1:]
+    assert sorted(out["files"]["removed"]) == sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
+    assert out["files"]["changed"] == []
     message = git(repo, "log", "-1", "--format=%B")
     assert message.startswith("Sweep lr: remove its 3 runs") and all(r["rayjob"] in message for r in made["runs"])
     rayjobs = {o["metadata"]["name"] for o in build(repo / "overlays/production/runs") if o["kind"] == "RayJob"}

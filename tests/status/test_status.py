@@ -3,13 +3,14 @@ Flux and Argo CD stage status as their controllers write it, real git for "merge
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
 from support import cluster_objects as co
 from support.cluster import against, closed_port, rows
 from support.fake_apiserver import FakeAPIServer
-from support.repos import INDEX, git, ok, one_error_line, pinned, rlgen_in
+from support.repos import git, link, ok, one_error_line, pinned, rlgen_in
 
 NS = "rl-training"
 
@@ -126,11 +127,10 @@ def test_an_applied_run_without_rayjob_was_deleted(repo):
 
 def test_a_removed_run_is_pruned(repo):
     ok(rlgen_in(repo, "run", "new", "lr-sweep", "--no-branch", "--set", "actor_rollout_ref.actor.optim.lr=3e-6"))
-    index = repo / INDEX
-    index.write_text(index.read_text().replace("- ../../../runs/lr-sweep\n", ""))
+    shutil.rmtree(repo / link("lr-sweep").rpartition("/")[0])
     name = pinned(repo, "lr-sweep")
     result, _ = against(repo, cluster(repo, co.rayjob(name, NS, "Running", "RUNNING")), "status", "lr-sweep")
-    assert rows(result)["lr-sweep"]["note"] == "removed from the runs index: the sync engine prunes it"
+    assert rows(result)["lr-sweep"]["note"] == "removed from the environment's runs: the sync engine prunes it"
 
 
 def test_an_argo_application_that_failed_to_sync(generate, tmp_path):
@@ -197,13 +197,14 @@ def test_cluster_names_which_of_the_repository_clusters_is_read(repo):
     for production, and staging's own with --cluster staging; a cluster rlgen.yaml lacks is one line."""
     ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
     ok(rlgen_in(repo, "run", "new", "try-it", "--no-branch"))
-    main_index, staging_index = repo / INDEX, repo / "overlays/staging/runs/kustomization.yaml"
-    main_index.write_text(main_index.read_text().replace("  - ../../../runs/try-it\n", ""))
-    staging_index.write_text(staging_index.read_text().replace("resources: []", "resources:\n  - ../../../runs/try-it"))
-    git(repo, "commit", "-qam", "try-it on staging")
+    (repo / "overlays/staging/runs/try-it").mkdir()
+    (repo / link("try-it")).rename(repo / link("try-it", "staging"))
+    (repo / "overlays/production/runs/try-it").rmdir()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "try-it on staging")
     live = cluster(repo, co.rayjob(pinned(repo, "try-it"), NS, "Running", "RUNNING"))
     result, _ = against(repo, live, "status", "try-it")
-    assert rows(result)["try-it"]["note"] == "removed from the runs index: the sync engine prunes it"
+    assert rows(result)["try-it"]["note"] == "removed from the environment's runs: the sync engine prunes it"
     result, _ = against(repo, live, "status", "try-it", "--cluster", "staging")
     assert result.returncode == 0, result.stderr
     assert rows(result)["try-it"]["note"] == "" and rows(result)["try-it"]["deployment"] == "Running"

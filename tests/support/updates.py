@@ -38,12 +38,27 @@ def recorded_render(repo: Path) -> str:
     return YAML(typ="safe").load((repo / "rlgen.yaml").read_text())["render"]
 
 
+def as_index_layout(repo: Path) -> None:
+    """The working tree of a Flux repository laid out as rlgen generated it before a run was a
+    folder of each environment that runs it: each environment's runs listed in one index,
+    ``overlays/<env>/runs/kustomization.yaml``, which every run pull request edited."""
+    for runs in sorted((repo / "overlays").glob("*/runs")):
+        names = sorted(p.parent.name for p in runs.glob("*/kustomization.yaml"))
+        shutil.rmtree(runs)
+        runs.mkdir()
+        (runs / "kustomization.yaml").write_text(
+            "# The active training runs: removing one here (or its folder) prunes its RayJob.\n"
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            + ("resources:\n" + "".join(f"  - ../../../runs/{n}\n" for n in names) if names else "resources: []\n"))
+
+
 def as_old_layout(repo: Path) -> None:
     """The working tree of a Flux repository laid out as rlgen generated it before each
     environment had its runs index and every cluster shared ``infrastructure/upstream/``: the
     main environment's index in ``runs/kustomization.yaml`` (run names as entries), the runs
     stage applying ``./runs``, and each cluster's upstream roots in its own infrastructure.yaml."""
     yaml = YAML(typ="safe")
+    as_index_layout(repo)
     index = repo / "overlays/production/runs/kustomization.yaml"
     text = index.read_text().replace("../../../runs/", "")
     (repo / "runs/kustomization.yaml").write_text(text)

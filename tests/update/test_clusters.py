@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 from ruamel.yaml import YAML
-from support.repos import INDEX, build, ok, one_error_line, pinned, rlgen_in
+from support.repos import build, link, ok, one_error_line, pinned, rlgen_in
 from support.updates import copy_of, status, validate
 
 
@@ -52,9 +52,10 @@ def test_cluster_add_gives_a_second_entry_point_that_validates(generate, tmp_pat
 def test_a_staging_run_syncs_only_to_the_staging_cluster(repo):
     ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch"))
     ok(rlgen_in(repo, "run", "new", "try-it", "--no-branch"))
-    main_index, staging_index = repo / INDEX, repo / "overlays/staging/runs/kustomization.yaml"
-    main_index.write_text(main_index.read_text().replace("  - ../../../runs/try-it\n", ""))
-    staging_index.write_text(staging_index.read_text().replace("resources: []", "resources:\n  - ../../../runs/try-it"))
+    # The run's folder moved from production's runs to staging's.
+    (repo / "overlays/staging/runs/try-it").mkdir()
+    (repo / "overlays/production/runs/try-it/kustomization.yaml").rename(repo / link("try-it", "staging"))
+    (repo / "overlays/production/runs/try-it").rmdir()
 
     def rayjobs(root):
         return {o["metadata"]["name"] for o in build(repo / root) if o["kind"] == "RayJob"}

@@ -8,7 +8,7 @@ import os
 
 import pytest
 from ruamel.yaml import YAML
-from support.repos import build, commit_all, git, ok, one_error_line, pinned, repo_files, rlgen_in
+from support.repos import build, commit_all, git, link, ok, one_error_line, pinned, repo_files, rlgen_in
 from support.updates import branch, head, recorded_render, status, validate
 
 
@@ -124,8 +124,8 @@ def test_a_cluster_of_any_dns_label_environment_gets_its_own_overlay(repo):
     assert kinds == sorted(o["kind"] for o in build(repo / "overlays/production/platform"))
     # A run listed in the canary index reaches the canary cluster alone.
     ok(rlgen_in(repo, "run", "new", "try-it", "--no-branch"))
-    index = repo / "overlays/canary/runs/kustomization.yaml"
-    index.write_text(index.read_text().replace("resources: []", "resources:\n  - ../../../runs/try-it"))
+    (repo / "overlays/canary/runs/try-it").mkdir()
+    (repo / link("try-it", "canary")).write_text((repo / link("try-it")).read_text())
     assert pinned(repo, "try-it") in {o["metadata"]["name"] for o in build(repo / "overlays/canary/runs")
                                       if o["kind"] == "RayJob"}
     git(repo, "reset", "-q", "--hard", added)

@@ -12,7 +12,7 @@ from rlgen import sources
 from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Context, Layer, SecretDelivery, SecretRef
 from rlgen.contributions import Stage, UpstreamSource
 from rlgen.errors import PluginFailed, RlgenError
-from rlgen.generate import dataset_job, image_builds, model_job, readme, training_image, volume_names
+from rlgen.generate import codeowners, dataset_job, image_builds, model_job, readme, training_image, volume_names
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.kustomizations import Components, write_infrastructure, write_platform, write_training
 from rlgen.generate import rayjob as rayjob_source
@@ -22,9 +22,10 @@ from rlgen.plugin_host import install
 from rlgen.plugin_host.manager import Hooks
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers, image_tags
-from rlgen.repo.layout import TRAINING_BASE, runs_index as runs_index_path, runs_root
+from rlgen.repo.layout import RUNS_README, TRAINING_BASE, run_link, runs_index as runs_index_path, runs_root
+from rlgen.repo.sync_engines import builds_folders
 from rlgen.run import checkpoints, naming
-from rlgen.run.folder import index_text, run_kustomization
+from rlgen.run.folder import index_text, link_text, run_kustomization, runs_readme
 from rlgen.repo.secret_plan import declared_secrets
 from rlgen.schemas.shipped import custom_schemas
 from rlgen.spec import ENVIRONMENTS, Spec
@@ -227,12 +228,16 @@ def _delivered(files) -> dict[tuple[str, str, str], dict]:
             for d in docs if isinstance(d.obj, dict) and "spec" in d.obj}
 
 def _runs_root(b: Build, env: str) -> str:
-    """``env``'s runs index, written once: the main cluster's by :func:`first_run`, another
-    environment's empty."""
-    path = runs_index_path(env)
-    if env != b.spec.environment and path not in b.tree.files:
-        b.tree.add(path, index_text([], env=env, main_env=b.spec.environment))
+    """``env``'s runs folder, written once: the main cluster's by :func:`first_run`, another
+    environment's with no run (an index, or a folder of runs kept by its README)."""
+    if env != b.spec.environment:
+        if not builds_folders(b.selection.plugins["sync"]):
+            if runs_index_path(env) not in b.tree.files:
+                b.tree.add(runs_index_path(env), index_text([], env=env, main_env=b.spec.environment))
+        elif f"{runs_root(env)}/{RUNS_README}" not in b.tree.files:
+            b.tree.add(f"{runs_root(env)}/{RUNS_README}", runs_readme(env, b.spec.environment))
     return runs_root(env)
+
 
 
 def plugin_files(b: Build) -> None:
@@ -295,7 +300,12 @@ def first_run(b: Build) -> None:
                                   b.spec.run_config_key, run_yaml.encode(), b.tree.files)
     b.tree.add(f"{folder}/{b.spec.run_config_key}", run_yaml)
     b.tree.add(f"{folder}/kustomization.yaml", run_kustomization(b.spec, b.run, b.rayjob, naming.CURRENT))
-    b.tree.add(runs_index_path(b.spec.environment), index_text([b.run]))
+    env = b.spec.environment
+    if builds_folders(b.selection.plugins["sync"]):
+        b.tree.add(f"{runs_root(env)}/{RUNS_README}", runs_readme(env, env))
+        b.tree.add(f"{run_link(env, b.run)}/kustomization.yaml", link_text(b.run))
+    else:
+        b.tree.add(runs_index_path(env), index_text([b.run]))
 
 
 def answers_file(b: Build) -> None:
@@ -304,7 +314,9 @@ def answers_file(b: Build) -> None:
 
 
 def skeleton(b: Build) -> None:
-    """README, workflows and .gitignore."""
+    """README, workflows, .gitignore and, with the teams answered, CODEOWNERS."""
+    if owners := codeowners.text(b.selection.values["rlgen"], environments(b)):
+        b.tree.add(codeowners.PATH, owners)
     parts = {layer.value: [path.split("/")[1] for path in b.components.paths(layer)] for layer in Layer}
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
@@ -330,7 +342,8 @@ STAGES = (check_selection, images, plugin_components, platform_base, training_ba
 #: environment's platform, then the runs. A later stage may still add a file beside one.
 READY: dict[Callable[[Build], None], Callable[[Build], list[str]]] = {
     platform_base: lambda b: [f"overlays/{env}/platform" for env in environments(b)],
-    first_run: lambda b: [runs_root(b.spec.environment)],
+    # A runs folder without index is built as the engine builds it, not as a root of its own.
+    first_run: lambda b: [] if builds_folders(b.selection.plugins["sync"]) else [runs_root(b.spec.environment)],
 }
 
 

@@ -29,9 +29,9 @@ FOLDERS = {
     "components": (True, "what each plugin adds, one kustomize Component per plugin and layer"),
     "images": (False, "the build contexts of the images the repository builds (training, data, a plugin's), and build.sh, which builds and pushes them"),
     "infrastructure": (True, "what every cluster syncs first: the upstream roots (upstream/, which each cluster folder includes) and add-on settings"),
-    "overlays": (True, "each environment a cluster syncs: its platform, and the index of its runs"),
+    "overlays": (True, "each environment a cluster syncs: its platform, and which runs it gets (runs/)"),
     "rbac": (False, "the read-only role of rlgen doctor and rlgen status, applied by hand"),
-    "runs": (True, "one folder per training run (an environment's index lists the ones it runs)"),
+    "runs": (True, "one folder per training run (overlays/<env>/runs/ says which ones an environment runs)"),
     "schemas": (False, "JSON schemas of the custom kinds, for validation without network"),
     "secrets": (True, "the Secrets the other stages read, synced before them"),
     "optional-secrets": (True, "the Secrets whose readers start without them, synced after secrets/ and "

@@ -18,6 +18,7 @@ from rlgen.option_checks import (
     dataset_source_error,
     git_branch_error,
     git_url_error,
+    github_team_error,
     hub_id_error,
     image_reference_error,
     int_range,
@@ -69,6 +70,10 @@ def _example_domain(host: str) -> str | None:
     if is_example_host(host):
         return f"'{host}' is a reserved example domain: nothing can be pulled from it"
     return None
+
+
+def _team_error(value: str) -> str | None:
+    return github_team_error(value) if value else None
 
 
 def _label_value_error(value: str) -> str | None:
@@ -147,5 +152,10 @@ CORE = PluginInfo(
         Option("queue", "Volcano queue of the runs (gang_scheduling=volcano)", "", check=_label_value_error),
         Option("priority_class", "PriorityClass of the runs' pods (gang_scheduling=volcano)", "",
                check=_label_value_error),
+        Option("researchers_team", "GitHub team that reviews runs/ and each environment's runs folder, as "
+               "@org/team: written into .github/CODEOWNERS with rlgen.platform_team (none: no CODEOWNERS)", "",
+               check=_team_error),
+        Option("platform_team", "GitHub team that reviews everything else, as @org/team (with "
+               "rlgen.researchers_team)", "", check=_team_error),
     ),
 )

@@ -51,7 +51,8 @@ def _needed(source: str, old: dict[str, Unit], new: dict[str, Unit], differ: set
     whole = []
     for co, units in zip(sides, (old, new)):
         if units:
-            whole.append(Unit(co, source, source, next(iter(units.values())).reads))
+            whole.append(Unit(co, source, source, next(iter(units.values())).reads,
+                              tuple(r for r in units if r != source)))
     return whole
 
 

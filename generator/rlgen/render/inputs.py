@@ -18,6 +18,7 @@ from typing import Iterator
 
 from rlgen.errors import RlgenError
 from rlgen.render.checkouts import Checkout
+from rlgen.repo.layout import is_runs_root
 from rlgen.tools import kustomize, yamlio
 from rlgen.tools.kustomize_reads import path_strings
 
@@ -65,10 +66,32 @@ def kustomization_of(co: Checkout, folder: str) -> str | None:
     return None
 
 
+def generated(co: Checkout, folder: str) -> list[str]:
+    """What the sync engine makes of an environment's runs folder with no kustomization file
+    (Flux's kustomize-controller, docs/upstream.md): each sub-folder holding a kustomization
+    file, not descended into, and every other YAML file below, in lexical order (paths relative
+    to the repository). [] for any other folder."""
+    if not is_runs_root(folder) or kustomization_of(co, folder):
+        return []
+    found: set[str] = set()
+    for rel in co.below(folder):
+        parts = rel.split("/")
+        depth = len(folder.split("/"))
+        holder = next((sub for i in range(depth + 1, len(parts))
+                       if kustomization_of(co, sub := "/".join(parts[:i]))), None)
+        if holder:
+            found.add(holder)
+        elif rel.endswith((".yaml", ".yml")):
+            found.add(rel)
+    return sorted(found)
+
+
 def named_paths(co: Checkout, folder: str) -> Iterator[str]:
-    """The files and folders of the checkout that ``folder``'s kustomization names."""
+    """The files and folders of the checkout that ``folder``'s kustomization names (or the
+    sync engine's own of a runs folder without one: :func:`generated`)."""
     rel = kustomization_of(co, folder)
     if rel is None:
+        yield from generated(co, folder)
         return
     for candidate in _parse(co.text(rel))[1]:
         target = posixpath.normpath(posixpath.join(folder, candidate))

@@ -47,7 +47,12 @@ def kustomizations(co: Checkout) -> dict[str, dict]:
             raise RlgenError(f"{rel}: not valid YAML ({exc})") from None
         if doc.get("kind") != "Component":
             out[folder] = doc
-    return out
+    for folder in sorted(co.folders - out.keys()):
+        # An environment's runs folder without index, as its sync engine builds it.
+        if found := inputs.generated(co, folder):
+            out[folder] = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                           "resources": [posixpath.relpath(f, folder) for f in found]}
+    return dict(sorted(out.items()))
 
 
 def _entry(root: str, entry: object) -> str:
@@ -171,8 +176,14 @@ class Unit:
         return self.reads(self.root)
 
     @cached_property
+    def generated(self) -> bool:
+        """The root has no kustomization file: the sync engine's own, listing its children, is
+        built from a held folder (:func:`rlgen.render.inputs.generated`)."""
+        return inputs.kustomization_of(self.checkout, self.root) is None
+
+    @cached_property
     def parts(self) -> list[tuple[str, ...]]:
-        return parts.partition(self.children)
+        return parts.partition(self.children) or ([self.children] if self.generated else [])
 
     @cached_property
     def key(self) -> str:
@@ -230,7 +241,10 @@ class _Builds:
 
     def one(self, i: int, part: int | None) -> str:
         unit, folder = self.units[i], self.folders[i]
-        target = folder / unit.root if part is None else parts.write(self.held, f"{i}-{part}", folder, unit.parts[part])
+        if part is None:
+            target = parts.write(self.held, f"{i}", folder, unit.children) if unit.generated else folder / unit.root
+        else:
+            target = parts.write(self.held, f"{i}-{part}", folder, unit.parts[part])
         try:
             return self.builds.build(target)
         except RlgenError as exc:
@@ -279,7 +293,8 @@ class _Builds:
                 self.done(i, "---\n".join(text for text, _ in self._ordered(i)) if self.units[i].parts
                       else future.result())
             return None
-        if isinstance(error, RlgenError) and not self.builds.stopped:
+        # A root built in one part (the sync engine's own kustomization) has no other build to ask.
+        if isinstance(error, RlgenError) and not self.builds.stopped and len(self.units[i].parts) > 1:
             first = not self.part_errors.get(i)
             self.part_errors.setdefault(i, {})[part] = error
             return i if first else None

@@ -26,6 +26,9 @@ class Engine:
     retire: str
     #: What happens when that merge is synced while this engine still runs.
     merged_while_running: str
+    #: The engine builds a folder with no kustomization file from its sub-folders that hold one,
+    #: so an environment's runs need no index (:data:`rlgen.repo.layout.RUN_LINK`).
+    builds_folders: bool = False
 
     def stage_path(self, obj: dict) -> str:
         path = get(obj, "spec", "path") if self is FLUX else get(obj, "spec", "source", "path")
@@ -38,7 +41,8 @@ FLUX = Engine("Flux", "flux-system", "kustomize.toolkit.fluxcd.io", "v1", "kusto
               # its controllers and CRDs: what they applied stays, for the next engine to adopt.
               "flux uninstall --keep-namespace",
               "the flux-system Kustomization prunes what left clusters/<cluster>/: Flux's own controllers, "
-              "and the stages' Kustomizations, whose finalizers delete everything they applied, runs included")
+              "and the stages' Kustomizations, whose finalizers delete everything they applied, runs included",
+              builds_folders=True)
 ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "Application",
               (("StatefulSet", "argocd-application-controller"), ("Deployment", "argocd-repo-server")), "argo",
               # Without its resources finalizer an Application is deleted alone (Argo CD cascades
@@ -52,6 +56,13 @@ ARGO = Engine("Argo CD", "argocd", "argoproj.io", "v1alpha1", "applications", "A
 def engine_of_plugin(plugin: str) -> Engine | None:
     """The engine whose objects the sync plugin ``plugin`` writes (None: a plugin not built in)."""
     return next((e for e in (FLUX, ARGO) if e.plugin == plugin), None)
+
+
+def builds_folders(plugin: str) -> bool:
+    """The sync plugin ``plugin``'s engine finds an environment's runs by their folders, so the
+    repository has no runs index (:data:`Engine.builds_folders`)."""
+    engine = engine_of_plugin(plugin)
+    return engine is not None and engine.builds_folders
 
 
 #: The annotation of an Argo CD Application whose health no wave waits for (the value "false"),

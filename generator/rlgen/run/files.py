@@ -21,9 +21,11 @@ from ruamel.yaml.comments import CommentedMap
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1035_label_error
 from rlgen.repo import answers
-from rlgen.repo.layout import OLD_RUNS_INDEX, RUN_ENTRY, RUNS, TRAINING_BASE, is_runs_root, runs_index
+from rlgen.repo.layout import (OLD_RUNS_INDEX, RUN_ENTRY, RUN_LINK, RUNS, TRAINING_BASE, runs_env,
+                               runs_index, runs_root)
 from rlgen.spec import Spec
 from rlgen.tools import repo_files, yamlio
+from rlgen.tools.kustomize_reads import KUSTOMIZATION_FILES
 from rlgen.verl import keys, releases, trainer_config
 
 #: Keys of run.yaml that are Hydra's, not verl's.
@@ -72,37 +74,72 @@ def _read_plain(path: Path) -> Any:
 
 
 def index_path(repo: Path, env: str | None = None) -> Path:
-    """The runs index of ``env`` (a cluster's environment): by default the main cluster's,
-    which ``rlgen run`` edits."""
+    """Where ``env`` (a cluster's environment; by default the main cluster's, which ``rlgen run``
+    edits) lists its runs: its index when it has one, else its runs folder, one folder per run."""
     if not env:
-        return repo / runs_index(answers.main_environment(repo))
-    known = {answers.main_environment(repo), *answers.read(repo)["clusters"].values()}
-    if env not in known:
-        raise RlgenError(f"--env {env}: no cluster syncs that environment (environments: {', '.join(sorted(known))})")
-    return repo / runs_index(env)
+        env = answers.main_environment(repo)
+    else:
+        known = {answers.main_environment(repo), *answers.read(repo)["clusters"].values()}
+        if env not in known:
+            raise RlgenError(f"--env {env}: no cluster syncs that environment (environments: {', '.join(sorted(known))})")
+    index = repo / runs_index(env)
+    return index if index.is_file() or index.is_symlink() else repo / runs_root(env)
 
 
 def read_index(repo: Path, plain: bool = False, env: str | None = None) -> list[str]:
-    """The runs ``env``'s index lists (the main environment's by default): each a run folder that exists."""
+    """The runs ``env`` gets (the main environment's by default): each a run folder that exists."""
     path = index_path(repo, env)
     require_inside(repo, path)
-    if not path.exists() and (repo / OLD_RUNS_INDEX).is_file():
+    if path.name != "kustomization.yaml":
+        return read_links(repo, path, plain)
+    if (repo / OLD_RUNS_INDEX).is_file():
         raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; it is now "
                          f"{path.relative_to(repo)}: rlgen update moves it")
     doc = read_mapping(path, plain)
     resources = _list_of_str(path, doc, "resources")
-    prefix, _, suffix = RUN_ENTRY.partition("{run}")
     runs = []
     for i, entry in enumerate(resources):
-        name = entry.removeprefix(prefix).removesuffix(suffix) if entry.startswith(prefix) else ""
-        if not name or (problem := dns1035_label_error(name)):
-            raise Defect(path, f"resources[{i}]", f"not a run folder: expected {RUN_ENTRY.format(run='<run>')}")
-        if not (repo / RUNS / name).is_dir():
-            raise Defect(path, f"resources[{i}]", f"no folder runs/{name}")
-        runs.append(name)
+        runs.append(_run_named(repo, path, f"resources[{i}]", entry, RUN_ENTRY))
     if len(set(runs)) != len(runs):
         raise Defect(path, "resources", "a run is listed twice")
     return runs
+
+
+def read_links(repo: Path, folder: Path, plain: bool = False) -> list[str]:
+    """The runs of a runs folder without index, found as the sync engine finds them: each
+    sub-folder holding a kustomization (docs/upstream.md). Anything else there that the engine
+    would apply (a YAML file, a folder of them) is refused, naming it: it is no run's."""
+    if (repo / OLD_RUNS_INDEX).is_file():
+        raise RlgenError(f"{OLD_RUNS_INDEX}: an earlier rlgen kept the runs index there; each run is now "
+                         f"a folder of {folder.relative_to(repo)}/: rlgen update moves it")
+    runs = []
+    for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if entry.is_dir() and not entry.is_symlink() and any((entry / n).is_file() for n in KUSTOMIZATION_FILES):
+            path = entry / "kustomization.yaml"
+            if not path.is_file():
+                raise Defect(entry, "", "expected kustomization.yaml in a run's folder here (the name rlgen reads)")
+            require_inside(repo, path)
+            resources = _list_of_str(path, read_mapping(path, plain), "resources")
+            if len(resources) != 1:
+                raise Defect(path, "resources", f"expected one entry, {RUN_LINK.format(run=entry.name)}")
+            runs.append(_run_named(repo, path, "resources[0]", resources[0], RUN_LINK))
+            if runs[-1] != entry.name:
+                raise Defect(path, "resources[0]", f"expected {RUN_LINK.format(run=entry.name)} (the folder's name)")
+        elif entry.suffix in (".yaml", ".yml") or (entry.is_dir() and any(entry.rglob("*.y*ml"))):
+            raise Defect(entry, "", "not a run's folder, yet the sync engine applies what it holds: a run is a "
+                                    "folder here with a kustomization.yaml naming runs/<run> (rlgen run new)")
+    return runs
+
+
+def _run_named(repo: Path, path: Path, place: str, entry: str, pattern: str) -> str:
+    """The run ``entry`` (written as ``pattern``) names, whose folder exists."""
+    prefix, _, suffix = pattern.partition("{run}")
+    name = entry.removeprefix(prefix).removesuffix(suffix) if entry.startswith(prefix) else ""
+    if not name or dns1035_label_error(name):
+        raise Defect(path, place, f"not a run folder: expected {pattern.format(run='<run>')}")
+    if not (repo / RUNS / name).is_dir():
+        raise Defect(path, place, f"no folder runs/{name}")
+    return name
 
 
 def read_run_config(path: Path, spec: Spec, plain: bool = False) -> Any:
@@ -244,9 +281,9 @@ def check_changed(repo: Path, spec: Spec, changed: set[str], plain: bool = False
 
 
 def is_hand_edited_run_file(rel: str) -> bool:
-    """``rel`` (relative to the repository) is a run's file or a runs index."""
-    folder, _, name = rel.rpartition("/")
-    return rel.startswith(f"{RUNS}/") or (is_runs_root(folder) and name == "kustomization.yaml")
+    """``rel`` (relative to the repository) is a run's file, a runs index or any file of an
+    environment's runs folder."""
+    return rel.startswith(f"{RUNS}/") or runs_env(rel) is not None
 
 
 def _list_of_str(path: Path, doc: dict, key: str) -> list[str]:

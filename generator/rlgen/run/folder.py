@@ -9,6 +9,7 @@ here: :mod:`rlgen.generate.rayjob` and :mod:`rlgen.generate.gang` shape the base
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from rlgen import pool
 from rlgen.errors import RlgenError
 from rlgen.naming import dns1123_label_error
 from rlgen.repo import answers
-from rlgen.repo.layout import RUN_ENTRY, TRAINING_BASE
+from rlgen.repo.layout import RUN_ENTRY, RUN_LINK, TRAINING_BASE
 from rlgen.run import checkpoints
 from rlgen.run.files import RENAME_TRANSFORMER, folder_of, index_path, read_data
 from rlgen.spec import Spec
@@ -205,9 +206,38 @@ def index_text(runs: list[str], current: str | None = None, env: str = "", main_
     return yamlio.dump(doc)
 
 
+def link_text(run: str, fields: dict | None = None) -> str:
+    """``overlays/<env>/runs/<run>/kustomization.yaml``: the environment gets ``run``. ``fields``:
+    what an index moved here applied to its runs besides listing them (:mod:`rlgen.update.index_move`)."""
+    doc = kustomization(**(fields or {}), resources=[RUN_LINK.format(run=run)])
+    return yamlio.dump(doc, f"This environment runs '{run}': removing this folder prunes its RayJob here.")
+
+
+def runs_readme(env: str, main_env: str) -> str:
+    """The runs folder's README: it keeps the folder in Git with no run, and says how it works."""
+    others = "" if env == main_env else f" `rlgen run` adds runs to `overlays/{main_env}/runs/` (or here, with `--env {env}`)."
+    return (f"# The training runs of environment `{env}`\n\n"
+            f"Each folder here gives the environment one run of `runs/`: its `kustomization.yaml` names\n"
+            f"`{RUN_LINK.format(run='<run>')}`. No file lists them all: the sync engine builds this folder from\n"
+            "its sub-folders, so run pull requests never edit a file in common and merge in any order.\n"
+            f"Removing a run's folder here prunes its RayJob.{others} A YAML file here would be applied as\n"
+            "it is: `rlgen validate` refuses one.\n")
+
+
 def write_index(repo: Path, runs: list[str], env: str | None = None) -> None:
-    """``env``'s runs index (the main environment's by default), listing ``runs``."""
+    """``env``'s runs (the main environment's by default), now ``runs``: its index, or the
+    runs' folders of a runs folder without one."""
     path = index_path(repo, env)
+    if path.name != "kustomization.yaml":
+        # The folders as they are: a removed run's own folder may be gone already.
+        before = {entry.name for entry in path.iterdir() if (entry / "kustomization.yaml").is_file()} \
+            if path.is_dir() else set()
+        for run in sorted(before - set(runs)):
+            shutil.rmtree(path / run)
+        for run in sorted(set(runs) - before):
+            (path / run).mkdir(parents=True)
+            (path / run / "kustomization.yaml").write_text(link_text(run))
+        return
     try:
         text = index_text(runs, repo_files.read_text(path, repo))
     except ValueError as exc:

@@ -338,8 +338,8 @@ def require_run(ws: Workspace, name: str, runs: dict | None = None) -> None:
     listed = runs is None or name in runs
     if not listed or not (files.folder_of(ws.root, name) / ws.spec.run_config_key).is_file():
         known = ", ".join(sorted(files.read_index(ws.root))) or "none"
-        unlisted = " (its folder is not listed in runs/kustomization.yaml)" if not listed and \
-            files.folder_of(ws.root, name).is_dir() else ""
+        unlisted = f" (its folder is not among the runs of {files.index_path(ws.root).relative_to(ws.root)})" \
+            if not listed and files.folder_of(ws.root, name).is_dir() else ""
         raise RlgenError(f"no run '{name}'{unlisted} (runs: {known})")
 
 

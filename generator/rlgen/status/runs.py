@@ -85,7 +85,7 @@ def status_of(cluster, repo: Repo, run: str, stage) -> RunStatus:
         row.queue = f"cannot check: {exc.message}"
     notes = [status.get("reason", ""), status.get("message", "")]
     if not listed:
-        notes.append("removed from the runs index: the sync engine prunes it")
+        notes.append("removed from the environment's runs: the sync engine prunes it")
     row.note = ": ".join(n for n in notes if n)
     return row
 
@@ -135,7 +135,7 @@ def failed_dependency(cluster, engine, live: dict, seen: frozenset = frozenset()
 
 def _why_missing(repo: Repo, run: str, listed: bool, stage) -> str:
     if not listed:
-        return "removed from the runs index: pruned"
+        return "removed from the environment's runs: pruned"
     commit = last_commit(repo, run)
     if branch := not_merged(repo, commit):
         return f"not merged yet: commit {commit[:7]} is not on {branch}"

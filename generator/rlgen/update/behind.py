@@ -15,6 +15,7 @@ from rlgen.plugin_host.discovery import discover
 from rlgen.repo import answers
 from rlgen.tools import repo_files, yamlio
 from rlgen.tools import git_plumbing
+from rlgen.update import index_move
 from rlgen.update.answers_change import Change, new_selection
 from rlgen.update.render import base_render, keep_runs, team_template
 
@@ -46,7 +47,7 @@ def check(root: Path) -> Status:
     # The template at the recorded commit: behind means behind this rlgen or the answers.
     with team_template(root, recorded) as template:
         build = generate(new_selection(discover(), recorded, Change()), recorded["run_naming"], template)
-    files = keep_runs(root, build.tree.files, base)
+    files = index_move.moved(keep_runs(root, build.tree.files, base), recorded, recorded["plugins"]["sync"])
     ids = git_plumbing.blob_ids(root, files, write=False)
     before = {p: sha for p, (_, sha) in git_plumbing.tree_blobs(root, base).items()}
     status.files = sorted(p for p in set(ids) | set(before) if ids.get(p) != before.get(p))

@@ -16,6 +16,7 @@ from rlgen.generate.pipeline import generate
 from rlgen.plugin_host.selection import Selection
 from rlgen.repo import answers
 from rlgen.repo.layout import TRAINING_BASE
+from rlgen.repo.sync_engines import builds_folders
 from rlgen.run import checkpoints
 from rlgen.tools import git, repo_files, yamlio
 from rlgen.tools import git_plumbing, git_recovery
@@ -70,9 +71,11 @@ def update(root: Path, recorded: dict, selection: Selection, change: Change, no_
         verl_move.apply(move, git_plumbing.tree_files(root, "HEAD"), report=True)
     with team_template(root, recorded, change.template_ref, change.template_newest) as template:
         build = generate(selection, recorded["run_naming"], template)
-    render = write_render(root, keep_runs(root, build.tree.files, base))
+    render = write_render(root, index_move.moved(keep_runs(root, build.tree.files, base), recorded,
+                                                 selection.plugins["sync"]))
     pending = migrations.pending(selection, recorded["plugin_versions"])
-    if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending:
+    if render.tree == git.run(root, "rev-parse", f"{base}^{{tree}}").strip() and not pending and \
+            not index_move.needed(git_plumbing.tree_files(root, base), builds_folders(selection.plugins["sync"])):
         return Outcome(clashes=build.clashes)
     new_render = commit_render(root, render, base, selection.plugins)
     ours, theirs = _sides(root, base, new_render, selection, build.ctx, pending, move, recorded)
@@ -103,10 +106,11 @@ def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pe
     ours_changes: dict[str, bytes | None] = {answers.FILENAME: base_yaml}
     merge_base, theirs = base, new_render
     base_files = git_plumbing.tree_files(root, base)
-    if pending or move or index_move.needed(base_files):
+    env, folders = answers.environment_of(recorded), builds_folders(selection.plugins["sync"])
+    if pending or move or index_move.needed(base_files, folders):
         def migrated(treeish: str) -> dict[str, bytes | None]:
             files = base_files if treeish == base else git_plumbing.tree_files(root, treeish)
-            changes = index_move.apply(files, answers.environment_of(recorded))
+            changes = index_move.apply(files, env, folders)
             files = {p: d for p, d in {**files, **changes}.items() if d is not None}
             changes.update(migrations.apply(selection, ctx, pending, files))
             if move:
@@ -117,7 +121,7 @@ def _sides(root: Path, base: str, new_render: str, selection: Selection, ctx, pe
         merge_base = git_plumbing.commit_tree(root, git_plumbing.make_tree(root, base, migrated(base)), [base],
                                               "Previous render, migrated")
         ours_changes = {**migrated("HEAD"), **ours_changes}
-        # The render keeps runs/ as the previous render had them: moved like the other sides.
+        # The render keeps runs/ as the previous render had them, moved already (moved_runs).
         theirs_tree = (git_plumbing.make_tree(root, new_render, verl_move.apply(
             move, git_plumbing.tree_files(root, new_render), report=False)) if move else f"{new_render}^{{tree}}")
         theirs = git_plumbing.commit_tree(root, theirs_tree, [merge_base], "New render")

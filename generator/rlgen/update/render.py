@@ -65,14 +65,16 @@ def _team_owned(path: str) -> bool:
 
 
 def keep_runs(root: Path, files: dict[str, bytes], base: str) -> dict[str, bytes]:
-    """``files`` with the run folders as the previous render had them and its runs indexes
-    (an environment new in this render gets the render's), so a run the team removed or
-    edited never conflicts with the first run a render writes. The index of the layout before
-    each environment had one (``runs/kustomization.yaml``) is moved by :mod:`rlgen.update.index_move`."""
-    # An index the render no longer writes goes: its environment has no cluster left.
-    before = [p for p in git_plumbing.tree_blobs(root, base) if _team_owned(p) and (p.startswith(RUNS) or p in files)]
-    replaced = set(before)
-    kept = {p: d for p, d in files.items() if not (p.startswith(RUNS) or p in replaced)}
+    """``files`` with the run folders and every environment's runs folder (its index, or its
+    runs' folders) as the previous render had them (an environment new in this render gets the
+    render's), so a run the team removed or edited never conflicts with the first run a render
+    writes. The indexes of earlier layouts are moved by :mod:`rlgen.update.index_move`."""
+    # An environment's runs the render no longer writes go: it has no cluster left.
+    envs = {layout.runs_env(p) for p in files} - {None}
+    before = [p for p in git_plumbing.tree_blobs(root, base)
+              if _team_owned(p) and (p.startswith(RUNS) or layout.runs_env(p) in envs)]
+    had = {layout.runs_env(p) for p in before} - {None}
+    kept = {p: d for p, d in files.items() if not (p.startswith(RUNS) or layout.runs_env(p) in had)}
     return {**kept, **dict(zip(before, git_plumbing.read_blobs(root, [f"{base}:{p}" for p in before])))}
 
 
