@@ -38,6 +38,8 @@ class NewRequest:
     queue: str | None = None
     priority_class: str | None = None
     priority: str | None = None
+    #: The run's team (``--team``): its Kueue LocalQueue.
+    team: str | None = None
     resume_from: str | None = None
     no_branch: bool = False
     from_head: bool = False
@@ -53,7 +55,7 @@ def new(request: NewRequest) -> None:
         raise RlgenError(f"run name {problem}")
     ws, runs = open_runs(committing=True)
     labels = (folder.queue_labels(ws.spec, request.queue, request.priority_class)
-              | folder.priority_labels(ws.root, request.priority))
+              | folder.priority_labels(ws.root, request.priority) | folder.team_labels(ws.root, request.team))
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, request.from_head, "pick another run name or pass --no-branch")
     index = files.index_path(ws.root, request.env)

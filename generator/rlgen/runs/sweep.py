@@ -18,6 +18,10 @@ from rlgen.runs import edits, grid
 from rlgen.tools.git_change import GitChange
 
 
+#: The most runs of a sweep not asked for by name, where no queue quota says fewer.
+MAX_RUNS = 16
+
+
 @dataclass(frozen=True, kw_only=True)
 class SweepRequest:
     """What ``rlgen run sweep`` is asked for: the sweep, its grid (``KEY=V1,V2``) and the keys of
@@ -27,8 +31,11 @@ class SweepRequest:
     grids: tuple[str, ...]
     sets: tuple[str, ...] = ()
     source: str | None = None
-    #: Refuse a grid of more runs (``--max-runs``).
-    max_runs: int
+    #: Refuse a grid of more runs (``--max-runs``); None: as many as the queue's quota runs at
+    #: once, or :data:`MAX_RUNS` without a quota.
+    max_runs: int | None
+    #: The team whose queue every run goes to (``--team``).
+    team: str | None = None
     no_branch: bool = False
     from_head: bool = False
     #: The environment whose runs index lists them (None: the main cluster's).
@@ -39,16 +46,19 @@ class SweepRequest:
 
 def new(request: SweepRequest) -> None:
     name, source, no_branch = request.name, request.source, request.no_branch
-    axes, common, points, names = _plan(name, request.grids, request.sets, request.max_runs)
+    axes, common, points, names = _plan(name, request.grids, request.sets, request.max_runs or MAX_RUNS)
     ws, runs = edits.open_runs(committing=True)
+    labels = {SWEEP_LABEL: name, **folder.team_labels(ws.root, request.team)}
     branch = f"run/sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, request.from_head, "pick another sweep name or pass --no-branch")
     paths = [files.folder_of(ws.root, run) for run in names] + [files.index_path(ws.root, request.env)]
     with GitChange(ws.root, paths, request.dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         _require_new_sweep(ws, runs, name)
-        made = [_make(ws, name, run, i, len(points), source, common, point)
+        made = [_make(ws, labels, run, i, len(points), source, common, point)
                 for i, (run, point) in enumerate(zip(names, points), 1)]
+        if request.max_runs is None:
+            _within_quota(ws, made)
         folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), *names], request.env)
         change.commit(_message(name, source, axes, common, names, points, made))
     found = [{"run": run, "rayjob": one.rayjob, "point": point, "keys": one.values}
@@ -69,6 +79,18 @@ def _plan(name: str, grids: tuple[str, ...], sets: tuple[str, ...], max_runs: in
     points = grid.points(axes)
     grid.check_count(len(points), max_runs)
     return axes, common, points, grid.run_names(name, len(points))
+
+
+def _within_quota(ws: Workspace, made: list[edits.NewRun]) -> None:
+    """Without --max-runs, a sweep is no larger than its queue's quota runs at once: more would
+    queue behind it, and are asked for by name."""
+    limit, note = config.queue_limit(ws.root)
+    gpus = max(config.run_gpus(ws.root, ws.spec, one.doc) for one in made)
+    if limit and len(made) * gpus > limit:
+        fits = max(1, limit // gpus)
+        raise RlgenError(f"the grid makes {len(made)} runs of {gpus} GPUs and the queue runs {fits} of them at once "
+                         f"({limit} GPUs{note}): the rest would wait behind them; pass --max-runs {len(made)} "
+                         "to queue them all")
 
 
 def rm(name: str, *, no_branch: bool = False, from_head: bool = False, dry_run: bool = False,
@@ -109,11 +131,11 @@ def _require_new_sweep(ws: Workspace, runs: dict, name: str) -> None:
                          f"name, or remove it with rlgen run rm --sweep {name}")
 
 
-def _make(ws: Workspace, sweep: str, run: str, i: int, count: int, source: str | None,
+def _make(ws: Workspace, labels: dict[str, str], run: str, i: int, count: int, source: str | None,
           common: dict[str, Any], point: dict[str, Any]) -> edits.NewRun:
     lines = "".join(f"\n  {key}={config.show(value)}" for key, value in point.items())
-    note = f"Run {i} of {count} of sweep '{sweep}' (rlgen run sweep), its point of the grid:{lines}"
-    return edits.create_run(ws, run, source, {**common, **point}, {SWEEP_LABEL: sweep}, note)
+    note = f"Run {i} of {count} of sweep '{labels[SWEEP_LABEL]}' (rlgen run sweep), its point of the grid:{lines}"
+    return edits.create_run(ws, run, source, {**common, **point}, dict(labels), note)
 
 
 def _message(name: str, source: str | None, axes: dict, common: dict, names: list[str],
