@@ -229,6 +229,23 @@ def _created_once(app: dict) -> str:
             "A changed run is a new RayJob name.\n")
 
 
+def _stage_application(spec, stage, wave: int) -> Document:
+    """The Application of one of rlgen's stages, in sync wave ``wave``."""
+    source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
+    project = RUNS_PROJECT if stage.name == "runs" else PROJECT
+    app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace, project)
+    comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
+    if stage.name == "runs":
+        comment = _created_once(app)
+    if not stage.wait:
+        app["metadata"]["annotations"][HEALTH_GATE] = "false"
+        why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
+               "an optional Secret\nnot stored yet is Degraded and holds back nothing")
+        comment += (f"The root's sync does not wait for this one to be healthy: {why} (see the\n"
+                    "Application health check in argocd-cm).")
+    return Document(app, comment)
+
+
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     spec = ctx.spec
@@ -246,19 +263,7 @@ def rlgen_sync_files(ctx, stages):
             if up.url not in repos:
                 repos.append(up.url)
         if stage.path:
-            source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            project = RUNS_PROJECT if stage.name == "runs" else PROJECT
-            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace, project)
-            comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
-            if stage.name == "runs":
-                comment = _created_once(app)
-            if not stage.wait:
-                app["metadata"]["annotations"][HEALTH_GATE] = "false"
-                why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
-                       "an optional Secret\nnot stored yet is Degraded and holds back nothing")
-                comment += (f"The root's sync does not wait for this one to be healthy: {why} (see the\n"
-                           "Application health check in argocd-cm).")
-            files[f"{cluster_dir}/{stage.name}.yaml"] = [Document(app, comment)]
+            files[f"{cluster_dir}/{stage.name}.yaml"] = [_stage_application(spec, stage, wave)]
             wave += 1
     files[f"{cluster_dir}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]
     files[f"{cluster_dir}/argocd-cm.yaml"] = [Document(_settings())]
