@@ -15,10 +15,6 @@ from support.flux import REGISTRY
 from support.repos import INSTALL, POOL, ok, run_rlgen, storage_answers
 
 KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8", "--set", "kueue.teams=rl-team")
-#: An ACK node pool of ECS GPU instances (8 GPUs a node, as ecs.ebmgn7e): rlgen e2e makes its kwok
-#: nodes as ACK labels them (the pool's ID, no Lingjun label or taint), and the run must land there.
-ECS_GPU = ("--set", "rlgen.node_pool=ecs-gpu", "--set", "rlgen.node_pool_id=np-gpu-a100",
-           "--set", "rlgen.node_cpu=120", "--set", "rlgen.node_memory=960")
 ACCOUNT = "acs:ram::1234567890123456"
 EXTERNAL_SECRETS = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
                     "--set", f"external-secrets.role_arn={ACCOUNT}:role/rlgen-external-secrets",
@@ -41,7 +37,6 @@ FLUX = ("source-controller", "kustomize-controller", "notification-controller", 
 #: Each case: its plugins, and the programs its e2e workflow installs besides the control plane's.
 CASES = {
     "kueue": (KUEUE, (*FLUX, "kueue")),
-    "kueue-ecs-gpu": ((*KUEUE, *ECS_GPU), (*FLUX, "kueue")),
     "external-secrets": (EXTERNAL_SECRETS, (*FLUX, "external-secrets")),
     "marketplace-sandbox": (MARKETPLACE, FLUX),
     "rrsa-storage": (RRSA, FLUX),
@@ -83,8 +78,5 @@ def test_the_plugins_kinds_are_served_and_the_repository_passes(case, git_server
     assert "| False |" not in summary and "| problem |" not in summary, summary
     if "kueue" in plugins:
         assert "queued: 1 of 1 in LocalQueue " in summary, summary
-    if "ecs-gpu" in " ".join(plugins):
-        # The admitted run's pods were placed on the ECS pool's nodes, by its ID's label.
-        assert "alibabacloud.com/nodepool-id=np-gpu-a100" in summary, summary
     assert leftovers(tmp_path / "run") == []
     print(f"rlgen e2e, {case}: {seconds:.0f} s")
