@@ -180,3 +180,12 @@ def quota_problems(nnodes: int, gpus_per_node: int, gpu_limit: int, limit_note: 
                 f"({gpu_limit} GPUs{limit_note}), so it would wait for ever: make it at most {gpu_limit} GPUs "
                 "(trainer.nnodes x trainer.n_gpus_per_node) or raise the quota"]
     return []
+
+
+def quantity(text: str, unit: str) -> float:
+    """A Kubernetes quantity in cores (``unit`` "") or GiB (``unit`` "Gi")."""
+    scale = {"m": 1e-3, "": 1, "k": 1e3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "M": 1e6, "G": 1e9, "T": 1e12}
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    suffix = text[len(number):]
+    value = float(number) * scale.get(suffix, 1)
+    return value if unit == "" else value / 2**30

@@ -32,6 +32,10 @@ HEALTH_GATE = "rlgen.io/health-gate"
 #: Unlimited retries, backing off to 10 minutes, wait out what arrives late (a Secret made by
 #: hand, an operator's CRDs); refresh: a retry takes the newest commit, so a fix pushed
 #: meanwhile is what the next attempt applies.
+#: The runs' RayJobs as Argo CD keeps them once created: their spec is never compared nor applied
+#: again (ignoreDifferences, and RespectIgnoreDifferences=true copies the live spec into what a
+#: sync applies), as Flux's IfNotPresent does.
+CREATED_ONCE = [{"group": "ray.io", "kind": "RayJob", "jsonPointers": ["/spec"]}]
 RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration": "10m"}, "refresh": True}
 
 #: The push webhook's secret: a Secret of its own, which argocd-secret's webhook key names as
@@ -214,6 +218,34 @@ def _root(ctx, repos: list[str]) -> list[dict]:
     return [project, _runs_project(ctx), root]
 
 
+def _created_once(app: dict) -> str:
+    """The runs' Application keeps each RayJob's spec as created; why, for its comment."""
+    app["spec"]["ignoreDifferences"] = copy.deepcopy(CREATED_ONCE)
+    app["spec"]["syncPolicy"]["syncOptions"] = ["RespectIgnoreDifferences=true"]
+    return ("A RayJob's spec is applied once, when it is created (ignoreDifferences with\n"
+            "RespectIgnoreDifferences=true): once admitted, Kueue writes into it (spec.suspend,\n"
+            "its pod templates' labels and nodeSelector) and workerGroupSpecs is an atomic\n"
+            "list, so a sync of Git's version would drop Kueue's part for the next RayCluster.\n"
+            "A changed run is a new RayJob name.\n")
+
+
+def _stage_application(spec, stage, wave: int) -> Document:
+    """The Application of one of rlgen's stages, in sync wave ``wave``."""
+    source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
+    project = RUNS_PROJECT if stage.name == "runs" else PROJECT
+    app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace, project)
+    comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
+    if stage.name == "runs":
+        comment = _created_once(app)
+    if not stage.wait:
+        app["metadata"]["annotations"][HEALTH_GATE] = "false"
+        why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
+               "an optional Secret\nnot stored yet is Degraded and holds back nothing")
+        comment += (f"The root's sync does not wait for this one to be healthy: {why} (see the\n"
+                    "Application health check in argocd-cm).")
+    return Document(app, comment)
+
+
 @hookimpl
 def rlgen_sync_files(ctx, stages):
     spec = ctx.spec
@@ -231,17 +263,7 @@ def rlgen_sync_files(ctx, stages):
             if up.url not in repos:
                 repos.append(up.url)
         if stage.path:
-            source = {"repoURL": spec.git_url, "targetRevision": spec.git_branch, "path": stage.path.removeprefix("./")}
-            project = RUNS_PROJECT if stage.name == "runs" else PROJECT
-            app = _application(stage.name, wave, _patched(source, stage.patches), spec.namespace, project)
-            comment = "Patched with this cluster's own answers (rlgen.yaml cluster_options)." if stage.patches else ""
-            if not stage.wait:
-                app["metadata"]["annotations"][HEALTH_GATE] = "false"
-                why = ("a RayJob stays\nProgressing for the whole run" if stage.name == "runs" else
-                       "an optional Secret\nnot stored yet is Degraded and holds back nothing")
-                comment = (f"The root's sync does not wait for this one to be healthy: {why} (see the\n"
-                           "Application health check in argocd-cm).")
-            files[f"{cluster_dir}/{stage.name}.yaml"] = [Document(app, comment)]
+            files[f"{cluster_dir}/{stage.name}.yaml"] = [_stage_application(spec, stage, wave)]
             wave += 1
     files[f"{cluster_dir}/{ROOT}.yaml"] = [Document(d) for d in _root(ctx, repos)]
     files[f"{cluster_dir}/argocd-cm.yaml"] = [Document(_settings())]

@@ -12,6 +12,12 @@ FLUX_NAMESPACE = "flux-system"
 BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
 #: A health check expression (CEL): the object's Ready condition is True.
 READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
+#: The runs' RayJobs are created by Flux and never applied again (kustomize-controller's
+#: IfNotPresent, fluxcd/pkg ssa: an object that exists is skipped, still in the inventory, so
+#: prune deletes it once its run is gone).
+CREATE_ONLY = {"target": {"group": "ray.io", "kind": "RayJob"},
+               "patch": "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: any\n  annotations:\n"
+                        "    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n"}
 #: What ``flux bootstrap`` writes into ``clusters/<c>/flux-system/``: the two manifests it
 #: (re)generates, and the kustomization it keeps when one exists.
 BOOTSTRAP_MANIFESTS = ("gotk-components.yaml", "gotk-sync.yaml")
@@ -143,9 +149,13 @@ def _stage_files(ctx, stages) -> dict[str, list[Document]]:
 def _stage_kustomization(stage, depends: list[str], o) -> Document:
     """The Flux Kustomization of one of rlgen's stages, after ``depends``."""
     if stage.name == "runs":
-        extra = {"wait": False}
+        extra = {"wait": False, "patches": [dict(CREATE_ONLY)]}
         comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
-                   "would block every later sync. Prune deletes the RayJob of a removed run.")
+                   "would block every later sync. Prune deletes the RayJob of a removed run.\n"
+                   "Each RayJob is created, never applied again (ssa: IfNotPresent): once admitted,\n"
+                   "Kueue writes into it (spec.suspend, its pod templates' labels and nodeSelector)\n"
+                   "and workerGroupSpecs is an atomic list, so Git's version applied over it would\n"
+                   "drop Kueue's part for the next RayCluster. A changed run is a new RayJob name.")
     elif not stage.wait:
         extra = {"wait": False}
         comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"
@@ -161,7 +171,7 @@ def _stage_kustomization(stage, depends: list[str], o) -> Document:
         extra["healthCheckExprs"] = [{"apiVersion": "external-secrets.io/v1", "kind": kind, "current": READY}
                                      for kind in ("ClusterSecretStore", "ExternalSecret")]
     if stage.patches:
-        extra["patches"] = [engine_patch(p) for p in stage.patches]
+        extra["patches"] = extra.get("patches", []) + [engine_patch(p) for p in stage.patches]
         comment += "\nPatched with this cluster's own answers (rlgen.yaml cluster_options)."
     if stage.decryption:
         # kustomize-controller decrypts SOPS files with the age key of this Secret, in

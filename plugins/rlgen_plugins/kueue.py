@@ -10,8 +10,12 @@ would be applied again by the sync engine over Kueue's. The queue objects:
   rlgen.node_pool), holding the GPU quota;
 - a ResourceFlavor of any node for cpu and memory, which Kueue also counts: it admits only a
   workload whose every resource its ClusterQueue covers;
-- the team's ClusterQueue (named after the training namespace) and a LocalQueue in that
-  namespace, which the RayJobs name.
+- the team's ClusterQueue (named after the training namespace), which admits by Kueue's
+  admission fair sharing (``admissionScope``): the LocalQueue that used the pool least lately
+  goes first;
+- one LocalQueue per researchers' team (``kueue.teams``), which ``rlgen run new/sweep --team``
+  name on a run, and the LocalQueue ``runs`` of the runs no team claims (made before the teams
+  were answered).
 
 Kueue is installed on the cluster by its administrator, with the ``ray.io/rayjob`` integration
 on; ``rlgen doctor`` checks it.
@@ -29,12 +33,38 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 #: The LocalQueue every run names, in the training namespace.
 LOCAL_QUEUE = "runs"
 GPU = "nvidia.com/gpu"
+#: Admission fair sharing orders the ClusterQueue's workloads by their LocalQueue's recent use
+#: (kueue v0.17.1 apis/kueue/v1beta2 AdmissionScope; Kueue's Configuration must turn it on).
+FAIR_SHARING = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+#: What the Kueue Configuration needs for it, with the chart's own example values: usage halves
+#: in a week and is sampled every 5 minutes; only GPUs count (cpu and memory have no real quota).
+MANAGER_CONFIG = {"usageHalfLifeTime": "168h", "usageSamplingInterval": "5m",
+                  "resourceWeights": {"cpu": 0, "memory": 0, "nvidia.com/gpu": 1}}
 #: A quota no pool reaches: cpu and memory must be covered, the team's limit is its GPUs.
 UNBOUNDED = {"cpu": "1M", "memory": "1000Ti"}
 
 
 def _cohort_error(value: str) -> str | None:
     return None if value == "" else dns1123_label_error(value)
+
+
+def teams_of(value: str) -> list[str]:
+    """``kueue.teams`` as a list, in the order given."""
+    return [t.strip() for t in value.split(",") if t.strip()]
+
+
+def _teams_error(value: str) -> str | None:
+    teams = teams_of(value)
+    if not teams:
+        return "name at least one team"
+    for team in teams:
+        if team == LOCAL_QUEUE:
+            return f"'{LOCAL_QUEUE}' is the queue of runs no team claims: name the team otherwise"
+        if problem := dns1123_label_error(team):
+            return f"team '{team}': {problem}"
+    if len(set(teams)) != len(teams):
+        return "a team is named twice"
+    return None
 
 
 @hookimpl
@@ -48,6 +78,10 @@ def rlgen_plugin():
             # cluster's platform stage patches the shared ClusterQueue with it.
             Option("gpu_quota", "GPUs of the node pool the team's runs may hold at once", None, int,
                    required=True, check=int_range(1), per_cluster=True),
+            # Whose runs share the pool is the team's to say: asked, never defaulted.
+            Option("teams", "Researchers' teams (or researchers) sharing the pool, comma-separated: each gets a "
+                   "LocalQueue, and Kueue admits the queue that used the pool least lately first", None,
+                   required=True, check=_teams_error),
             Option("cohort", "Kueue cohort shared with other teams' ClusterQueues, to lend idle GPUs and "
                    "borrow theirs (empty: no borrowing)", "", check=_cohort_error),
             Option("borrowing_limit", "GPUs the team may borrow from its cohort at most (needs cohort)", 0, int,
@@ -106,12 +140,21 @@ def rlgen_resources(ctx):
             f"{options['borrowing_limit']}" if options["cohort"] else ", no borrowing") + ".\n"
          "Kueue admits only a workload whose every resource a ClusterQueue covers: cpu and memory\n"
          "have a quota no pool reaches."),
-        ("local-queue.yaml", {"apiVersion": API, "kind": "LocalQueue",
-                              "metadata": {"name": LOCAL_QUEUE, "namespace": ctx.spec.namespace},
-                              "spec": {"clusterQueue": cluster_queue(ctx)}},
-         "The queue every run's RayJob names (label kueue.x-k8s.io/queue-name)."),
+        ("local-queue.yaml", _local_queue(ctx, LOCAL_QUEUE),
+         "The queue of a run no team claims (label kueue.x-k8s.io/queue-name): one made before\n"
+         "kueue.teams was answered. It shares the pool as one more team."),
+        *((f"local-queue-{team}.yaml", _local_queue(ctx, team),
+           f"Team {team}'s queue: rlgen run new/sweep --team {team} puts a run here. Kueue admits\n"
+           "from the LocalQueue that used the pool least lately (admission fair sharing), so one\n"
+           "team's sweep cannot hold the pool while another team's runs wait.")
+          for team in teams_of(options["teams"])),
     ]
     return [Resource(Layer.PLATFORM, path, obj, comment) for path, obj, comment in objects]
+
+
+def _local_queue(ctx, name: str) -> dict:
+    return {"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": name, "namespace": ctx.spec.namespace},
+            "spec": {"clusterQueue": cluster_queue(ctx)}}
 
 
 def _queue_spec(ctx, options, gpu_flavor: str, any_flavor: str) -> dict:
@@ -121,6 +164,8 @@ def _queue_spec(ctx, options, gpu_flavor: str, any_flavor: str) -> dict:
     queue_spec = {
         # Only the training namespace's LocalQueue feeds this ClusterQueue.
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ctx.spec.namespace}},
+        # The teams' LocalQueues share the quota by their recent use, not by who queued first.
+        "admissionScope": dict(FAIR_SHARING),
         "resourceGroups": [
             {"coveredResources": [GPU], "flavors": [{"name": gpu_flavor, "resources": [gpu]}]},
             {"coveredResources": list(UNBOUNDED),
@@ -144,20 +189,31 @@ def rlgen_patches(ctx):
 
 def _install() -> str:
     version = tested_version("kueue")
+    weights = "".join(f"\n        {k}: {v}" for k, v in MANAGER_CONFIG["resourceWeights"].items())
     return (f"Install Kueue {version} (the release rlgen's tests run) after KubeRay, so that the RayJob kind is "
             "served when it starts: the chart's default configuration turns the `ray.io/rayjob` integration on "
-            "(values `managerConfig.controllerManagerConfigYaml`, `integrations.frameworks`).\n\n```sh\n"
+            "(values `managerConfig.controllerManagerConfigYaml`, `integrations.frameworks`). The teams' queues share "
+            "the pool by admission fair sharing, which Kueue's Configuration turns on: in a copy of the chart's "
+            "`values.yaml`, add to `managerConfig.controllerManagerConfigYaml` the block the chart leaves "
+            "commented out (GPUs alone counted):\n\n```yaml\n"
+            f"    admissionFairSharing:\n      usageHalfLifeTime: \"{MANAGER_CONFIG['usageHalfLifeTime']}\"\n"
+            f"      usageSamplingInterval: \"{MANAGER_CONFIG['usageSamplingInterval']}\"\n"
+            f"      resourceWeights:{weights}\n```\n\n```sh\n"
             f"helm install kueue {CHART} --version {version.removeprefix('v')} --namespace kueue-system "
-            "--create-namespace\n```")
+            "--create-namespace --values values.yaml\n```")
 
 
 @hookimpl
 def rlgen_readme(ctx):
     options = ctx.options(NAME)
+    teams = teams_of(options["teams"])
     return [
         "## The queue\n"
         f"Runs wait in Kueue's queue: ClusterQueue `{cluster_queue(ctx)}` holds {options['gpu_quota']} GPUs of the "
-        f"node pool, LocalQueue `{LOCAL_QUEUE}` in `{ctx.spec.namespace}` feeds it. A merged run that does not "
+        f"node pool. Each team has its LocalQueue in `{ctx.spec.namespace}` ({', '.join(f'`{t}`' for t in teams)}; "
+        f"`{LOCAL_QUEUE}` holds runs no team claims): `rlgen run new NAME --team TEAM` and `rlgen run sweep` put a "
+        "run in its team's queue, and Kueue admits from the queue that used the pool least lately, so one team's "
+        "sweep cannot hold the pool while another team's runs wait. A merged run that does not "
         "fit waits, suspended and without pods, until a running one ends; `rlgen status` shows its place in the "
         "queue. `rlgen run new NAME --priority CLASS` names a WorkloadPriorityClass of the cluster for one run. "
         "\n\n" + _install() + "\n\nThe quota is the cluster's own: `rlgen cluster add NAME --env ENV --set kueue.gpu_quota=GPUS` gives "

@@ -167,6 +167,15 @@ def kueue_control_plane(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def kueue_argo_control_plane(tmp_path_factory):
+    """A cluster of its own with Kueue and KubeRay for an Argo CD repository whose runs Kueue
+    queues (support.argocd: Argo CD starts when the README's install command runs)."""
+    with running_cluster(tmp_path_factory.mktemp("kueue-argo-controlplane"), engine="argo") as cp:
+        start_kueue(cp)
+        yield cp
+
+
+@pytest.fixture(scope="module")
 def argo_control_plane(tmp_path_factory):
     """A cluster of its own for an Argo CD repository (support.argocd: Argo CD starts when the
     README's install command runs), KubeRay left to the module. Stopped when the module ends."""

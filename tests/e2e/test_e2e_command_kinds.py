@@ -14,7 +14,7 @@ from support.e2e_command import e2e, installed_programs, leftovers
 from support.flux import REGISTRY
 from support.repos import INSTALL, POOL, ok, run_rlgen, storage_answers
 
-KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8")
+KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8", "--set", "kueue.teams=rl-team")
 ACCOUNT = "acs:ram::1234567890123456"
 EXTERNAL_SECRETS = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
                     "--set", f"external-secrets.role_arn={ACCOUNT}:role/rlgen-external-secrets",

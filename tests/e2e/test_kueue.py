@@ -13,15 +13,18 @@ import subprocess
 
 import pytest
 import yaml
+from rlgen.e2e.controlplane import LINGJUN_LABELS, LINGJUN_TAINT
+from support import kueue
 from support.controlplane import FAIL_POD, wait_until
-from support.flux import NAMESPACE, REGISTRY, reconcile
+from support.flux import NAMESPACE, REGISTRY, reapply, reconcile
 from support.kuberay import ray_cluster, ray_pods
-from support.kueue import workloads
 from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
 
 #: The label ACK puts on Lingjun nodes, which the GPU flavor selects (rlgen.pool).
 LINGJUN = "alibabacloud.com/lingjun-worker"
 TWO_NODES = ("--set", "trainer.nnodes=2")
+#: The pool is shared by two researchers' teams; most scenarios are alice's.
+ALICE, BOB = ("--team", "alice"), ("--team", "bob")
 QUEUE_TIMEOUT = 120
 
 
@@ -37,6 +40,7 @@ def repo(kueue_control_plane, git_server, sync_repository, tmp_path_factory):
     url = git_server.create("team/rl-queued.git")
     repo = tmp_path_factory.mktemp("kueue") / "rl-queued"
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32",
+                 "--set", "kueue.teams=alice,bob",
                  "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac",
                  "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.upstream_mirror={git_server.base}",
                  *storage_answers()))
@@ -58,20 +62,11 @@ def rayjobs(repo) -> dict[str, str]:
 
 
 def admission(cp) -> dict[str, str]:
-    """Each RayJob Kueue holds: "admitted" or "queued"."""
-    found = {}
-    for w in workloads(cp, NAMESPACE):
-        owner = next(o["name"] for o in w["metadata"]["ownerReferences"] if o["kind"] == "RayJob")
-        admitted = any(c["type"] == "Admitted" and c["status"] == "True" for c in w.get("status", {}).get("conditions", []))
-        found[owner] = "admitted" if admitted else "queued"
-    return found
+    return kueue.admission(cp, NAMESPACE)
 
 
 def running_workers(cp, rayjob: str) -> list[str]:
-    """The nodes of the RayJob's GPU workers, once all of them are scheduled."""
-    pods = ray_pods(cp, NAMESPACE, rayjob, "worker")
-    nodes = [p["spec"].get("nodeName") for p in pods]
-    return nodes if len(nodes) == 2 and all(nodes) else []
+    return kueue.running_workers(cp, NAMESPACE, rayjob)
 
 
 def status_rows(cp, repo) -> dict[str, dict]:
@@ -90,7 +85,7 @@ def settle(cp, names: list[str], admitted: int) -> dict[str, str]:
 def test_three_runs_of_two_nodes_on_four_two_start_and_one_waits_without_pods(kueue_control_plane, repo):
     cp = kueue_control_plane
     for run in ("lr-a", "lr-b", "lr-c"):
-        ok(run_rlgen("run", "new", run, *TWO_NODES, "--no-branch", cwd=repo))
+        ok(run_rlgen("run", "new", run, *TWO_NODES, *ALICE, "--no-branch", cwd=repo))
     push(cp, repo)
     names = rayjobs(repo)
     state = settle(cp, list(names.values()), admitted=2)
@@ -110,7 +105,7 @@ def test_three_runs_of_two_nodes_on_four_two_start_and_one_waits_without_pods(ku
     assert not [p for p in cp.objects("pods", "-n", NAMESPACE) if p["metadata"]["name"].startswith(f"{queued}-")]
 
     rows = status_rows(cp, repo)
-    assert rows[queued]["queue"].startswith("queued: 1 of 1 in LocalQueue runs;"), rows[queued]
+    assert rows[queued]["queue"].startswith("queued: 1 of 1 in LocalQueue alice;"), rows[queued]
     assert "nvidia.com/gpu" in rows[queued]["queue"], rows[queued]
     assert all(rows[r]["queue"] == f"admitted by ClusterQueue {NAMESPACE}" for r in names if r != queued), rows
     # A queued run is taken in as far as waiting goes: it may wait for days.
@@ -134,8 +129,9 @@ def test_three_runs_of_two_nodes_on_four_two_start_and_one_waits_without_pods(ku
 
 def test_a_sweep_of_four_two_node_runs_runs_two_at_a_time(kueue_control_plane, repo):
     cp = kueue_control_plane
+    # Four runs of 16 GPUs, twice what the quota runs at once: asked for by name.
     ok(run_rlgen("run", "sweep", "lr", "--grid", "actor_rollout_ref.actor.optim.lr=1e-6,2e-6,3e-6,4e-6",
-                 *TWO_NODES, "--no-branch", cwd=repo))
+                 *TWO_NODES, *ALICE, "--max-runs", "4", "--no-branch", cwd=repo))
     push(cp, repo)
     names = rayjobs(repo)
     assert len(names) == 4
@@ -145,7 +141,21 @@ def test_a_sweep_of_four_two_node_runs_runs_two_at_a_time(kueue_control_plane, r
         assert ray_cluster(cp, NAMESPACE, names[run]) is None
     rows = status_rows(cp, repo)
     places = sorted(rows[r]["queue"].split(";")[0] for r in waiting)
-    assert places == ["queued: 1 of 2 in LocalQueue runs", "queued: 2 of 2 in LocalQueue runs"], rows
+    assert places == ["queued: 1 of 2 in LocalQueue alice", "queued: 2 of 2 in LocalQueue alice"], rows
+
+
+def test_a_sync_after_admission_leaves_kueue_s_fields_and_the_admission(kueue_control_plane, repo):
+    """Flux applies the runs again (its interval, forced here): the RayJob Kueue admitted keeps
+    what Kueue wrote into it, the worker templates too (an atomic list, which an apply of Git's
+    version would replace whole), and its Workload stays admitted, never evicted."""
+    cp = kueue_control_plane
+    job = next(j for j in rayjobs(repo).values() if admission(cp).get(j) == "admitted")
+    wait_until(f"the workers of {job} scheduled", lambda: running_workers(cp, job))
+    before, workload = kueue.kueue_fields(live_rayjob(cp, job)), kueue.admitted_workload(cp, NAMESPACE, job)
+    reapply(cp, "runs")
+    kueue.assert_kept(before, workload, kueue.kueue_fields(live_rayjob(cp, job)),
+                      kueue.admitted_workload(cp, NAMESPACE, job))
+    assert running_workers(cp, job)
 
 
 def test_doctor_finds_kueue_and_the_queue_objects(kueue_control_plane, repo):
@@ -155,6 +165,60 @@ def test_doctor_finds_kueue_and_the_queue_objects(kueue_control_plane, repo):
     assert rows[f"ClusterQueue {NAMESPACE}"] == {**rows[f"ClusterQueue {NAMESPACE}"], "state": "ok", "detail": "active"}
     assert rows[f"LocalQueue {NAMESPACE}/runs"]["detail"] == "active"
     assert rows["API kueue.x-k8s.io/v1beta2"]["state"] == "ok"
+
+
+def doctor_rows(cp, repo) -> dict[str, dict]:
+    result = run_rlgen("doctor", "-o", "json", cwd=repo, env={**os.environ, **cp.env()})
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    return {r["check"]: r for r in json.loads(result.stdout)["rows"]}
+
+
+def other_answers(tmp_path, name: str, *answers: str):
+    """A repository of this team's generated with other pool answers, never synced: doctor reads
+    its answers and its rendered flavor against the cluster's nodes."""
+    other = tmp_path / name
+    ok(run_rlgen("new", str(other), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32", "--set", "kueue.teams=rl-team",
+                 "--set", f"rlgen.registry={REGISTRY}", "--set", "rlgen.git_url=https://git.rl-team.cn/team/rl.git",
+                 "--set", f"rlgen.install={INSTALL}", *storage_answers(), *answers))
+    return other
+
+
+def test_doctor_says_which_pool_answers_the_nodes_contradict(kueue_control_plane, repo, tmp_path):
+    """The nodes are ACK's Lingjun nodes of 8 GPUs, 180 CPUs and 1800Gi: the repository's answers
+    match them; answers of an ECS pool, a larger node or a taint the nodes lack do not, and a node
+    carrying a taint the answers do not list is named."""
+    cp = kueue_control_plane
+    rows = doctor_rows(cp, repo)
+    for check in ("node pool labels", "node pool taints", "node pool size", f"ResourceFlavor {NAMESPACE}-lingjun-gpu nodes"):
+        assert rows[check]["state"] == "ok", rows[check]
+    assert LINGJUN in rows["node pool labels"]["detail"]
+
+    ecs = doctor_rows(cp, other_answers(tmp_path, "ecs", "--set", "rlgen.node_pool=ecs-gpu",
+                                        "--set", "rlgen.node_pool_id=np-absent", "--set", "rlgen.node_cpu=32",
+                                        "--set", "rlgen.node_memory=188"))
+    assert ecs["node pool labels"]["state"] == "problem"
+    assert "no node carries alibabacloud.com/nodepool-id=np-absent" in ecs["node pool labels"]["detail"]
+    assert ecs[f"ResourceFlavor {NAMESPACE}-ecs-gpu-gpu nodes"]["state"] == "problem"
+    assert "node pool size" not in ecs
+
+    larger = doctor_rows(cp, other_answers(tmp_path, "larger", *POOL[:2], "--set", "rlgen.node_cpu=200",
+                                           "--set", "rlgen.node_memory=1800", "--set", "rlgen.node_taints=team=rl:NoSchedule"))
+    assert larger["node pool labels"]["state"] == "ok"
+    assert larger["node pool size"]["state"] == "problem"
+    assert "180 CPUs" in larger["node pool size"]["detail"]
+    assert larger["node pool size"]["fix"].startswith("rlgen update --set rlgen.node_cpu=180 ")
+    assert larger["node pool taints"]["state"] == "problem"
+    assert "team:NoSchedule" in larger["node pool taints"]["detail"]
+
+    cp.add_node("lingjun-gpu-tainted", gpus=8, cpu="180", memory="1800Gi", labels=LINGJUN_LABELS,
+                taints=[LINGJUN_TAINT, {"key": "maintenance", "value": "disk", "effect": "NoExecute"}])
+    try:
+        taints = doctor_rows(cp, repo)["node pool taints"]
+    finally:
+        cp.kubectl("delete", "node", "lingjun-gpu-tainted")
+    assert taints["state"] == "problem"
+    assert "node lingjun-gpu-tainted carries taint maintenance=disk:NoExecute" in taints["detail"]
+    assert "rlgen.node_taints=maintenance=disk:NoExecute" in taints["fix"]
 
 
 def test_a_lost_worker_node_gets_a_new_worker_and_the_run_stays_admitted(kueue_control_plane, repo):
@@ -183,7 +247,7 @@ def head_pod(cp, rayjob: str) -> dict | None:
 
 
 def live_rayjob(cp, name: str) -> dict:
-    return json.loads(cp.kubectl("get", "rayjob", name, "-n", NAMESPACE, "-o", "json").stdout)
+    return kueue.live_rayjob(cp, NAMESPACE, name)
 
 
 def cluster_spec(cp, name: str) -> dict:
@@ -249,3 +313,32 @@ def test_a_lost_head_is_recreated_and_a_run_that_fails_whole_retries_on_a_new_ra
     wait_until(f"the retried {job}'s workers scheduled", lambda: running_workers(cp, job), timeout=QUEUE_TIMEOUT)
     assert admission(cp)[job] == "admitted"
     assert status_rows(cp, repo)[run]["retries"] == "1 of 3"
+
+
+def test_two_teams_sweeps_share_the_pool_by_fair_share(kueue_control_plane, repo):
+    """Alice's sweep holds the whole quota (two runs admitted, two queued) when Bob's sweep of two
+    runs arrives. A running run of Alice's ends: Kueue admits one of Bob's next, though Alice's
+    queued runs waited longer, as admission fair sharing orders the teams' LocalQueues by their
+    recent use of the pool."""
+    cp = kueue_control_plane
+    before, state = rayjobs(repo), admission(cp)
+    running = sorted(run for run, job in before.items() if state.get(job) == "admitted")
+    waiting = [before[run] for run, job in before.items() if state.get(job) == "queued"]
+    assert len(running) == 2 and len(waiting) == 2, state
+    ok(run_rlgen("run", "sweep", "bob-lr", "--grid", "actor_rollout_ref.actor.optim.lr=1e-6,2e-6", *TWO_NODES, *BOB,
+                 "--no-branch", cwd=repo))
+    push(cp, repo)
+    bobs = [job for run, job in rayjobs(repo).items() if run.startswith("bob-lr-")]
+    wait_until("Bob's two runs queued", lambda: [admission(cp).get(j) for j in bobs] == ["queued", "queued"],
+               timeout=QUEUE_TIMEOUT)
+    assert {r["queue"].split(";")[0] for run, r in status_rows(cp, repo).items() if run.startswith("bob-lr-")} == {
+        "queued: 1 of 2 in LocalQueue bob", "queued: 2 of 2 in LocalQueue bob"}
+
+    ok(run_rlgen("run", "rm", running[0], "--no-branch", cwd=repo))
+    push(cp, repo)
+    admitted = wait_until("a queued run admitted in the freed quota", lambda: [
+        j for j in (*bobs, *waiting) if admission(cp).get(j) == "admitted"], timeout=QUEUE_TIMEOUT)
+    assert len(admitted) == 1 and admitted[0] in bobs, (admitted, bobs)
+    wait_until(f"the workers of {admitted[0]} scheduled", lambda: running_workers(cp, admitted[0]),
+               timeout=QUEUE_TIMEOUT)
+    assert all(admission(cp).get(j) == "queued" for j in waiting)

@@ -7,7 +7,7 @@ import shutil
 
 from support.repos import REQUIRED, build, error_list, one_error_line, run_rlgen
 
-KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32")
+KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32", "--set", "kueue.teams=rl-team")
 
 
 def rendered(repo):
@@ -57,9 +57,9 @@ def test_borrowing_from_a_cohort(generate):
     assert queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"] == 8
 
 
-def test_the_quota_is_asked_never_defaulted(tmp_path):
+def test_the_quota_and_the_teams_are_asked_never_defaulted(tmp_path):
     _, items = error_list(run_rlgen("new", str(tmp_path / "r"), *REQUIRED, "--plugin", "kueue", "--no-input"))
-    assert [i.split("=")[0] for i in items] == ["--set kueue.gpu_quota"]
+    assert [i.split("=")[0] for i in items] == ["--set kueue.gpu_quota", "--set kueue.teams"]
 
 
 def test_borrowing_needs_a_cohort(tmp_path):
@@ -80,7 +80,8 @@ def test_a_runs_priority_is_its_workload_priority_class(generate, tmp_path):
     assert result.returncode == 0, result.stderr
     (job,) = [o for o in build(repo / "runs" / "urgent") if o["kind"] == "RayJob"]
     assert job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "high"
-    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "runs"
+    # The repository's one team: its queue.
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "rl-team"
 
 
 def test_a_priority_without_kueue_is_refused(repo):

@@ -7,7 +7,7 @@ import shutil
 
 from support.repos import one_error_line, run_rlgen
 
-KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32")
+KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=32", "--set", "kueue.teams=rl-team")
 
 
 def test_a_worker_larger_than_a_node_is_refused(generate, tmp_path):
@@ -30,8 +30,9 @@ def test_a_run_larger_than_the_quota_is_refused_by_new_and_validate(generate, tm
 
 
 def test_borrowing_raises_what_the_queue_admits(generate, tmp_path):
-    repo = shutil.copytree(generate("--plugin", "kueue", "--set", "kueue.gpu_quota=16", "--set", "kueue.cohort=pool",
-                                    "--set", "kueue.borrowing_limit=16"), tmp_path / "repo", symlinks=True)
+    repo = shutil.copytree(generate("--plugin", "kueue", "--set", "kueue.gpu_quota=16", "--set", "kueue.teams=rl-team",
+                                    "--set", "kueue.cohort=pool", "--set", "kueue.borrowing_limit=16"),
+                           tmp_path / "repo", symlinks=True)
     assert run_rlgen("run", "new", "borrows", "--set", "trainer.nnodes=4", "--no-branch", cwd=repo).returncode == 0
     line = one_error_line(run_rlgen("run", "new", "big", "--set", "trainer.nnodes=8", "--no-branch", cwd=repo))
     assert "(32 GPUs = kueue.gpu_quota 16 + kueue.borrowing_limit 16)" in line, line

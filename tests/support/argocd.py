@@ -4,6 +4,7 @@ started as ``rlgen e2e`` starts them (rlgen.e2e.argo), from the pinned build
 (``toolchain/argocd``), with a Redis server as their cache."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -76,6 +77,25 @@ def describe(cp: ControlPlane) -> str:
 
 def refresh(cp: ControlPlane) -> None:
     argo.refresh(cp, applications(cp))
+
+
+def sync_now(cp: ControlPlane, name: str, timeout: float = SYNC_TIMEOUT) -> dict:
+    """``argocd app sync NAME``: the sync operation Argo CD's API server writes into the
+    Application (with the Application's own syncOptions, server/application/application.go),
+    run by the controller now though nothing is out of sync. The operation's state once Succeeded."""
+    app = applications(cp)[name]
+    started = (app.get("status", {}).get("operationState") or {}).get("startedAt", "")
+    operation = {"initiatedBy": {"username": "e2e"}, "sync": {
+        "revision": app["spec"]["source"]["targetRevision"], "prune": True,
+        "syncOptions": app["spec"].get("syncPolicy", {}).get("syncOptions", [])}}
+    cp.kubectl("patch", "application", name, "-n", NAMESPACE, "--type=merge",
+               "-p", json.dumps({"operation": operation}))
+
+    def done():
+        state = applications(cp)[name].get("status", {}).get("operationState") or {}
+        return state.get("startedAt", "") != started and state.get("phase") == "Succeeded" and state
+    return wait_until(f"Argo CD's sync of {name} run now", done, timeout=timeout, interval=2,
+                      on_timeout=lambda: describe(cp))
 
 
 #: Applications whose own health follows a training run: Progressing while a RayJob runs.

@@ -126,6 +126,17 @@ def reconcile(cp: ControlPlane, timeout: float = SYNC_TIMEOUT) -> dict[str, dict
         on_timeout=lambda: "\n".join(f"{n}: {ready(k)}" for n, k in kustomizations(cp).items()))
 
 
+def reapply(cp: ControlPlane, name: str, timeout: float = SYNC_TIMEOUT) -> dict:
+    """``flux reconcile kustomization NAME`` without a new commit: the stage applied again now,
+    as its interval would. The Kustomization once it has handled the request and is Ready."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S") + f".{time.monotonic_ns()}"
+    cp.kubectl("annotate", "--overwrite", "-n", "flux-system", f"kustomization/{name}",
+               f"reconcile.fluxcd.io/requestedAt={stamp}")
+    return wait_until(f"Flux Kustomization {name} applied again", lambda: (k := kustomizations(cp)[name])
+                      and k["status"].get("lastHandledReconcileAt") == stamp and (r := ready(k))
+                      and r["status"] == "True" and k, timeout=timeout, interval=2)
+
+
 def receiver(cp: ControlPlane) -> dict:
     """The generated Receiver once notification-controller has it Ready: its path is served."""
     def found():

@@ -51,7 +51,7 @@ def test_an_unknown_cluster_is_one_line_naming_the_clusters(generate):
     assert line == f"rlgen: error: --cluster: no cluster 'nope' syncs {generate()} (clusters/: production)", line
 
 
-KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8")
+KUEUE = ("--plugin", "kueue", "--set", "kueue.gpu_quota=8", "--set", "kueue.teams=rl-team")
 EXTERNAL_SECRETS = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
                     "--set", "external-secrets.role_arn=acs:ram::1234567890123456:role/eso",
                     "--set", "external-secrets.oidc_provider_arn=acs:ram::1234567890123456:oidc-provider/ack-rrsa-c1")

@@ -122,7 +122,8 @@ def test_a_second_cluster_has_its_own_external_secrets_answers(generate, tmp_pat
 def test_a_second_cluster_has_its_own_kueue_quota(generate, tmp_path, sync):
     """Each cluster has its own GPU pool: cluster add asks the new one's Kueue quota, never copies
     production's, and only the new cluster's platform stage patches the shared ClusterQueue."""
-    repo = copy_of(generate, tmp_path, "--plugin", sync, "--plugin", "kueue", "--set", "kueue.gpu_quota=16")
+    repo = copy_of(generate, tmp_path, "--plugin", sync, "--plugin", "kueue", "--set", "kueue.gpu_quota=16",
+                   "--set", "kueue.teams=rl-team")
     production = (repo / "clusters/production/platform.yaml").read_bytes()
     line = one_error_line(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-input"))
     assert "cluster staging needs its own answer of kueue.gpu_quota" in line and status(repo) == ""

@@ -13,6 +13,7 @@ from rlgen.output import output_option
 #: --resume-from on run new, sweep and set.
 RESUME_HELP = ("Continue from the newest checkpoint of this run's RayJob (its world size, model and engine "
                "must match); else the new RayJob starts from step 0.")
+TEAM_HELP = "Team (kueue.teams) whose Kueue queue the run waits in; needed when several teams share the pool."
 
 
 @click.group("run")
@@ -34,12 +35,13 @@ def command():
 @click.option("--queue", metavar="QUEUE", help="Volcano queue of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority-class", metavar="NAME", help="PriorityClass of this run (rlgen.gang_scheduling=volcano).")
 @click.option("--priority", metavar="CLASS", help="Kueue WorkloadPriorityClass of this run (queue plugin kueue).")
+@click.option("--team", metavar="TEAM", help=TEAM_HELP)
 @click.option("--env", metavar="ENV", help="List it in this environment's runs (overlays/ENV/runs/) instead of the main cluster's.")
 @click.option("--resume-from", metavar="RUN", help=RESUME_HELP)
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
 def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, from_head: bool,
-        queue: str | None, priority_class: str | None, priority: str | None, env: str | None,
+        queue: str | None, priority_class: str | None, priority: str | None, team: str | None, env: str | None,
         resume_from: str | None, dry_run: bool, output: str | None):
     """Add run NAME on a new branch run/NAME, committed: open a pull request to start it.
 
@@ -48,7 +50,8 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
     from rlgen.runs import edits
 
     edits.new(edits.NewRequest(name=name, source=source, sets=sets, queue=queue, priority_class=priority_class,
-                               priority=priority, resume_from=resume_from, no_branch=no_branch, from_head=from_head,
+                               priority=priority, team=team, resume_from=resume_from, no_branch=no_branch,
+                               from_head=from_head,
                                env=env, dry_run=dry_run, output=output))
 
 
@@ -65,15 +68,16 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
 @click.option("--from-head", is_flag=True,
               help="Branch from HEAD instead of the synced branch (rlgen.git_branch, origin/ first).")
 # A larger grid is asked for by name: each run holds its own GPUs once merged.
-@click.option("--max-runs", type=click.IntRange(min=1), default=16, show_default=True, metavar="N",
-              help="Refuse a grid of more runs than this.")
+@click.option("--max-runs", type=click.IntRange(min=1), metavar="N",
+              help="Refuse a grid of more runs than this [default: as many as the Kueue quota runs at once, else 16].")
+@click.option("--team", metavar="TEAM", help=TEAM_HELP)
 @click.option("--env", metavar="ENV", help="List them in this environment's runs (overlays/ENV/runs/) instead of the main cluster's.")
 @click.option("--resume-from", metavar="RUN", help=RESUME_HELP)
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
 def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | None, no_branch: bool,
-          from_head: bool, max_runs: int, env: str | None, resume_from: str | None, dry_run: bool,
-          output: str | None):
+          from_head: bool, max_runs: int | None, team: str | None, env: str | None, resume_from: str | None,
+          dry_run: bool, output: str | None):
     """Add one run per point of the grid (the product of the --grid values), named NAME-1, NAME-2, ...
     in grid order (the last --grid varying fastest; NAME-01 ... from 10 runs on), on one new branch
     run/sweep-NAME in one commit.
@@ -82,7 +86,7 @@ def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str 
     rlgen run list groups by it, rlgen run rm --sweep NAME removes them all."""
     from rlgen.runs import sweep as sweeps
 
-    sweeps.new(sweeps.SweepRequest(name=name, grids=grids, sets=sets, source=source, max_runs=max_runs,
+    sweeps.new(sweeps.SweepRequest(name=name, grids=grids, sets=sets, source=source, max_runs=max_runs, team=team,
                                    resume_from=resume_from, no_branch=no_branch, from_head=from_head, env=env,
                                    dry_run=dry_run, output=output))
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlgen.doctor import bucket, operators, queue, resources
+from rlgen.doctor import bucket, node_pool, operators, queue, resources
 from rlgen.kube import client, needs as needs_mod
 from rlgen.kube.report import guarded
 from rlgen.repo import sync_engines
-from rlgen.repo.workspace import find_root
+from rlgen.repo.workspace import find_root, load_spec
 
 CHECKS = (("API groups", operators.served_kinds), ("KubeRay operator", operators.kuberay),
           ("CSI drivers", operators.csi_drivers), ("RRSA webhook", operators.rrsa_webhook),
@@ -28,5 +28,6 @@ def run_checks(where: Path, kubeconfig, context, repo_cluster: str | None = None
         rows += guarded(f"{engine.name} controllers", lambda: operators.controllers(cluster, engine))
     for name, check in CHECKS:
         rows += guarded(name, lambda check=check: check(cluster, needs))
+    rows += guarded("node pool", lambda: node_pool.check(cluster, needs, load_spec(repo)))
     rows += bucket.check(repo)
     return cluster, rows

@@ -73,7 +73,10 @@ def _crds(cp: ControlPlane, source: Path, url: str, ca: bytes) -> None:
                 "clientConfig": {"url": f"{url}/convert", "caBundle": base64.b64encode(ca).decode()}}}
         (folder / f"{path.stem}.json").write_text(json.dumps(crd))
     cp.kubectl("apply", "--server-side", "-f", str(folder))
-    cp.kubectl("wait", "--for=condition=Established", "--timeout=120s", "-f", str(folder))
+    # kubectl wait fails at once on a CRD the API server has not given a status yet.
+    wait_until("Kueue's CRDs Established", lambda: cp.kubectl(
+        "wait", "--for=condition=Established", "--timeout=20s", "-f", str(folder), check=False).returncode == 0,
+        timeout=120)
 
 
 def _webhooks(cp: ControlPlane, source: Path, url: str, ca: bytes) -> None:
@@ -116,6 +119,10 @@ def start_kueue(cp: ControlPlane) -> None:
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": True, "webhookServiceName": SERVICE, "webhookSecretName": SECRET},
         "integrations": {"frameworks": ["ray.io/rayjob"]},
+        # What the kueue plugin's README adds to the chart's configuration: the teams' queues share
+        # the pool by admission fair sharing (the feature gate is on by default from v0.15).
+        "admissionFairSharing": {"usageHalfLifeTime": "168h", "usageSamplingInterval": "5m",
+                                 "resourceWeights": {"cpu": 0, "memory": 0, "nvidia.com/gpu": 1}},
     }))
     cp.spawn("kueue", [cp.tool("kueue"), "--config", str(config), "--visibility-server-port", str(free_port()),
                        # Its extension API server would need the API server's aggregation layer.

@@ -25,18 +25,9 @@ def pool_rules(objects: list[Rendered], the_pool: pool.Pool) -> Iterator[Finding
 def _larger_than_a_node(the_pool: pool.Pool, group, resources: dict) -> list[str]:
     out = []
     for key, have, unit in (("cpu", the_pool.cpu, ""), ("memory", the_pool.memory, "Gi")):
-        asked = max((_quantity(str(v), unit) for v in ((resources.get(k) or {}).get(key) for k in ("requests", "limits"))
+        asked = max((pool.quantity(str(v), unit) for v in ((resources.get(k) or {}).get(key) for k in ("requests", "limits"))
                      if v is not None), default=0)
         if asked > have:
             out.append(f"worker group '{group}' asks {key} {asked:g}{unit} but a node of the pool has {have}{unit} "
                        f"(rlgen.node_{key}): lower it or answer the node's size")
     return out
-
-
-def _quantity(text: str, unit: str) -> float:
-    """A Kubernetes quantity in cores (``unit`` "") or GiB (``unit`` "Gi")."""
-    scale = {"m": 1e-3, "": 1, "k": 1e3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "M": 1e6, "G": 1e9, "T": 1e12}
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    suffix = text[len(number):]
-    value = float(number) * scale.get(suffix, 1)
-    return value if unit == "" else value / 2**30

@@ -79,6 +79,12 @@ def queue_limit(repo: Path) -> tuple[int, str]:
     return quota + borrow, note
 
 
+def run_gpus(repo: Path, spec: Spec, run_doc: dict) -> int:
+    """The GPUs a run holds while it runs (trainer.nnodes x trainer.n_gpus_per_node)."""
+    size = batch_rules.size(effective(repo, spec, run_doc))
+    return size.nnodes * size.gpus_per_node
+
+
 def owned_keys(spec: Spec, run: str) -> dict[str, str]:
     """Keys ``rlgen run`` refuses to change, with the reason."""
     per_run = {key: ("rlgen writes it into every run.yaml (experiment names and checkpoints are per run, "

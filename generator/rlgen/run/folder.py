@@ -31,6 +31,8 @@ from rlgen.verl.batch_rules import Size
 SWEEP_LABEL = "rlgen.io/sweep"
 #: The label Kueue reads a job's WorkloadPriorityClass from (kueue constants.WorkloadPriorityClassLabel).
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+#: The label naming the LocalQueue Kueue queues a job in (kueue constants.QueueLabel).
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 #: The labels by which KubeRay's Volcano integration picks a RayJob's queue and priority.
 VOLCANO_QUEUE = "volcano.sh/queue-name"
 VOLCANO_PRIORITY = "ray.io/priority-class-name"
@@ -149,11 +151,38 @@ def priority_labels(root: Path, priority: str | None) -> dict[str, str]:
     return {PRIORITY_LABEL: priority}
 
 
+def team_labels(root: Path, team: str | None) -> dict[str, str]:
+    """``rlgen run new/sweep --team``: the LocalQueue of the run's team (``kueue.teams``), which
+    Kueue queues it in. Never guessed: a repository of one team needs no option, one of several
+    refuses a run without it."""
+    doc = answers.read(root)
+    queue = doc.get("plugins", {}).get("queue", "no-queue")
+    teams = [t.strip() for t in str((doc.get("options", {}).get(queue) or {}).get("teams") or "").split(",")
+             if t.strip()] if queue == "kueue" else []
+    if not teams:
+        if team is None:
+            return {}
+        raise RlgenError(f"--team needs the kueue queue plugin with kueue.teams answered (this repository: {queue}); "
+                         "add it with rlgen update --set kueue.teams=TEAM,...")
+    if team is None and len(teams) > 1:
+        raise RlgenError(f"--team TEAM is needed: the pool is shared by teams {', '.join(teams)} (kueue.teams), "
+                         "each with its own queue")
+    team = teams[0] if team is None else team
+    if team not in teams:
+        raise RlgenError(f"--team {team}: not a team of this repository ({', '.join(teams)}, kueue.teams); "
+                         "add it with rlgen update --set kueue.teams=...")
+    return {KUEUE_QUEUE_LABEL: team}
+
+
 def _labels_comment(labels: dict[str, str]) -> str:
     # A run of no sweep keeps the words it always had: they are hashed into its RayJob's name.
     own = "This run's Volcano queue and priority, read when its RayJob starts."
     if PRIORITY_LABEL in labels:
         own = f"{PRIORITY_LABEL}: this run's WorkloadPriorityClass; Kueue admits a queued run of higher priority first."
+    if KUEUE_QUEUE_LABEL in labels:
+        team = (f"{KUEUE_QUEUE_LABEL}: the LocalQueue of the run's team ({labels[KUEUE_QUEUE_LABEL]}); Kueue "
+                "admits from the team that used the pool least lately.")
+        own = team + ("\n" + own if PRIORITY_LABEL in labels else "")
     if SWEEP_LABEL not in labels:
         return own
     sweep = (f"{SWEEP_LABEL}: the sweep this run belongs to (rlgen run sweep); rlgen run list groups by it,\n"

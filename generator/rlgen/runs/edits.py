@@ -36,6 +36,8 @@ class RunRequest:
     name: str
     source: str | None = None
     sets: tuple[str, ...] = ()
+    #: The runs' team (``--team``): its Kueue LocalQueue.
+    team: str | None = None
     resume_from: str | None = None
     no_branch: bool = False
     from_head: bool = False
@@ -60,7 +62,7 @@ def new(request: NewRequest) -> None:
         raise RlgenError(f"run name {problem}")
     ws, runs = open_runs(committing=True)
     labels = (folder.queue_labels(ws.spec, request.queue, request.priority_class)
-              | folder.priority_labels(ws.root, request.priority))
+              | folder.priority_labels(ws.root, request.priority) | folder.team_labels(ws.root, request.team))
     branch = f"run/{name}"
     start = claim_branch(ws, branch, no_branch, request.from_head, "pick another run name or pass --no-branch")
     index = files.index_path(ws.root, request.env)

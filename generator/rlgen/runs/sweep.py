@@ -18,27 +18,35 @@ from rlgen.runs import edits, grid
 from rlgen.tools.git_change import GitChange
 
 
+#: The most runs of a sweep not asked for by name, where no queue quota says fewer.
+MAX_RUNS = 16
+
+
 @dataclass(frozen=True, kw_only=True)
 class SweepRequest(edits.RunRequest):
     """``rlgen run sweep``: the sweep's name, its grid (``KEY=V1,V2``, unparsed) and its bound."""
 
     grids: tuple[str, ...]
-    #: Refuse a grid of more runs (``--max-runs``).
-    max_runs: int
+    #: Refuse a grid of more runs (``--max-runs``); None: as many as the queue's quota runs at
+    #: once, or :data:`MAX_RUNS` without a quota.
+    max_runs: int | None
 
 
 def new(request: SweepRequest) -> None:
     name, source, no_branch = request.name, request.source, request.no_branch
-    axes, common, points, names = _plan(name, request.grids, request.sets, request.max_runs)
+    axes, common, points, names = _plan(name, request.grids, request.sets, request.max_runs or MAX_RUNS)
     ws, runs = edits.open_runs(committing=True)
+    labels = {SWEEP_LABEL: name, **folder.team_labels(ws.root, request.team)}
     branch = f"run/sweep-{name}"
     start = edits.claim_branch(ws, branch, no_branch, request.from_head, "pick another sweep name or pass --no-branch")
     paths = [files.folder_of(ws.root, run) for run in names] + [files.index_path(ws.root, request.env)]
     with GitChange(ws.root, paths, request.dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         _require_new_sweep(ws, runs, name)
-        made = [_make(ws, run, i, len(points), request, common, point)
+        made = [_make(ws, labels, run, i, len(points), request, common, point)
                 for i, (run, point) in enumerate(zip(names, points), 1)]
+        if request.max_runs is None:
+            _within_quota(ws, made)
         folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), *names], request.env)
         change.commit(_message(request, axes, common, names, points, made))
     found = [{"run": run, "rayjob": one.rayjob, "point": point, "keys": one.values}
@@ -59,6 +67,18 @@ def _plan(name: str, grids: tuple[str, ...], sets: tuple[str, ...], max_runs: in
     points = grid.points(axes)
     grid.check_count(len(points), max_runs)
     return axes, common, points, grid.run_names(name, len(points))
+
+
+def _within_quota(ws: Workspace, made: list[edits.NewRun]) -> None:
+    """Without --max-runs, a sweep is no larger than its queue's quota runs at once: more would
+    queue behind it, and are asked for by name."""
+    limit, note = config.queue_limit(ws.root)
+    gpus = max(config.run_gpus(ws.root, ws.spec, one.doc) for one in made)
+    if limit and len(made) * gpus > limit:
+        fits = max(1, limit // gpus)
+        raise RlgenError(f"the grid makes {len(made)} runs of {gpus} GPUs and the queue runs {fits} of them at once "
+                         f"({limit} GPUs{note}): the rest would wait behind them; pass --max-runs {len(made)} "
+                         "to queue them all")
 
 
 def rm(name: str, *, no_branch: bool = False, from_head: bool = False, dry_run: bool = False,
@@ -99,11 +119,11 @@ def _require_new_sweep(ws: Workspace, runs: dict, name: str) -> None:
                          f"name, or remove it with rlgen run rm --sweep {name}")
 
 
-def _make(ws: Workspace, run: str, i: int, count: int, request: SweepRequest,
+def _make(ws: Workspace, labels: dict[str, str], run: str, i: int, count: int, request: SweepRequest,
           common: dict[str, Any], point: dict[str, Any]) -> edits.NewRun:
     lines = "".join(f"\n  {key}={config.show(value)}" for key, value in point.items())
     note = f"Run {i} of {count} of sweep '{request.name}' (rlgen run sweep), its point of the grid:{lines}"
-    return edits.create_run(ws, run, request.source, {**common, **point}, {SWEEP_LABEL: request.name}, note,
+    return edits.create_run(ws, run, request.source, {**common, **point}, dict(labels), note,
                             resume_from=request.resume_from)
 
 
