@@ -100,7 +100,7 @@ def test_the_kueue_e2e_job_syncs_on_a_pool_of_the_queues_quota(generate, runner,
     seed_cache(runner)
     work, full, event = pull_request(generate, runner, tmp_path, "kueue-lr", "run", "set", "baseline",
                                      "actor_rollout_ref.actor.optim.lr=3e-6",
-                                     variant=("--plugin", "kueue", "--set", "kueue.gpu_quota=16"))
+                                     variant=("--plugin", "kueue", "--set", "kueue.gpu_quota=16", "--set", "kueue.teams=research"))
     job = runner.run(work / ".github/workflows/e2e.yaml", "pull_request", full, event)
     assert job.passed, job.log[-6000:]
     assert job.step_results().get("rlgen e2e") == "success", job.step_results()

@@ -10,7 +10,7 @@ ESO = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hang
        "--set", "external-secrets.oidc_provider_arn=acs:ram::1234:oidc-provider/ack-rrsa-c0ffee")
 VARIANTS = {
     "argo": ("--plugin", "argo"),
-    "kueue": ("--plugin", "kueue", "--set", "kueue.gpu_quota=16"),
+    "kueue": ("--plugin", "kueue", "--set", "kueue.gpu_quota=16", "--set", "kueue.teams=research"),
     "external-secrets": ESO,
     "marketplace+rrsa": ("--plugin", "marketplace-sandbox", "--set", "marketplace-sandbox.domain=sandbox.rl-team.net",
                          "--plugin", "rrsa-storage", "--set", "rrsa-storage.bucket=rl-tests-data",
