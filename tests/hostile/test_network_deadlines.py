@@ -146,7 +146,7 @@ def test_a_model_download_from_a_dripping_hub_ends_at_its_deadline(tmp_path, rec
     proc = subprocess.Popen(
         [sys.executable, "-m", "rlgen", "data", "model", "--model", "team/model", "--out", "model"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.port}", "RLGEN_DOWNLOAD_DEADLINE": "20",
+        env={**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.port}", "RLGEN_DOWNLOAD_DEADLINE": "45",
              "TMPDIR": str(tmp_path / "tmp")})
     out, err = proc.communicate(timeout=120)
     took = time.monotonic() - started
@@ -154,10 +154,11 @@ def test_a_model_download_from_a_dripping_hub_ends_at_its_deadline(tmp_path, rec
     assert server.connected.is_set()
     assert proc.returncode == 2, err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "model 'team/model' from huggingface did not finish within the deadline of 20 s" \
+    assert len(lines) == 1 and "model 'team/model' from huggingface did not finish within the deadline of 45 s" \
         in lines[0] and "resumes" in lines[0], err
-    # The deadline counts from the start (the hub client's import too), never the drip's 100000 s.
-    assert took < 20 + 30, took
+    # The deadline counts from the start (the hub client's import too, slow on a loaded machine), never the
+    # drip's 100000 s.
+    assert took < 45 + 30, took
     # The stopped download left no process behind.
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
