@@ -32,8 +32,9 @@ def steps(spec: Spec, files: dict[str, bytes], secrets_section: str, sections: l
         ("Install what the cluster needs", _prerequisites(spec, files, installs, kuberay_namespace)),
         ("Create the RAM roles", "Each with its trust policy, as "
          + ", ".join(_link(s) for s in roles) + " says (`aliyun` CLI, or the RAM console).") if roles else None,
-        ("Build and push the images", "[Images to build and push before the first sync]"
-         "(#images-to-build-and-push-before-the-first-sync): the `images` workflow does it on the push above."),
+        ("Build and push the images", "As [Images to build and push before the first sync]"
+         "(#images-to-build-and-push-before-the-first-sync) says: the `images` workflow does it on the push "
+         "above, or its commands by hand."),
         ("Give the Secrets their values", f"As {_link(secrets_section) or 'the secrets plugin section'} says."),
         ("Bootstrap the sync engine", f"As {_link(sync) or 'the sync plugin section'} says, with its credentials; "
          "[Clusters and environments](#clusters-and-environments) gives each cluster's own command."),
