@@ -2,7 +2,11 @@
 steps' ``sh`` blocks, read from the README (support.runbook), run in order in the new repository
 with bash, as a user runs them, the local Git server standing in for the Git host. The blocks
 that cannot run here are named, each with why, and that list is asserted: it cannot grow
-silently. The last block, ``rlgen status --wait``, ends with every stage Ready."""
+silently. The last block, ``rlgen status --wait``, ends with every stage Ready.
+
+The cluster is in mainland China (cn-shanghai), the case with the most to follow: the upstream
+repositories from the team's Git mirror (the local Git server), Flux's own images from the
+team's registry mirror (bootstrap's ``--registry``), the model and the dataset from ModelScope."""
 from __future__ import annotations
 
 import os
@@ -13,7 +17,7 @@ import pytest
 from rlgen.e2e.cluster import KUBERAY, OPERATOR, OPERATOR_NAMESPACE
 from rlgen.e2e.programs import pinned
 from support.flux import REGISTRY, fetched_revision, kustomizations, post_push, ready
-from support.repos import POOL, INSTALL, ok, run_rlgen, storage_answers
+from support.repos import BUCKET, POOL, INSTALL, ok, run_rlgen
 from support.runbook import PLACEHOLDER, run_order
 from support.toolchain import tool
 
@@ -29,6 +33,8 @@ NOT_HERE = {
 #: The local Git server is plain HTTP: flux refuses it without this flag (a Git host is HTTPS).
 FLUX = f'flux() {{ "{tool("flux")}" "$@" --allow-insecure-http; }}\n'
 RLGEN = f'rlgen() {{ "{sys.executable}" -m rlgen "$@"; }}\n'
+REGION = "cn-shanghai"
+FLUX_IMAGES = "registry.cn-shanghai.aliyuncs.com/rl-mirrors/fluxcd"
 
 
 def exported(blocks) -> dict[str, str]:
@@ -46,8 +52,10 @@ def followed(second_control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo-first-sync.git")
     repo = tmp_path_factory.mktemp("first-sync") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
-                 "--set", f"rlgen.upstream_mirror={git_server.base}"))
+                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"ak-storage.bucket={BUCKET}", "--set", f"ak-storage.region={REGION}",
+                 "--set", f"rlgen.region={REGION}", "--set", f"rlgen.upstream_mirror={git_server.base}",
+                 "--set", f"flux.image_registry={FLUX_IMAGES}"))
     blocks = run_order((repo / "README.md").read_text())
     env = {**os.environ, **cp.env(), **exported(blocks)}
     ran, not_run = [], []
@@ -96,3 +104,9 @@ def test_the_receiver_path_the_readme_prints_takes_the_git_hosts_push(second_con
     token = followed["env"]["GIT_WEBHOOK_TOKEN"]
     assert post_push(cp, path, token, head) == 200
     assert post_push(cp, path, token + "-not-it", head) == 400
+
+
+def test_flux_runs_the_images_of_the_teams_mirror(second_control_plane, followed):
+    deployments = second_control_plane.objects("deployments", "-n", "flux-system")
+    images = {c["image"] for d in deployments for c in d["spec"]["template"]["spec"]["containers"]}
+    assert images and all(i.startswith(FLUX_IMAGES + "/") for i in images), images
