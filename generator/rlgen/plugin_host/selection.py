@@ -200,13 +200,12 @@ _LISTED = "rlgen plugins lists every option with its help"
 
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
             missing: list[str], unchecked: tuple[str, ...] = (),
-            require: dict[str, str] | None = None, core: dict[str, Any] | None = None,
-            ) -> tuple[dict[str, Any], dict[str, Any]]:
+            require: dict[str, str] | None = None, core: dict | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(every option of ``info`` converted, the options answered); a required option with no
-    answer is added to ``missing``. Options are asked in their order: one required only under
-    a condition (``required_when``) right after the answer that makes it so. ``require``
-    names options required though they have a default, with why (``rlgen.install`` where the
-    default cannot be used); they are asked before every other."""
+    answer is added to ``missing``. Options are asked in their order: one required only under a
+    condition (``required_when``, on rlgen's own answers ``core`` too) right after the answer that
+    makes it so. ``require`` names options required though they have a default, with why
+    (``rlgen.install`` where the default cannot be used), asked before every other."""
     given = dict(sets)
     known = {o.name: o for o in info.options}
     for key in given:
