@@ -164,3 +164,22 @@ def test_each_cluster_has_its_exact_bootstrap(generate, tmp_path, sync):
     assert "clusters/production" in production and "clusters/staging" not in production
     assert staging == production.replace("clusters/production", "clusters/staging").replace(
         "flux-production-deploy-key", "flux-staging-deploy-key")
+
+
+def test_a_second_cluster_creates_its_own_role_and_adds_its_provider_to_a_shared_one(generate, tmp_path):
+    """Staging's own external-secrets role trusts staging's OIDC provider; the OSS role both
+    clusters use keeps production's provider and gains staging's (UpdateRole: it exists)."""
+    repo = copy_of(generate, tmp_path, *ESO, *RRSA)
+    staging = f"acs:ram::{ACCOUNT}:oidc-provider/ack-rrsa-beef02"
+    ok(rlgen_in(repo, "cluster", "add", "staging", "--env", "staging", "--no-branch", "--no-input",
+                "--set", "external-secrets.region=cn-beijing", "--set", f"external-secrets.role_arn=acs:ram::{ACCOUNT}:role/eso-st",
+                "--set", f"external-secrets.oidc_provider_arn={staging}"))
+    clusters = section((repo / "README.md").read_text(), "Clusters and environments")
+    production, roles, update, bootstrap = blocks(clusters)
+    assert "aliyun" not in production and "--path=clusters/staging " in bootstrap
+    created = json.loads(re.search(r"CreateRole --RoleName eso-st --AssumeRolePolicyDocument '([^']*)'", roles)[1])
+    assert created["Statement"][0]["Principal"]["Federated"] == [staging]
+    assert "acs:kms:cn-beijing:" in roles
+    shared = json.loads(re.search(r"UpdateRole --RoleName rl-oss --NewAssumeRolePolicyDocument '([^']*)'", update)[1])
+    assert shared["Statement"][0]["Principal"]["Federated"] == [
+        f"acs:ram::{ACCOUNT}:oidc-provider/ack-rrsa-{CLUSTER_ID}", staging]

@@ -88,7 +88,8 @@ GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Action
 
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
-          images: tuple[ImageBuild, ...] = (), stages: list[Stage] = ()) -> None:
+          images: tuple[ImageBuild, ...] = (), stages: list[Stage] = (),
+          own_sections: dict[str, list[str]] | None = None) -> None:
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -117,7 +118,8 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "sections": sections,
         "first_sync": first_sync.steps(spec, tree.files, secrets_section, sections, _kuberay_namespace(selection)),
         "clusters": _cluster_rows(selection),
-        "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
+        "bootstraps": first_sync.cluster_bootstraps([secrets_section, *sections], spec.cluster,
+                                                    [c for c, _ in selection.all_clusters()], own_sections or {}),
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
