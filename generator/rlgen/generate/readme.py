@@ -188,7 +188,7 @@ def region_note(spec: Spec, stages: list[Stage]) -> str:
                 "`rlgen update --set rlgen.region=<region> --set rlgen.upstream_mirror=<url>` (a `cn-*` "
                 "region) has the model and the dataset downloaded from ModelScope and the upstream "
                 "repositories fetched from the team's Git mirror, which keeps their owner/name paths; it asks "
-                "what else the region needs of the plugins (Flux: `flux.image_registry`, the mirror of its images).")
+                "what else the region needs of the selected plugins (`rlgen plugins`: those required in mainland China).")
     lines = [f"This cluster is in `{spec.region}`, in mainland China, which reaches neither the Hugging Face Hub "
              "nor github.com (`rlgen.region`): the model and the dataset come from ModelScope "
              f"(`{spec.model}`, `{spec.dataset_source}`), and the upstream repositories from the team's mirror "
