@@ -294,6 +294,24 @@ class DatasetFormat:
     modelscope_source: str = ""
 
 
+def row_text(row: Mapping[str, Any], column: str, numbers: bool = False) -> str:
+    """The text of ``row[column]`` for a dataset plugin's ``map_row``: a null, a list,
+    a mapping or blank text raise ``ValueError``, so the row is dropped and counted, never
+    trained on as "None" or "['a', 'b']". ``numbers``: a number stands for its text (an answer 12)."""
+    value = row.get(column)
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        what = "null" if value is None else "not text but " + (
+            "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict)
+            else "true or false" if isinstance(value, bool) else "a number" if isinstance(value, (int, float))
+            else f"a {type(value).__name__}")
+        raise ValueError(f"{column} is {what}")
+    if not value.strip():
+        raise ValueError(f"{column} is empty")
+    return value
+
+
 @dataclass(frozen=True)
 class Stage:
     """One step of the sync order (infrastructure -> platform -> runs) for the sync plugin.

@@ -5,8 +5,8 @@ import hashlib
 import re
 from typing import Mapping
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 #: KubeRay appends "-xxxxx" for the RayCluster, whose name must stay within 53 characters.
 MAX_RAYJOB_NAME = 47
@@ -16,7 +16,7 @@ HASH_LENGTH = 7
 def dns1123_label_error(value: str) -> str | None:
     if len(value) > 63:
         return f"'{value}' is longer than 63 characters"
-    if not _DNS1123_LABEL.match(value):
+    if not _DNS1123_LABEL.fullmatch(value):
         return f"'{value}' is not a DNS-1123 label (lower-case letters, digits and '-')"
     return None
 
@@ -24,7 +24,7 @@ def dns1123_label_error(value: str) -> str | None:
 def dns1035_label_error(value: str, max_length: int = 63) -> str | None:
     if len(value) > max_length:
         return f"'{value}' is longer than {max_length} characters"
-    if not _DNS1035_LABEL.match(value):
+    if not _DNS1035_LABEL.fullmatch(value):
         return f"'{value}' is not a DNS-1035 label (starts with a lower-case letter; lower-case letters, digits, '-')"
     return None
 

@@ -5,7 +5,10 @@ so scripts and CI get data), and for ``diff`` also ``markdown``, for ``render`` 
 non-ASCII text as it is; messages go to stderr."""
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
@@ -72,3 +75,18 @@ def ask_option(plugin: str, option) -> str:
     default = None if option.default is None else str(option.default)
     return click.prompt(f"{plugin}.{option.name} ({option.help})", default=default, type=str, err=True,
                         show_default=bool(default))
+
+
+def out_folder_error(out: Path) -> str | None:
+    """Why files cannot be written in the folder ``out`` (an --out) or in the folders it would be
+    made in, said before anything is read or downloaded: a folder is made and removed in the
+    nearest one that exists. Asking os.access is not enough: to root it says yes to /proc, /sys
+    and a read-only mount, where the first write fails."""
+    existing = next((p for p in [out, *out.absolute().parents] if os.path.lexists(p)), None)
+    if existing is None or not existing.is_dir():
+        return f"{existing or out} is not a folder"
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".rlgen-probe-", dir=existing))
+    except OSError as exc:
+        return f"{existing} is not a folder rlgen can write in ({exc.strerror})"
+    return None

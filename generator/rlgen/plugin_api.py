@@ -9,7 +9,7 @@ from __future__ import annotations
 from rlgen.contributions import CREATES_ANNOTATION, NAMESPACE_ANNOTATION, SLOTS, ConfigFile, Context
 from rlgen.contributions import DatasetFormat, Document, Finding, ImageBuild, Layer, Option, Patch, PluginInfo, Problem
 from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef
-from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource
+from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource, row_text
 from rlgen.hookspecs import hookimpl
 from rlgen.naming import dns1035_label_error, dns1123_label_error, git_host, image_host, is_example_host, url_host
 from rlgen.option_checks import (
@@ -78,6 +78,9 @@ __all__ = [
     "Pool", "node_pool", "fit_problems", "quota_problems",
     # The repository's verl release: verl_release(ctx.spec).
     "Release", "verl_release",
+    # A dataset row's text for map_row: a null, a list or blank text raises ValueError (the row
+    # is dropped and counted).
+    "row_text",
     # The cluster's RRSA OIDC provider when an answer names it; the release of an upstream program
     # rlgen's tests run (toolchain/<folder>), which a README installs.
     "rrsa_provider", "tested_version",

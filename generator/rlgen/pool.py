@@ -93,8 +93,8 @@ def of(spec) -> Pool:
                 parse_labels(spec.node_labels), parse_taints(spec.node_taints), spec.pool_nodes)
 
 
-_LABEL = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+_LABEL = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 
 
 def parse_labels(text: str) -> tuple[tuple[str, str], ...]:
@@ -102,7 +102,7 @@ def parse_labels(text: str) -> tuple[tuple[str, str], ...]:
     out = []
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = item.partition("=")
-        if not sep or not _LABEL.match(key) or not _VALUE.match(value):
+        if not sep or not _LABEL.fullmatch(key) or not _VALUE.fullmatch(value):
             raise ValueError(f"'{item}' is not a label KEY=VALUE")
         out.append((key, value))
     return tuple(out)
@@ -114,7 +114,7 @@ def parse_taints(text: str) -> tuple[tuple[str, str, str], ...]:
     for item in filter(None, (p.strip() for p in text.split(","))):
         pair, sep, effect = item.rpartition(":")
         key, _, value = pair.partition("=")
-        if not sep or effect not in TAINT_EFFECTS or not _LABEL.match(key) or not _VALUE.match(value):
+        if not sep or effect not in TAINT_EFFECTS or not _LABEL.fullmatch(key) or not _VALUE.fullmatch(value):
             raise ValueError(f"'{item}' is not a taint KEY[=VALUE]:{'|'.join(TAINT_EFFECTS)}")
         out.append((key, value, effect))
     return tuple(out)

@@ -177,13 +177,13 @@ def rlgen_secret_delivery(ctx, secrets):
             external_secret(ctx, s), f"Used by {s.used_by}, which start without it.\nKMS secret "
             f"{kms_name(ctx, s)}: a JSON object; every property it holds becomes a key (any of "
             f"{', '.join(s.keys)}).")]
+    # One sentence: where the key goes, the one command that puts it there, when it arrives.
     hints = {f"{s.namespace}/{s.name}": (
-        f"put '{{key}}' in KMS secret {kms_name(ctx, s)}, whose value is one JSON object with "
-        f"{', '.join(s.keys)}: with that object in {kms_name(ctx, s)}.json, "
-        f"aliyun kms PutSecretValue --region {o['region']} --SecretName {kms_name(ctx, s)} "
-        f"--VersionId \"$(date +%s)\" --SecretData \"$(cat {kms_name(ctx, s)}.json)\" (the first time: "
-        f"aliyun kms CreateSecret with the same flags and --VersionId v1); External Secrets syncs it "
-        f"into Secret {s.namespace}/{s.name} within {o['refresh_interval']}") for s in secrets}
+        f"put '{{key}}' in KMS secret {kms_name(ctx, s)} (one JSON object of {', '.join(s.keys)}, "
+        f"kept in {kms_name(ctx, s)}.json) with aliyun kms PutSecretValue --region {o['region']} "
+        f"--SecretName {kms_name(ctx, s)} --VersionId \"$(date +%s)\" --SecretData \"$(cat {kms_name(ctx, s)}.json)\" "
+        f"(CreateSecret with --VersionId v1 the first time), and External Secrets syncs it into Secret "
+        f"{s.namespace}/{s.name} within {o['refresh_interval']}") for s in secrets}
     return SecretDelivery(readme, files, set_hints=hints)
 
 

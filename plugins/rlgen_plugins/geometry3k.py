@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl, verl_release
+from rlgen.plugin_api import DatasetFormat, PluginInfo, Problem, hookimpl, row_text, verl_release
 
 NAME = "geometry3k"
 SOURCE = "hiyouga/geometry3k"
@@ -37,10 +37,8 @@ _VISION_MODEL = re.compile(r"vl|vision", re.IGNORECASE)
 
 
 def map_row(row: dict, split: str, index: int) -> dict:
-    problem, images = row["problem"], list(row["images"] or [])
-    answer = "" if row["answer"] is None else str(row["answer"]).strip()
-    if not answer:
-        raise ValueError("answer is empty")
+    problem, images = row_text(row, "problem"), list(row["images"] or [])
+    answer = row_text(row, "answer", numbers=True).strip()
     if not all(isinstance(image, dict) and image.get("bytes") for image in images):
         raise ValueError("an image has no bytes")
     # verl puts image i where the i-th placeholder stands; a count that differs breaks the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl, verl_release
+from rlgen.plugin_api import DatasetFormat, PluginInfo, hookimpl, row_text, verl_release
 
 NAME = "gsm8k"
 SOURCE = "openai/gsm8k"
@@ -30,11 +30,15 @@ def extract_solution(answer: str) -> str:
     found = _FINAL_ANSWER.findall(answer)
     if not found:
         raise ValueError("answer has no '#### <number>' line")
-    return found[-1].replace(",", "").rstrip(".")
+    solution = found[-1].replace(",", "").rstrip(".")
+    # "#### ." or "#### -" leaves no number: a ground truth no answer could ever match.
+    if not any(c.isdigit() for c in solution):
+        raise ValueError("answer's '####' line holds no number")
+    return solution
 
 
 def map_row(row: dict, split: str, index: int) -> dict:
-    question, answer = row["question"], row["answer"]
+    question, answer = row_text(row, "question"), row_text(row, "answer")
     solution = extract_solution(answer)
     return {
         "data_source": SOURCE,

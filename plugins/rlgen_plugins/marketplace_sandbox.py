@@ -47,11 +47,11 @@ _SHARED_NOTE = (
     "GitOps owns only the fields below and ACK keeps the rest; prune and delete are off because\n"
     "ACK, not this repository, created the object. The add-on must be installed before the first sync.")
 
-_DNS_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$")
+_DNS_NAME = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+")
 
 
 def _domain_error(value: str) -> str | None:
-    if _DNS_NAME.match(value):
+    if _DNS_NAME.fullmatch(value):
         return None
     return f"'{value}' is not a lower-case DNS name like sandbox.example.com (no scheme, port or wildcard)"
 

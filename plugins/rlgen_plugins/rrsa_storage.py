@@ -16,14 +16,14 @@ FUSE_SERVICE_ACCOUNT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
 ROLE_ANNOTATION = "pod-identity.alibabacloud.com/role-name"
 INJECTION_LABEL = "pod-identity.alibabacloud.com/injection"
 
-_RAM_ROLE = re.compile(r"^[A-Za-z0-9.-]{1,64}$")
+_RAM_ROLE = re.compile(r"[A-Za-z0-9.-]{1,64}")
 
 
 def _role_error(value: str) -> str | None:
     if value in REGION_IDS:
         # An answer given to the wrong question (the bucket's region), which RAM would accept.
         return f"'{value}' is a region id, not a RAM role name: give the role's name (RAM console, Roles)"
-    if value == "" or _RAM_ROLE.match(value):
+    if value == "" or _RAM_ROLE.fullmatch(value):
         return None
     return f"'{value}' is not a RAM role name (1-64 letters, digits, '.' or '-')"
 

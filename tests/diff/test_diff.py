@@ -108,8 +108,10 @@ def test_markdown_puts_counts_first_and_collapses_details(repo):
 
 
 def test_markdown_fits_a_github_comment():
-    big = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"x": "y\n" * 4000}}
-    changes = [ObjectChange("added", Key("runs", "ConfigMap", "ns", f"big-{i}", ""), None, big) for i in range(20)]
+    # Each its own content: objects alike are shown as their differences from the first.
+    changes = [ObjectChange("added", Key("runs", "ConfigMap", "ns", f"big-{i}", ""), None,
+                            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                             "data": {"x": f"y{i}\n" * 4000}}) for i in range(20)]
     md = report.markdown(Comparison(changes, []), "a", "b")
     assert len(md) < 65536
     assert md.startswith("### rlgen diff: 20 added, 0 removed, 0 changed")

@@ -134,3 +134,31 @@ def test_without_a_deadline_given_an_upload_ends_within_a_ci_jobs_usual_timeout(
     default = float(deadline.split("[default: ")[1].split("]")[0].split(";")[0])
     assert default <= 50 * 60, help_text
     assert "rerun resumes" in help_text and "RLGEN_OSS_DEADLINE" in help_text
+
+
+def test_a_model_download_from_a_dripping_hub_ends_at_its_deadline(tmp_path, record_property):
+    """The hub clients' socket timeout bounds each read only: a hub that answers one byte a
+    second held ``rlgen data model`` (and the model Job) for as long as it kept dripping."""
+    pytest.importorskip("huggingface_hub")
+    server = Dripping(headers_first=True, every=1.0)
+    (tmp_path / "tmp").mkdir()
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rlgen", "data", "model", "--model", "team/model", "--out", "model"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.port}", "RLGEN_DOWNLOAD_DEADLINE": "20",
+             "TMPDIR": str(tmp_path / "tmp")})
+    out, err = proc.communicate(timeout=120)
+    took = time.monotonic() - started
+    record(record_property, expected=2, result=subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    assert server.connected.is_set()
+    assert proc.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "model 'team/model' from huggingface did not finish within the deadline of 20 s" \
+        in lines[0] and "resumes" in lines[0], err
+    # The deadline counts from the start (the hub client's import too), never the drip's 100000 s.
+    assert took < 20 + 30, took
+    # The stopped download left no process behind.
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "multiprocessing" not in "".join(line for line in ps.splitlines() if str(tmp_path) in line)

@@ -97,7 +97,7 @@ def test_no_branch_commits_on_the_current_branch(repo):
 @pytest.mark.parametrize("args, expected", [
     (["new", "exp", "--set", f"{LR}r=1e-6"], f"no config key '{LR}r' (closest: '{LR}')"),
     (["new", "exp", "--set", "trainer.total_epoch=2"], "(closest: 'trainer.total_epochs')"),
-    (["new", "exp", "--set", f"{LR}=fast"], f"{LR}: expects a number like the default 1e-06, got \"fast\""),
+    (["new", "exp", "--set", f"{LR}=fast"], f"{LR}: expects a number like 1e-06, the repository's value, got \"fast\""),
     (["new", "exp", "--set", "trainer.logger=console"], "trainer.logger: expects a list"),
     (["new", "exp", "--set", "trainer.total_epochs=1.5"], "expects an integer"),
     (["new", "exp", "--set", "trainer.total_epochs=[1"], "is not a YAML value"),

@@ -170,6 +170,30 @@ def test_a_second_sweep_of_one_name_starts_from_step_0(verl, tmp_path):
     assert [start(manager, repo, run, volume)[0] for run in ("lr-1", "lr-2")] == [0, 0]
 
 
+def test_a_sweep_resumed_from_a_run_starts_each_point_at_its_step(verl, tmp_path):
+    """A learning-rate sweep over a warmed-up run: each point continues from the run's newest
+    checkpoint, in a folder of its own; a point of another world size is refused before anything is written."""
+    manager, names, repo = verl
+    volume = tmp_path / "oss"
+    ok(rlgen_in(repo, "run", "new", "warm", "--no-branch"))
+    _, world, source = start(manager, repo, "warm", volume)
+    save(manager, names, source, 30, world)
+    before = git(repo, "rev-parse", "HEAD")
+    line = one_error_line(rlgen_in(repo, "run", "sweep", "big", "--no-branch", "--grid", "trainer.nnodes=1,2",
+                                   "--resume-from", "warm"))
+    assert "--resume-from warm" in line and "world size" in line, line
+    assert git(repo, "rev-parse", "HEAD") == before and git(repo, "status", "--porcelain") == ""
+
+    ok(rlgen_in(repo, "run", "sweep", "lr", "--no-branch", "--grid", f"{LR}=1e-6,3e-6", "--resume-from", "warm"))
+    assert "continues from the newest checkpoint of run warm" in git(repo, "log", "-1", "--format=%B")
+    folders = []
+    for run in ("lr-1", "lr-2"):
+        step, world, own = start(manager, repo, run, volume)
+        assert step == 30 and own != source and loads(names, volume, source / "global_step_30", world)
+        folders.append(own)
+    assert folders[0] != folders[1]
+
+
 def test_resume_from_continues_only_where_world_size_and_model_match(verl, tmp_path):
     manager, names, repo = verl
     volume = tmp_path / "oss"

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import click
 
-from rlgen.data import UPLOAD_DEADLINE_SECONDS
+from rlgen.data import DOWNLOAD_DEADLINE_SECONDS, UPLOAD_DEADLINE_SECONDS
 from rlgen.errors import require_extra
 from rlgen.option_checks import dataset_source_error
-from rlgen.output import output_option, resolve_output, status, to_json
+from rlgen.output import out_folder_error, output_option, resolve_output, status, to_json
 from rlgen.spec import MODEL_SOURCES, MODELSCOPE_PREFIX
+
+#: Arrow counts rows in 64 bits.
+MAX_ROWS = 2**63 - 1
 
 
 @click.group("data")
@@ -34,7 +37,8 @@ def command():
 @click.option("--config", "config_name", metavar="NAME", help="Config (subset) of a Hub dataset, e.g. main.")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for <split>.parquet and manifest.json.")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="Map only the first N rows of each split.")
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_ROWS), metavar="N",
+              help=f"Map only the first N rows of each split (at most {MAX_ROWS}, Arrow's row count).")
 @output_option()
 def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: Path, limit: int | None,
                 output: str | None):
@@ -69,9 +73,15 @@ def prepare_cmd(dataset: str, source: str | None, config_name: str | None, out: 
 @click.option("--revision", metavar="REF", help="Branch, tag or commit (default: the hub's default branch).")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the model's files; a second run resumes what is missing.")
+@click.option("--deadline", envvar="RLGEN_DOWNLOAD_DEADLINE", type=click.FloatRange(min=0, min_open=True),
+              default=DOWNLOAD_DEADLINE_SECONDS, show_default=True, metavar="SECONDS",
+              help="End the download (exit 2) when it has not finished after this long, however slowly the hub "
+                   "answers; a rerun resumes the files left partial [env RLGEN_DOWNLOAD_DEADLINE].")
 @output_option()
-def model_cmd(source: str, model: str, revision: str | None, out: Path, output: str | None):
+def model_cmd(source: str, model: str, revision: str | None, out: Path, deadline: float, output: str | None):
     """Download a model's files, for `rlgen data upload` to copy to the bucket."""
+    if problem := out_folder_error(out):
+        raise click.BadParameter(problem, param_hint="--out")
     require_extra("data", "rlgen data model", {"huggingface": "huggingface_hub", "modelscope": "modelscope"}[source])
     from rlgen.data import progress, visible_files
     from rlgen.data.model import download
@@ -81,7 +91,7 @@ def model_cmd(source: str, model: str, revision: str | None, out: Path, output: 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
     with progress.FolderProgress(out, f"{model} from {source}") if sys.stderr.isatty() else nullcontext():
-        folder = download(source, model, out, revision)
+        folder = download(source, model, out, revision, deadline)
     found = visible_files(folder)
     size = sum(p.stat().st_size for p in found)
     if resolve_output(output) == "json":
@@ -158,6 +168,5 @@ def _check_prepare_inputs(source: str | None, out: Path) -> None:
         if dest == src or dest.is_relative_to(src) or src.is_relative_to(dest):
             raise click.BadParameter(f"{out} is, holds or is inside the source {source}: "
                                      "write the prepared files to a folder of their own", param_hint="--out")
-    existing = next((p for p in [out, *out.absolute().parents] if p.exists()), None)
-    if existing is not None and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
-        raise click.BadParameter(f"{existing} is not a folder rlgen can write in", param_hint="--out")
+    if problem := out_folder_error(out):
+        raise click.BadParameter(problem, param_hint="--out")

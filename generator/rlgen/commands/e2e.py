@@ -5,6 +5,11 @@ from pathlib import Path
 
 import click
 
+#: kwok nodes a throwaway control plane makes, one kubectl apply each, on a CI runner's few cores.
+MAX_GPU_NODES = 64
+#: The longest --timeout: a CI job's own limit is hours, never days.
+MAX_TIMEOUT = 6 * 3600
+
 HELP = """Sync the repository's commit on a throwaway control plane, as the cluster would.
 
 REPO (default: the current folder) at its HEAD commit, served at the branch the cluster
@@ -42,10 +47,12 @@ found a problem, 2 bad input (no such cluster, a program missing from PATH).
 @click.argument("repo", required=False, type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--cluster", metavar="NAME", help="Cluster whose entry point (clusters/NAME/) is synced "
               "(default: rlgen.cluster of rlgen.yaml).")
-@click.option("--gpu-nodes", type=click.IntRange(min=1), metavar="N",
-              help="GPU nodes of the pool (default: rlgen.nnodes of rlgen.yaml, a run's nodes).")
+@click.option("--gpu-nodes", type=click.IntRange(min=1, max=MAX_GPU_NODES), metavar="N",
+              help=f"GPU nodes of the pool, at most {MAX_GPU_NODES} (default: rlgen.nnodes of rlgen.yaml, a "
+                   "run's nodes).")
 @click.option("--timeout", default="10m", show_default=True, metavar="D",
-              help="Give up on the sync after D (90s, 15m), and on the runs' pods after D again.")
+              help=f"Give up on the pool's nodes and the sync after D (90s, 15m; above 0, at most "
+                   f"{MAX_TIMEOUT // 3600}h), and on the runs' pods after D again.")
 @click.option("--keep", is_flag=True, help="Keep the control plane's folder (logs, kubeconfig) after it stops.")
 @click.option("--install-tools", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
               help="Only build the control plane's programs, with those of the sync engine REPO syncs with and the "
@@ -61,6 +68,10 @@ def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
         from rlgen.repo.sync_engines import engine_in
         from rlgen.repo.workspace import find_root
 
+        from rlgen.output import out_folder_error
+
+        if problem := out_folder_error(install_tools):
+            raise click.BadParameter(problem, param_hint="--install-tools")
         root = find_root(repo or Path.cwd())
         engine = engine_in(root)
         if engine is None:
@@ -72,4 +83,6 @@ def command(repo, cluster, gpu_nodes, timeout, keep, install_tools):
         seconds = parse_duration(timeout)
     except ValueError:
         raise click.BadParameter(f"{timeout!r} is not a duration like 90s, 15m or 1h", param_hint="--timeout") from None
-    report(run(repo or Path.cwd(), cluster, gpu_nodes, seconds, keep))
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise click.BadParameter(f"{timeout!r} is not above 0 and at most {MAX_TIMEOUT // 3600}h", param_hint="--timeout")
+    report(run(repo or Path.cwd(), cluster, gpu_nodes, seconds, keep, MAX_GPU_NODES))

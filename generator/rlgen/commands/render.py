@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from rlgen.errors import RlgenError
-from rlgen.output import output_option, to_json
+from rlgen.output import out_folder_error, output_option, to_json
 
 
 @click.command("render")
@@ -22,6 +22,8 @@ def command(target: Path, out, output: str):
     object; -o json: {"sources": [{"source", "file", "objects"}]}."""
     if out and out.exists() and not out.is_dir():
         raise RlgenError(f"--out {out}: is a file, not a folder")
+    if out and (problem := out_folder_error(out)):
+        raise RlgenError(f"--out {out}: {problem}")
     from rlgen.render import sources as render
 
     found = []

@@ -10,7 +10,7 @@ import click
 from rlgen.output import output_option
 
 
-#: --resume-from on run new and set.
+#: --resume-from on run new, sweep and set.
 RESUME_HELP = ("Continue from the newest checkpoint of this run's RayJob (its world size, model and engine "
                "must match); else the new RayJob starts from step 0.")
 
@@ -68,10 +68,12 @@ def new(name: str, source: str | None, sets: tuple[str, ...], no_branch: bool, f
 @click.option("--max-runs", type=click.IntRange(min=1), default=16, show_default=True, metavar="N",
               help="Refuse a grid of more runs than this.")
 @click.option("--env", metavar="ENV", help="List them in this environment's runs (overlays/ENV/runs/) instead of the main cluster's.")
+@click.option("--resume-from", metavar="RUN", help=RESUME_HELP)
 @click.option("--dry-run", is_flag=True, help="Show what would be committed, and change nothing.")
 @output_option()
 def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str | None, no_branch: bool,
-          from_head: bool, max_runs: int, env: str | None, dry_run: bool, output: str | None):
+          from_head: bool, max_runs: int, env: str | None, resume_from: str | None, dry_run: bool,
+          output: str | None):
     """Add one run per point of the grid (the product of the --grid values), named NAME-1, NAME-2, ...
     in grid order (the last --grid varying fastest; NAME-01 ... from 10 runs on), on one new branch
     run/sweep-NAME in one commit.
@@ -81,8 +83,8 @@ def sweep(name: str, grids: tuple[str, ...], sets: tuple[str, ...], source: str 
     from rlgen.runs import sweep as sweeps
 
     sweeps.new(sweeps.SweepRequest(name=name, grids=grids, sets=sets, source=source, max_runs=max_runs,
-                                   no_branch=no_branch, from_head=from_head, env=env, dry_run=dry_run,
-                                   output=output))
+                                   resume_from=resume_from, no_branch=no_branch, from_head=from_head, env=env,
+                                   dry_run=dry_run, output=output))
 
 
 @command.command("set")

@@ -22,6 +22,9 @@ MANIFEST = "manifest.json"
 #: says when it ends; well past what the dataset and model Jobs need over the region's
 #: internal endpoint. A run that ends there resumes: the next one skips what is in place.
 UPLOAD_DEADLINE_SECONDS = 45 * 60
+#: The default deadline of ``rlgen data model``, for the same reasons; a rerun resumes the
+#: files a stopped download left partial.
+DOWNLOAD_DEADLINE_SECONDS = UPLOAD_DEADLINE_SECONDS
 
 
 def visible_files(folder: Path) -> list[Path]:

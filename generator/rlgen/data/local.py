@@ -23,7 +23,7 @@ from rlgen.errors import RlgenError
 
 #: Split names datasets takes from file names as they are (it renames others, e.g. "training").
 SPLITS = ("train", "test", "validation")
-_PARQUET = re.compile(rf"^(?:data/)?(?P<split>{'|'.join(SPLITS)})(?:-\d{{5}}-of-\d{{5}})?\.parquet$")
+_PARQUET = re.compile(rf"(?:data/)?(?P<split>{'|'.join(SPLITS)})(?:-\d{{5}}-of-\d{{5}})?\.parquet")
 
 
 def read(folder: Path) -> dict[str, pa.Table] | None:
@@ -67,7 +67,7 @@ def _read_parquet(path: Path) -> pa.Table:
 def _parquet(folder: Path) -> dict[str, pa.Table] | None:
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    matches = [_PARQUET.match(f) for f in files]
+    matches = [_PARQUET.fullmatch(f) for f in files]
     if not files or not all(matches):
         return None
     shards: dict[str, list[str]] = {}

@@ -10,23 +10,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rlgen.data import DOWNLOAD_DEADLINE_SECONDS, bounded
 from rlgen.errors import RlgenError
 from rlgen.spec import MODEL_SOURCES as SOURCES
 
 
-def download(source: str, model: str, out: Path, revision: str | None = None) -> Path:
+def download(source: str, model: str, out: Path, revision: str | None = None,
+             deadline: float = DOWNLOAD_DEADLINE_SECONDS) -> Path:
     """Download ``model`` (``owner/name``) at ``revision`` (default: the hub's default branch)
-    into ``out``; returns the folder. Any hub error becomes one line naming the model."""
+    into ``out`` within ``deadline`` seconds; returns the folder. Any hub error becomes one
+    line naming the model."""
     if source not in SOURCES:
         raise RlgenError(f"unknown model source '{source}' (one of: {', '.join(SOURCES)})")
     if model.count("/") != 1 or not all(model.split("/")):
         raise RlgenError(f"model '{model}' is not an owner/name repository id")
     out.mkdir(parents=True, exist_ok=True)
+    return Path(bounded.call(_fetch, (source, model, out, revision), deadline,
+                             f"the download of model '{model}' from {source}", "--deadline, RLGEN_DOWNLOAD_DEADLINE"))
+
+
+def _fetch(source: str, model: str, out: Path, revision: str | None) -> str:
     fetch = _huggingface if source == "huggingface" else _modelscope
     try:
-        return Path(fetch(model, out, revision))
-    except RlgenError:
-        raise
+        return fetch(model, out, revision)
     except Exception as exc:  # each hub raises its own dozen types; each becomes one line
         detail = " ".join(str(exc).split()) or type(exc).__name__
         raise RlgenError(f"cannot download model '{model}' from {source}: {detail[:300]}") from None

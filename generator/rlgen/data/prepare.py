@@ -125,7 +125,7 @@ def map_split(fmt: DatasetFormat, source: dict[str, pa.Table], split: str, limit
     tables, dropped, index = [], [], 0
     for start in range(0, data.num_rows, BATCH_ROWS):
         rows = []
-        for row in data.slice(start, BATCH_ROWS).to_pylist():
+        for row in _source_rows(data.slice(start, BATCH_ROWS)):
             try:
                 rows.append(_checked(fmt, fmt.map_row(row, split, index)))
             except ValueError as exc:
@@ -143,6 +143,17 @@ def map_split(fmt: DatasetFormat, source: dict[str, pa.Table], split: str, limit
         # type cannot be read together (data.train_files may list several).
         table = table.set_column(table.column_names.index(IMAGES), IMAGES, table[IMAGES].cast(IMAGES_TYPE))
     return SplitResult(split, table, index, dropped)
+
+
+def _source_rows(batch: pa.Table) -> list[dict]:
+    """The rows as the source holds them. A JSON column whose rows mix types (a question null in
+    one row, a list in another) comes from ``datasets`` as JSON text (``on_mixed_types``): each
+    value is read back, so ``map_row`` drops a null or a list rather than train on '["a"]'."""
+    rows = batch.to_pylist()
+    for name in (f.name for f in batch.schema if getattr(f.type, "extension_name", "") == "arrow.json"):
+        for row in rows:
+            row[name] = None if row[name] is None else json.loads(row[name])
+    return rows
 
 
 def _checked(fmt: DatasetFormat, row: dict) -> dict:

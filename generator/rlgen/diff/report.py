@@ -4,10 +4,12 @@ Both put the counts first, then the runs (what a reviewer decides on), then each
 """
 from __future__ import annotations
 
+import difflib
 import re
 
 from rlgen.diff.compare import UNSET, Comparison, ObjectChange, RunChange
 from rlgen.run.config import show
+from rlgen.tools import yamlio
 
 SIGNS = {"added": "+", "removed": "-", "changed": "~", "kept": "="}
 #: What a kept object is (rlgen.diff.compare.kept).
@@ -112,12 +114,8 @@ def markdown(c: Comparison, base: str, head: str) -> str:
     parts.append(f"\n**Objects**\n\n| | object | source |\n|---|---|---|\n{rows}")
     body = "".join(parts)
     left_out = 0
-    for o in c.objects:
-        details = o.details(base, head)
-        if not details:
-            continue
-        lang = "yaml" if o.old is None else "diff"
-        block = (f"\n<details><summary>{SIGNS[o.status]} {o.key.label} ({o.key.source})</summary>\n\n"
+    for o, summary_, details, lang in _details(c, base, head):
+        block = (f"\n<details><summary>{SIGNS[o.status]} {o.key.label} ({o.key.source}){summary_}</summary>\n\n"
                  f"{_fenced(details, lang)}\n</details>\n")
         if len(body) + len(block) > MARKDOWN_LIMIT:
             left_out += 1
@@ -126,6 +124,44 @@ def markdown(c: Comparison, base: str, head: str) -> str:
     if left_out:
         body += f"\n_{left_out} object details left out to fit a comment: run `rlgen diff` locally._\n"
     return body
+
+
+def _details(c: Comparison, base: str, head: str):
+    """(object, what its summary adds, its details, their language) of each object with details.
+    An added object of a kind and source already shown whole (a sweep's runs each add a
+    ConfigMap and a RayJob of some hundred lines that differ in a few) is shown as its
+    difference from the first; a change repeated across objects is shown once, naming them."""
+    first: dict[tuple[str, str], ObjectChange] = {}
+    changes: dict[str, list[ObjectChange]] = {}
+    out = []
+    for o in c.objects:
+        details = o.details(base, head)
+        if not details:
+            continue
+        if o.old is None and (seen := first.get((o.key.kind, o.key.source))) is not None:
+            lines = difflib.unified_diff(yamlio.dump(seen.new).splitlines(keepends=True),
+                                         details.splitlines(keepends=True), fromfile=seen.key.label,
+                                         tofile=o.key.label, n=1)
+            diff = "".join(lines)
+            out.append((o, f": as {seen.key.name} but" if diff else f": the same as {seen.key.name}",
+                        diff or f"# the same as {seen.key.label}\n", "diff"))
+            continue
+        if o.old is None:
+            first[(o.key.kind, o.key.source)] = o
+            out.append((o, "", details, "yaml"))
+            continue
+        hunks = details.split("\n@@", 1)[-1]
+        if hunks in changes:
+            changes[hunks].append(o)
+            continue
+        changes[hunks] = [o]
+        out.append((o, "", details, "diff"))
+    return [(o, summary_ + _also(changes, o, details, lang), details, lang) for o, summary_, details, lang in out]
+
+
+def _also(changes: dict[str, list[ObjectChange]], o: ObjectChange, details: str, lang: str) -> str:
+    same = changes.get(details.split("\n@@", 1)[-1], []) if lang == "diff" and o.old is not None else []
+    return f", the same change in {', '.join(s.key.name for s in same[1:])}" if len(same) > 1 else ""
 
 
 def _run_markdown(r: RunChange) -> str:

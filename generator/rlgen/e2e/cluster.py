@@ -5,10 +5,12 @@ shaped like the repository's GPU pool."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rlgen import pool as node_pool
+from rlgen.errors import RlgenError
 from rlgen.e2e.controlplane import ControlPlane, free_port
 from rlgen.e2e.programs import pinned
 
@@ -126,8 +128,11 @@ def pool_of(spec, needs, nodes: int) -> Pool:
                 the_pool.taint_list(), devices)
 
 
-def add_pool(cp: ControlPlane, pool: Pool, cpu_nodes: int = 2) -> None:
+def add_pool(cp: ControlPlane, pool: Pool, cpu_nodes: int = 2, deadline: float | None = None) -> None:
+    """The pool's kwok nodes; past ``deadline`` (time.monotonic) a one-line error, not a wait."""
     for i in range(pool.nodes):
+        if deadline is not None and time.monotonic() > deadline:
+            raise RlgenError(f"--timeout passed with {i} of the pool's {pool.nodes} GPU nodes made")
         cp.add_node(f"gpu-{i}", gpus=pool.gpus, cpu=pool.cpu, memory=pool.memory, labels=pool.labels,
                     taints=pool.taints, extra=pool.devices)
     # The heads, the dataset and model Jobs, the sandbox: CPU pods, on nodes without a taint.

@@ -113,7 +113,10 @@ def _not_on_path(missing: list[str]) -> RlgenError:
     return RlgenError(f"not on PATH: {', '.join(missing)} ({ON_PATH})")
 
 
-def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False) -> Outcome:
+def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float, keep: bool = False,
+        max_nodes: int | None = None) -> Outcome:
+    """``timeout``: for the pool's nodes and the sync together, and again for the runs' pods;
+    ``max_nodes``: the most GPU nodes the pool may have, its default (a run's nodes) too."""
     start = time.monotonic()
     root, spec, cluster, commit, needs, engine = _checked(where, cluster)
     # Lazy: see _checked.
@@ -122,7 +125,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
     from rlgen.e2e.git_server import GitServer
     from rlgen.tools.signals import terminate_as_interrupt
 
-    pool = pool_of(spec, needs, gpu_nodes or spec.nnodes)
+    pool = pool_of(spec, needs, _nodes(spec, gpu_nodes, max_nodes))
     outcome = Outcome(cluster, commit, pool.describe(), engine=engine.name)
     work = Path(tempfile.mkdtemp(prefix="rlgen-e2e-"))
     cp = ControlPlane(work / "cluster")
@@ -130,7 +133,7 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
         with terminate_as_interrupt(), GitServer(work / "git") as server, ExitStack() as services:
             _say(f"control plane in {work}")
             cp.start()
-            add_pool(cp, pool)
+            add_pool(cp, pool, deadline=time.monotonic() + timeout)
             sync = _sync_flux if engine.name == "Flux" else _sync_argo
             synced = sync(cp, server, root, spec, cluster, needs, outcome, work, timeout, services)
             outcome.stages = synced.stages
@@ -148,6 +151,13 @@ def run(where: Path, cluster: str | None, gpu_nodes: int | None, timeout: float,
             shutil.rmtree(work, ignore_errors=True)
     outcome.seconds = time.monotonic() - start
     return outcome
+
+
+def _nodes(spec, gpu_nodes: int | None, max_nodes: int | None) -> int:
+    if max_nodes is not None and (gpu_nodes or spec.nnodes) > max_nodes:
+        raise RlgenError(f"a run needs {spec.nnodes} nodes (rlgen.nnodes), more than the {max_nodes} GPU nodes "
+                         "rlgen e2e makes: pass --gpu-nodes N to sync on fewer")
+    return gpu_nodes or spec.nnodes
 
 
 def _sync_flux(cp, server, root: Path, spec, cluster: str, needs, outcome: Outcome, work: Path, timeout: float,

@@ -45,8 +45,21 @@ def empty_clone(target: Path) -> bool:
 
 
 def check_target(target: Path) -> None:
-    if target.exists() and (not target.is_dir() or any(target.iterdir())) and not empty_clone(target):
+    """Refuse a ``target`` that holds anything (but an empty clone's ``.git`` and what a killed
+    run of ours left in it), or an existing folder rlgen cannot write in (a read-only mount)."""
+    if target.is_dir():
+        sweep(target)
+    if target.exists() and (not target.is_dir() or any(_entries(target))) and not empty_clone(target):
         raise RlgenError(f"{target} already exists and is not empty")
+    if target.is_dir():
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".rlgen-probe-", dir=target))
+        except OSError as exc:
+            raise RlgenError(f"{target}: cannot write in this folder ({exc.strerror})") from None
+
+
+def _entries(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if not p.name.endswith(SUFFIX)]
 
 
 SUFFIX = ".rlgen-tmp"
@@ -54,30 +67,37 @@ SUFFIX = ".rlgen-tmp"
 
 @contextmanager
 def staged(target: Path) -> Iterator[Path]:
-    """A temporary folder beside ``target`` that becomes ``target`` if the block succeeds.
+    """A temporary folder that becomes ``target`` if the block succeeds.
 
-    Beside, not in /tmp, so the final rename stays on one file system and is atomic. Its name
-    holds the pid, so a later run can tell a killed run's leftover from a running one's.
+    A new ``target``: the folder is made beside it, so that one rename on one file system puts
+    it in place. An existing (empty) ``target`` keeps its identity: a shell standing in it (``rlgen
+    new .``) or a mount point stays where it is, so the folder is made inside it and its entries
+    are moved up. Its name holds the pid, so a later run can tell a killed run's leftover from a
+    running one's.
     """
     check_target(target)
+    in_place, adopted = target.is_dir(), empty_clone(target)
+    where = target if in_place else target.parent
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        sweep(target.parent)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=SUFFIX, dir=target.parent))
+        where.mkdir(parents=True, exist_ok=True)
+        sweep(where)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=SUFFIX, dir=where))
     except OSError as exc:
-        raise RlgenError(f"{target.parent}: cannot create a folder there ({exc.strerror})") from None
+        raise RlgenError(f"{where}: cannot create a folder there ({exc.strerror})") from None
     mode = _mode(target)
-    adopted = empty_clone(target)
     try:
         with terminate_as_interrupt():
             if adopted:
                 os.replace(target / ".git", tmp / ".git")
             yield tmp
             check_target(target)
-            os.chmod(tmp, mode)
-            if target.exists():
-                target.rmdir()
-            os.replace(tmp, target)
+            if in_place:
+                for entry in sorted(tmp.iterdir()):
+                    os.replace(entry, target / entry.name)
+                tmp.rmdir()
+            else:
+                os.chmod(tmp, mode)
+                os.replace(tmp, target)
     except BaseException:
         if adopted and (tmp / ".git").is_dir() and not (target / ".git").exists():
             os.replace(tmp / ".git", target / ".git")

@@ -19,7 +19,7 @@ from rlgen.spec import ENVIRONMENTS, Spec
 from rlgen.tools import yamlio
 from rlgen.verl import releases
 
-_FILE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_FILE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 class Components:
@@ -44,7 +44,7 @@ class Components:
         self.resources[self._key(plugin, item.layer, "resource")].append(item)
 
     def add_patch(self, plugin: str, item: Patch) -> None:
-        if not _FILE_NAME.match(item.name or ""):
+        if not _FILE_NAME.fullmatch(item.name or ""):
             raise RlgenError(f"plugin '{plugin}' returns a patch named {item.name!r}: "
                              "use lower-case letters, digits and '-' (it names the patch file)")
         self.patches[self._key(plugin, item.layer, "patch")].append(item)

@@ -156,10 +156,12 @@ def select(
     sets: dict[str, dict[str, Any]],
     ask: Callable[[str, Option], str] | None,
     require: dict[str, str] | None = None,
+    recorded: bool = False,
 ) -> Selection:
     """Validate the whole input. ``ask`` prompts for a missing required option; without it
     (``--no-input`` or no terminal) every missing required option is listed in one error.
-    ``require``: "PLUGIN.OPTION" -> why it is required though it has a default; asked first."""
+    ``require``: "PLUGIN.OPTION" -> why it is required though it has a default; asked first.
+    ``recorded``: ``sets`` are rlgen.yaml's values, already typed (a quoted "8" is no count)."""
     plugins = choose(installed, plugin_names)
     selection = Selection(plugins, installed)
     infos = {info.name: info for info in selection.infos()}
@@ -170,7 +172,7 @@ def select(
     missing: list[str] = []
     for info in infos.values():
         # rlgen's own answers come first (infos()): a plugin's option may be required by one.
-        values, given = _values(info, sets.get(info.name, {}), ask, missing, require=require,
+        values, given = _values(info, sets.get(info.name, {}), ask, missing, require=require, recorded=recorded,
                                 core=selection.values.get(CORE.name))
         selection.values[info.name] = values
         if given:
@@ -183,12 +185,12 @@ def select(
     return selection
 
 
-def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = ()) -> dict[str, Any]:
+def core_values(sets: dict[str, dict[str, Any]], unchecked: tuple[str, ...] = (), recorded: bool = False) -> dict[str, Any]:
     """rlgen's own answers (``sets["rlgen"]``), converted and checked as :func:`select` does,
     without a plugin loaded; the options named in ``unchecked`` are converted to their type
     but their own check is not run."""
     missing: list[str] = []
-    values, _ = _values(CORE, sets.get(CORE.name, {}), None, missing, unchecked)
+    values, _ = _values(CORE, sets.get(CORE.name, {}), None, missing, unchecked, recorded=recorded)
     if missing:
         raise _missing(missing, [CORE])
     return values
@@ -199,8 +201,8 @@ _LISTED = "rlgen plugins lists every option with its help"
 
 
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
-            missing: list[str], unchecked: tuple[str, ...] = (),
-            require: dict[str, str] | None = None, core: dict | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+            missing: list[str], unchecked: tuple[str, ...] = (), require: dict[str, str] | None = None,
+            recorded: bool = False, core: dict | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(every option of ``info`` converted, the options answered); a required option with no
     answer is added to ``missing``. Options are asked in their order: one required only under a
     condition (``required_when``, on rlgen's own answers ``core`` too) right after the answer that
@@ -220,7 +222,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
         why = f"needed when {condition}" if condition else require.get(label)
         required = opt.required and opt.default is None or why is not None
         if opt.name in given:
-            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked, values)
+            values[opt.name] = convert(info.name, opt, given[opt.name], opt.name not in unchecked, values, not recorded)
             if condition and values[opt.name] in ("", None):
                 raise RlgenError(f"{label}: a value is required when {condition}")
         elif ask is not None and (opt.ask or required):
@@ -296,20 +298,22 @@ def check_clusters(selection: Selection) -> None:
             raise RlgenError(f"cluster {name}: environment {problem}")
 
 
-def convert(plugin: str, opt: Option, raw: Any, check: bool = True, earlier: dict[str, Any] | None = None) -> Any:
+def convert(plugin: str, opt: Option, raw: Any, check: bool = True, earlier: dict[str, Any] | None = None,
+            text: bool = True) -> Any:
     """``raw`` (typed text from ``--set`` or a prompt, or a value of ``rlgen.yaml``) as the
     option's type: a text is parsed, a value read from YAML must already be of that type (a
-    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry). ``check``: the
+    ``true`` is no count of GPUs, a ``4.9`` no integer, a list no registry). ``text``: a string
+    ``raw`` is typed text; else it is YAML's string, and no number or flag. ``check``: the
     option's own check too, and its ``cross_check`` against the ``earlier`` answers of the plugin."""
     label = f"{plugin}.{opt.name}"
     if isinstance(raw, str) and (problem := control_error(raw) or credential_error(raw)):
         raise RlgenError(f"{label}: {problem}")
-    if opt.type is bool and isinstance(raw, str):
+    if opt.type is bool and isinstance(raw, str) and text:
         lowered = raw.strip().lower()
         if lowered not in ("true", "false", "yes", "no", "1", "0"):
             raise RlgenError(f"{label}: '{raw}' is not true or false")
         value: Any = lowered in ("true", "yes", "1")
-    elif not isinstance(raw, str):
+    elif not isinstance(raw, str) or not text:
         value = _typed(label, opt, raw)
     else:
         try:

@@ -10,6 +10,7 @@ A repository that ``rlgen new`` created has no ``render`` yet; its root commit i
 from __future__ import annotations
 
 import copy
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,31 +149,34 @@ def parse(doc: Any, path: Path | str) -> dict[str, Any]:
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
         raise RlgenError(f"{path}: options: expected a mapping of plugin to its options")
     secrets = external.get("secrets") if isinstance(external, dict) else None
-    if not isinstance(external, dict) or not isinstance(secrets or [], list):
+    if not isinstance(external, dict) or not isinstance(secrets or [], list) or not all(
+            isinstance(s, str) for s in secrets or []):
         raise RlgenError(f"{path}: external.secrets: expected a list of Secret names")
     # Repositories from before run_naming existed name runs by scheme 1 (rlgen/run/naming.py).
     run_naming = doc.get("run_naming", 1)
-    if run_naming not in (1, 2):
-        raise RlgenError(f"{path}: run_naming: expected 1 or 2, not {run_naming!r}")
+    if type(run_naming) is not int or run_naming not in (1, 2):  # a true is no 1
+        raise RlgenError(f"{path}: run_naming: expected 1 or 2, not {json.dumps(run_naming, default=str)}")
     options = _verl_answer(options)
     clusters, versions = doc.get("clusters") or {}, doc.get("plugin_versions") or {}
-    if not isinstance(clusters, dict) or not all(isinstance(v, str) for v in clusters.values()):
+    if not isinstance(clusters, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in clusters.items()):
         raise RlgenError(f"{path}: clusters: expected a mapping of cluster name to environment")
-    if not isinstance(versions, dict):
+    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise RlgenError(f"{path}: plugin_versions: expected a mapping of plugin to version")
     own = doc.get("cluster_options") or {}
     if not isinstance(own, dict) or not all(isinstance(p, dict) and all(isinstance(v, dict) for v in p.values())
                                             for p in own.values()):
         raise RlgenError(f"{path}: cluster_options: expected a mapping of cluster to plugin to its options")
+    if not isinstance(doc.get("rlgen_version") or "", str):
+        raise RlgenError(f"{path}: rlgen_version: expected the version of the rlgen that wrote it")
     render_commit = doc.get(RENDER_KEY)
     if render_commit is not None and not isinstance(render_commit, str):
         raise RlgenError(f"{path}: {RENDER_KEY}: expected a commit id")
     return {"plugins": dict(plugins), "options": {k: dict(v) for k, v in options.items()},
-            "external_secrets": [str(s) for s in secrets or []], "run_naming": run_naming,
-            "clusters": {str(k): v for k, v in clusters.items()},
+            "external_secrets": list(secrets or []), "run_naming": run_naming,
+            "clusters": dict(clusters),
             "cluster_options": {str(c): {str(p): dict(v) for p, v in plugins.items()} for c, plugins in own.items()},
-            "plugin_versions": {str(k): str(v) for k, v in versions.items()},
-            "rlgen_version": str(doc.get("rlgen_version") or ""), "render": render_commit,
+            "plugin_versions": {str(k): v for k, v in versions.items()},
+            "rlgen_version": doc.get("rlgen_version") or "", "render": render_commit,
             "template": _template(doc.get(TEMPLATE_KEY), path)}
 
 

@@ -56,7 +56,7 @@ def plan(root: Path, selection=None) -> SecretPlan:
     when the caller has them already."""
     if selection is None:
         doc = answers.read(root)
-        selection = select(discover(), list(doc["plugins"].values()), doc["options"], None)
+        selection = select(discover(), list(doc["plugins"].values()), doc["options"], None, recorded=True)
     hooks = selection.hooks()
     ctx = selection.context(selection.spec(hooks))
     secrets = declared_secrets(hooks, ctx)

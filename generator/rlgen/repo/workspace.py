@@ -48,7 +48,7 @@ def answered_spec(root: Path) -> Spec:
     try:
         # The pip requirements' checks import the packaging library, which costs more than the
         # rest of these checks together; such a command reads neither requirement.
-        return core_spec(core_values(doc["options"], unchecked=("install", "plugin_packages")))
+        return core_spec(core_values(doc["options"], unchecked=("install", "plugin_packages"), recorded=True))
     except RlgenError as exc:
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None
 
@@ -82,7 +82,7 @@ def load_selection(root: Path):
             raise RlgenError(f"{root / answers.FILENAME}: plugin '{name}' ({slot} slot"
                              f"{f', version {version}' if version else ''}) is not installed: {where}")
     try:
-        return select(installed, list(doc["plugins"].values()), doc["options"], None)
+        return select(installed, list(doc["plugins"].values()), doc["options"], None, recorded=True)
     except RlgenError as exc:
         # The answers were checked when the repository was generated: a hand edit broke them.
         raise RlgenError(f"{root / answers.FILENAME}: {exc}") from None

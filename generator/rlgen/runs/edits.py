@@ -28,23 +28,30 @@ ENGINE_KEYS = {"actor_rollout_ref.rollout.name": "the engine of the rollout plug
 
 
 @dataclass(frozen=True, kw_only=True)
-class NewRequest:
-    """What ``rlgen run new`` is asked for: the run, where it starts from and its keys
-    (``KEY=VALUE``, unparsed), its own queue and priorities, and how the change is committed."""
+class RunRequest:
+    """What every command that makes runs is asked for: the name, where the runs start from and
+    their keys (``KEY=VALUE``, unparsed), the run whose checkpoint they continue from, and how the
+    change is committed."""
 
     name: str
     source: str | None = None
     sets: tuple[str, ...] = ()
-    queue: str | None = None
-    priority_class: str | None = None
-    priority: str | None = None
     resume_from: str | None = None
     no_branch: bool = False
     from_head: bool = False
-    #: The environment whose runs index lists it (None: the main cluster's).
+    #: The environment whose runs index lists them (None: the main cluster's).
     env: str | None = None
     dry_run: bool = False
     output: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewRequest(RunRequest):
+    """``rlgen run new``: one run, with its own queue and priorities."""
+
+    queue: str | None = None
+    priority_class: str | None = None
+    priority: str | None = None
 
 
 def new(request: NewRequest) -> None:
@@ -249,6 +256,7 @@ def open_runs(committing: bool) -> tuple[Workspace, dict]:
         # SIGTERM (a CI timeout, kill) rolls the change back like Ctrl-C, then exits 130.
         click.get_current_context().with_resource(terminate_as_interrupt())
         click.get_current_context().with_resource(git_recovery.lock(ws.root))
+        git.require_whole_checkout(ws.root)  # else the files below read as missing
     runs = files.check_repository(ws.root, ws.spec)
     if committing:
         git.require_no_stale_lock(ws.root)

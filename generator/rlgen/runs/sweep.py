@@ -19,22 +19,12 @@ from rlgen.tools.git_change import GitChange
 
 
 @dataclass(frozen=True, kw_only=True)
-class SweepRequest:
-    """What ``rlgen run sweep`` is asked for: the sweep, its grid (``KEY=V1,V2``) and the keys of
-    every run (``KEY=VALUE``), unparsed; the run they start from, and how the change is committed."""
+class SweepRequest(edits.RunRequest):
+    """``rlgen run sweep``: the sweep's name, its grid (``KEY=V1,V2``, unparsed) and its bound."""
 
-    name: str
     grids: tuple[str, ...]
-    sets: tuple[str, ...] = ()
-    source: str | None = None
     #: Refuse a grid of more runs (``--max-runs``).
     max_runs: int
-    no_branch: bool = False
-    from_head: bool = False
-    #: The environment whose runs index lists them (None: the main cluster's).
-    env: str | None = None
-    dry_run: bool = False
-    output: str | None = None
 
 
 def new(request: SweepRequest) -> None:
@@ -47,10 +37,10 @@ def new(request: SweepRequest) -> None:
     with GitChange(ws.root, paths, request.dry_run) as change:
         ws, runs = edits.enter_branch(change, ws, runs, None if no_branch else branch, start)
         _require_new_sweep(ws, runs, name)
-        made = [_make(ws, name, run, i, len(points), source, common, point)
+        made = [_make(ws, run, i, len(points), request, common, point)
                 for i, (run, point) in enumerate(zip(names, points), 1)]
         folder.write_index(ws.root, [*files.read_index(ws.root, env=request.env), *names], request.env)
-        change.commit(_message(name, source, axes, common, names, points, made))
+        change.commit(_message(request, axes, common, names, points, made))
     found = [{"run": run, "rayjob": one.rayjob, "point": point, "keys": one.values}
              for run, point, one in zip(names, points, made)]
     text = (f"Created sweep '{name}' {edits.where(no_branch, branch, start)}: {len(names)} runs.\n"
@@ -109,21 +99,26 @@ def _require_new_sweep(ws: Workspace, runs: dict, name: str) -> None:
                          f"name, or remove it with rlgen run rm --sweep {name}")
 
 
-def _make(ws: Workspace, sweep: str, run: str, i: int, count: int, source: str | None,
+def _make(ws: Workspace, run: str, i: int, count: int, request: SweepRequest,
           common: dict[str, Any], point: dict[str, Any]) -> edits.NewRun:
     lines = "".join(f"\n  {key}={config.show(value)}" for key, value in point.items())
-    note = f"Run {i} of {count} of sweep '{sweep}' (rlgen run sweep), its point of the grid:{lines}"
-    return edits.create_run(ws, run, source, {**common, **point}, {SWEEP_LABEL: sweep}, note)
+    note = f"Run {i} of {count} of sweep '{request.name}' (rlgen run sweep), its point of the grid:{lines}"
+    return edits.create_run(ws, run, request.source, {**common, **point}, {SWEEP_LABEL: request.name}, note,
+                            resume_from=request.resume_from)
 
 
-def _message(name: str, source: str | None, axes: dict, common: dict, names: list[str],
+def _message(request: SweepRequest, axes: dict, common: dict, names: list[str],
              points: list[dict], made: list[edits.NewRun]) -> str:
+    name, source = request.name, request.source
     origin = f", each from {source}" if source else ""
     lines = [f"Sweep {name}: {len(names)} runs over {', '.join(axes)}{origin}", "",
              f"One run per point of the grid, the last key varying fastest (label {SWEEP_LABEL}={name}):"]
     lines += [f"  {key}: {', '.join(config.show(v) for v in values)}" for key, values in axes.items()]
     if common:
         lines += ["Keys of every run:", *(f"  {key}={config.show(v)}" for key, v in common.items())]
+    if request.resume_from:
+        lines += [f"Checkpoints: each continues from the newest checkpoint of run {request.resume_from}'s RayJob "
+                  "(--resume-from)."]
     lines += ["", "Runs (run, RayJob, point):"]
     return "\n".join(lines) + "\n" + _table([(run, one.rayjob, grid.point_text(point))
                                             for run, point, one in zip(names, points, made)])

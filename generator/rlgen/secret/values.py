@@ -85,6 +85,10 @@ def _row(root: Path, found: SecretPlan, s) -> dict:
     return {"name": s.name, "namespace": s.namespace, "keys": keys, "purpose": s.purpose, "used_by": s.used_by}
 
 
+#: Kubernetes refuses a Secret whose data adds up to more (MaxSecretSize, docs/upstream.md).
+MAX_SECRET_BYTES = 1024 * 1024
+
+
 def _value(env: str | None) -> bytes:
     if env:
         if env not in os.environ:
@@ -93,8 +97,13 @@ def _value(env: str | None) -> bytes:
     elif sys.stdin.isatty():
         text = click.prompt("Value", hide_input=True, confirmation_prompt=True, err=True)
     else:
-        text = sys.stdin.read()
+        # Read no further than the limit and its line end: an endless pipe ends here too.
+        text = sys.stdin.read(MAX_SECRET_BYTES + 3)
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
     if not text:
         raise RlgenError("the value is empty: give it on standard input or with --from-env VAR")
-    return text.encode()
+    value = text.encode()
+    if len(value) > MAX_SECRET_BYTES:
+        raise RlgenError(f"the value is over {MAX_SECRET_BYTES} bytes (1 MiB), the most Kubernetes keeps in a "
+                         "Secret: store it elsewhere (OSS) and put its location in the Secret")
+    return value

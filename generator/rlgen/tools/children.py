@@ -10,10 +10,13 @@ sops, kustomize): a background group that reads the terminal is stopped by it.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
+from functools import lru_cache
 from typing import Any, Sequence
 
 from rlgen.tools import signals
@@ -86,3 +89,16 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> bool:
         return True
     except (ProcessLookupError, PermissionError):
         return False
+
+
+@lru_cache(maxsize=1)
+def die_with_parent():
+    """What a child runs before it starts (None: nothing), so that it never outlives a killed
+    rlgen: a git that did would go on changing the repository while the next rlgen repairs it.
+    On Linux the kernel ends it with its parent (prctl PR_SET_PDEATHSIG). The function is looked
+    up here, in rlgen: importing ctypes in every child cost more than most git calls."""
+    if sys.platform != "linux":
+        return None
+
+    prctl = ctypes.CDLL(None).prctl
+    return lambda: prctl(1, signal.SIGKILL)

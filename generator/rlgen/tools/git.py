@@ -5,14 +5,12 @@ object-store plumbing of ``rlgen update`` is in :mod:`rlgen.tools.git_plumbing`,
 all-or-nothing change of ``rlgen run`` and ``rlgen update`` in :mod:`rlgen.tools.git_change`."""
 from __future__ import annotations
 
-import ctypes
 import json
 import locale
 import os
 import signal
 import subprocess
 import sys
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -38,7 +36,7 @@ def run(repo: Path, *args: str, check: bool = True, input: str | None = None,
     env = {**os.environ, **_NO_OPTIONAL_LOCKS, **(extra_env or {})}
     try:
         result = children.run(["git", *args], cwd=repo, text=True, env=env, input=input,
-                              preexec_fn=_die_with_parent())
+                              preexec_fn=children.die_with_parent())
     except FileNotFoundError:
         raise RlgenError("git is not installed") from None
     if result.returncode not in ok_codes and check:
@@ -96,19 +94,6 @@ def _text(data: bytes) -> str:
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
 
 
-@lru_cache(maxsize=1)
-def _die_with_parent():
-    """What a git child runs before git starts. A git that outlived a killed rlgen would go on
-    changing the repository while the next rlgen repairs it; on Linux the kernel ends it with
-    its parent (prctl PR_SET_PDEATHSIG). The function is looked up here, in rlgen: importing
-    ctypes in every child cost more than most git calls."""
-    if sys.platform != "linux":
-        return None
-
-    prctl = ctypes.CDLL(None).prctl
-    return lambda: prctl(1, signal.SIGKILL)
-
-
 def require_identity(where: Path) -> None:
     """The user's git identity, as a commit in ``where`` (a repository, or the folder a new one
     goes in) would take it; none is refused before anything is written, with git's own advice."""
@@ -156,7 +141,7 @@ def commit(repo: Path, message: str, paths: list[str] | None = None) -> None:
             # The hooks run in git's process group, which an interrupt of rlgen ends whole.
             result = children.run(["git", *CONFIGURED_ONLY, "commit", "-q", "-F", "-",
                                    *(["--", *paths] if paths else [])], cwd=repo, text=True,
-                                  env=env, input=message, pass_fds=fds, preexec_fn=_die_with_parent())
+                                  env=env, input=message, pass_fds=fds, preexec_fn=children.die_with_parent())
         except FileNotFoundError:
             raise RlgenError("git is not installed") from None
         if result.returncode == 0:
@@ -201,7 +186,7 @@ def fetch(repo: Path, branch: str) -> str | None:
         return None
     result = children.run(["git", "fetch", "-q", "--no-tags", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}"],
                           cwd=repo, text=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-                          preexec_fn=_die_with_parent())
+                          preexec_fn=children.die_with_parent())
     return None if result.returncode == 0 else " ".join(result.stderr.split()) or f"exit code {result.returncode}"
 
 
@@ -281,7 +266,39 @@ def require_writable(repo: Path, paths: list[Path] = ()) -> None:
                              "(chmod u+w) and run this again")
 
 
+#: What git keeps while an operation waits for the user, and the command that ends it.
+_IN_PROGRESS = (("BISECT_LOG", "a git bisect", "git bisect reset"),
+                ("rebase-merge", "a git rebase", "git rebase --continue or --abort"),
+                ("rebase-apply", "a git rebase or git am", "git rebase --abort or git am --abort"),
+                ("MERGE_HEAD", "a git merge", "git merge --continue or --abort"),
+                ("CHERRY_PICK_HEAD", "a git cherry-pick", "git cherry-pick --continue or --abort"),
+                ("REVERT_HEAD", "a git revert", "git revert --continue or --abort"))
+
+
+def require_no_operation(repo: Path) -> None:
+    """A bisect, rebase, merge, cherry-pick or revert under way: a commit of ours would land in
+    the middle of it (and a bisect's reset would drop it), so none is made."""
+    for name, what, end in _IN_PROGRESS:
+        path = Path(repo, run(repo, "rev-parse", "--git-path", name).strip())
+        if path.exists():
+            raise RlgenError(f"{what} is in progress in {repo} ({path} exists): finish it first ({end})")
+
+
+def require_whole_checkout(repo: Path) -> None:
+    """A sparse checkout (or files marked skip-worktree) leaves tracked files off disk: rlgen
+    reads the repository's files and restores them on a rollback, so it refuses before it starts.
+    The setting is read too: git marks the index's entries only when it next rewrites the index."""
+    absent = [line[2:] for line in run(repo, "ls-files", "-t").splitlines() if line.startswith("S ")]
+    sparse = run(repo, "config", "--bool", "core.sparseCheckout", check=False).strip() == "true"
+    if absent or sparse:
+        first = f"; first: {absent[0]}" if absent else ""
+        raise RlgenError(f"{repo} is a sparse checkout (git sparse-checkout, or files marked skip-worktree{first}): "
+                         "rlgen reads and restores the whole repository; run git sparse-checkout disable first")
+
+
 def require_branch(repo: Path) -> str:
+    require_no_operation(repo)
+    require_whole_checkout(repo)
     # A commit on a detached HEAD belongs to no branch: the next checkout orphans it.
     branch = head(repo)[0]
     if branch is None:

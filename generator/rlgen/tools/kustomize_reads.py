@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from rlgen.tools import repo_files, yamlio
+from rlgen.errors import RlgenError
+from rlgen.tools import repo_files, yaml_bounds, yamlio
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -43,8 +44,15 @@ def _named(folder: str) -> Iterator[str]:
         if not os.path.lexists(path):
             continue
         yield path
+        text = repo_files.read_text(Path(path))
         try:
-            doc = yamlio.read_plain(repo_files.read_text(Path(path)))
+            # kustomize expands every alias of it node by node (minutes for a few lines):
+            # refused here, the parse's own defects left to kustomize, which says where.
+            yaml_bounds.bounded(text)
+        except ValueError as exc:
+            raise RlgenError(f"{repo_files.shown(Path(path))}: {exc}") from None
+        try:
+            doc = yamlio.read_plain(text)
         except ValueError:
             return
         for value in path_strings(doc):

@@ -52,7 +52,11 @@ def _read_one(text: str, loader) -> Any:
 def read_plain_all(text: str) -> list[Any]:
     """Plain data of every document, for reading manifests and kustomizations that are never
     written back: :func:`read_manifests_all`, by whose rules the API server, kustomize and the
-    sync engines read them (an unquoted date is its text)."""
+    sync engines read them (an unquoted date is its text). Text with an anchor and an alias is
+    bounded first: PyYAML shares an alias's node, so the read is quick, but every reader that
+    walks the data (a kustomization's paths, a diff) would visit each expansion."""
+    if "&" in text and "*" in text:  # no alias without an anchor; kustomize writes neither
+        bounded(text)
     return read_manifests_all(text)
 
 

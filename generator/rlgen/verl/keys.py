@@ -11,21 +11,21 @@ import difflib
 import json
 import math
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from rlgen.errors import RlgenError
 from rlgen.tools import yamlio
 from rlgen.verl import releases
 from rlgen.verl.trainer_config import flatten
 
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def parse(assignment: str) -> tuple[str, Any]:
     """``"a.b=3e-6"`` -> ``("a.b", 3e-06)``: YAML 1.2 types, as a reviewer reads them."""
     key, sep, raw = assignment.partition("=")
     key = key.strip()
-    if not sep or not _KEY.match(key):
+    if not sep or not _KEY.fullmatch(key):
         raise RlgenError(f"expected KEY=VALUE with a dotted verl key, got '{assignment}'")
     try:
         value = yamlio.parse_value(raw)
@@ -41,19 +41,21 @@ def check(assignments: dict[str, Any], verl_version: str, in_use: Iterable[str] 
     ``in_use``: keys the repository's trainer config sets, preferred when naming the closest key.
     """
     release = releases.get(verl_version)
+    # A mapping says what the repository sets: the example a wrong type is shown against.
+    current = dict(in_use) if isinstance(in_use, Mapping) else {}
     out: dict[str, Any] = {}
     for key, value in assignments.items():
         flat = flatten({key: value}) if isinstance(value, dict) and value else {key: value}
         for name, item in flat.items():
-            _check_one(name, item, release, set(in_use))
+            _check_one(name, item, release, set(in_use), current)
             out[name] = item
     return out
 
 
-def _check_one(key: str, value: Any, release: releases.Release, in_use: set[str]) -> None:
+def _check_one(key: str, value: Any, release: releases.Release, in_use: set[str], current: Mapping) -> None:
     defaults = release.defaults
     if key in defaults:
-        if (problem := type_error(value, defaults[key]) or range_error(key, value)) is not None:
+        if (problem := type_error(value, defaults[key], current.get(key)) or range_error(key, value)) is not None:
             raise RlgenError(f"{key}: {problem}")
         return
     if any(k.startswith(key + ".") for k in defaults):
@@ -104,19 +106,32 @@ def range_error(key: str, value: Any) -> str | None:
     return None
 
 
+#: What other trainers call a key, by verl's own last part.
+VERL_NAMES = {"learning_rate": "lr", "max_grad_norm": "clip_grad", "grad_clip": "clip_grad", "epochs": "total_epochs",
+              "num_epochs": "total_epochs", "num_train_epochs": "total_epochs", "batch_size": "train_batch_size",
+              "warmup_steps": "lr_warmup_steps", "nodes": "nnodes", "gpus_per_node": "n_gpus_per_node"}
+
+
 def closest(key: str, known: Iterable[str], in_use: set[str]) -> str:
-    """The known key most like ``key``, looked for among keys with the same last part first
-    (``trainer.lr`` means an ``lr``, not ``trainer.logger``), and among those the ones the
-    repository already sets (a GRPO repository means the actor's ``optim.lr``, not the critic's)."""
-    last = key.rsplit(".", 1)[-1]
+    """The known key most like ``key``, by its last part in verl's words (``learning_rate`` is
+    verl's ``lr``): among keys with that last part first (``trainer.lr`` means an ``lr``, not
+    ``trainer.logger``), the ones the repository already sets (a GRPO repository means the
+    actor's ``optim.lr``, not the critic's); else the key of the same section whose last part is
+    most like it; else the most like it of all."""
+    known = list(known)
+    parent, _, last = key.rpartition(".")
+    last = VERL_NAMES.get(last, last)
     same_leaf = [k for k in known if k.rsplit(".", 1)[-1] == last]
-    candidates = [k for k in same_leaf if k in in_use] or same_leaf or list(known)
-    return difflib.get_close_matches(key, candidates, n=1, cutoff=0.0)[0]
+    siblings = [k.rsplit(".", 1)[-1] for k in known if k.rpartition(".")[0] == parent]
+    if not same_leaf and siblings:
+        return f"{parent}.{difflib.get_close_matches(last, siblings, n=1, cutoff=0.0)[0]}".lstrip(".")
+    candidates = [k for k in same_leaf if k in in_use] or same_leaf or known
+    return difflib.get_close_matches(f"{parent}.{last}".lstrip("."), candidates, n=1, cutoff=0.0)[0]
 
 
-def type_error(value: Any, default: Any) -> str | None:
+def type_error(value: Any, default: Any, current: Any = None) -> str | None:
     """Why ``value`` cannot replace ``default``; ``None`` when it can or there is nothing to
-    compare (a null on either side)."""
+    compare (a null on either side). ``current``: what the repository sets, the example shown."""
     if value is None or default is None:
         return None
     if isinstance(default, bool):
@@ -130,12 +145,39 @@ def type_error(value: Any, default: Any) -> str | None:
         ok, expected = isinstance(value, str) or _list_of_str(value), "a string"
     elif isinstance(default, list):
         ok, expected = isinstance(value, list), "a list"
+        if ok and (problem := _element_error(value, default)):
+            return problem
     else:
         ok, expected = isinstance(value, dict), "a mapping"
     if ok:
         return None
     hint = " (quote it to pass a string)" if isinstance(default, str) and not isinstance(value, (list, dict)) else ""
-    return f"expects {expected} like the default {_show(default)}, got {_show(value)}{hint}"
+    like = f"{_show(current)}, the repository's value" if current is not None else f"the default {_show(default)}"
+    return f"expects {expected} like {like}, got {_show(value)}{hint}"
+
+
+def _element_error(value: list, default: list) -> str | None:
+    """Why an element of ``value`` cannot stand where the default's elements stand: verl reads
+    ``trainer.logger`` as names and ``optim.betas`` as numbers, one type for the whole list (an
+    empty default says nothing)."""
+    kinds = {_kind(d) for d in default if d is not None}
+    if len(kinds) != 1:
+        return None
+    sample = next(d for d in default if d is not None)
+    for index, item in enumerate(value):
+        if item is not None and not (isinstance(item, str) if isinstance(sample, str) else
+                                     type_error(item, sample) is None):
+            return (f"expects a list of {_kind(sample)} like the default {_show(default)}, "
+                    f"got {_show(item)} at position {index + 1}")
+    return None
+
+
+def _kind(value: Any) -> str:
+    for kind, name in ((bool, "true or false values"), (int, "numbers"), (float, "numbers"), (str, "strings"),
+                       (list, "lists"), (dict, "mappings")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def _list_of_str(value: Any) -> bool:
