@@ -12,7 +12,8 @@ from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.selection import Selection, check_clusters, convert, parse_sets, select
 from rlgen.plugin_host.selection import _asked as asked
 from rlgen.plugin_host.selection import _condition
-from rlgen.plugin_info import Option, PluginInfo, condition_answer
+from rlgen.plugin_host.core_options import CORE
+from rlgen.plugin_info import CORE_ANSWER, Option, PluginInfo, condition_answer
 
 
 @dataclass
@@ -152,7 +153,9 @@ def _needed(info: PluginInfo, option: Option, answers: dict[str, Any], core: dic
     if option.required_when is None:
         return False
     name, value = option.required_when
-    default = next((o.default for o in info.options if o.name == name), None)
+    # rlgen's own answer (rlgen.NAME) defaults as rlgen's option does.
+    owner = CORE if name.startswith(CORE_ANSWER) else info
+    default = next((o.default for o in owner.options if o.name == name.removeprefix(CORE_ANSWER)), None)
     given = condition_answer(option, answers, core, default)
     return bool(value(given)) if callable(value) else str(given) == str(value)
 
