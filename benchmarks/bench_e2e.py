@@ -22,7 +22,7 @@ from rlgen.e2e.git_server import GitServer
 PROJECT = Path(__file__).resolve().parents[1]
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 GOAL = 180.0
-REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git",
+REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git", "--set", "rlgen.git_host=generic-hmac",
             "--set", "rlgen.install=rlgen==0.1.0", "--set", "ak-storage.bucket=rl-bench-data",
             "--set", "ak-storage.region=cn-hangzhou")
 #: The repositories timed: the default (Flux), and the same with Argo CD.

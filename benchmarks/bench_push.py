@@ -82,7 +82,7 @@ def main() -> int:
             url = server.create("team/rl-repo.git")
             repo = work / "rl-repo"
             ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                         "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+                         "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                          "--set", f"rlgen.upstream_mirror={server.base}"))
             git(repo, "remote", "add", "origin", url)
             git(repo, "push", "--quiet", "-u", "origin", "HEAD:main")

@@ -29,7 +29,7 @@ MIXED = (1, 2, 4, 8, 16, 64)
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 ENV = dict(os.environ)
 #: The answers every repository needs (placeholders: nothing is pushed or pulled).
-REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git",
+REQUIRED = ("--set", "rlgen.registry=registry.bench.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800", "--set", "rlgen.git_url=ssh://git@git.bench.test/rl.git", "--set", "rlgen.git_host=generic-hmac",
             "--set", "rlgen.install=rlgen==0.1.0", "--set", "ak-storage.bucket=rl-bench-data",
             "--set", "ak-storage.region=cn-hangzhou")
 

@@ -22,7 +22,7 @@ from rlgen.verl import trainer_config
 
 #: The answers every rlgen new needs (a team registry and this repository's remote).
 NEW = ("--no-input", "--set", "rlgen.registry=registry.rl.test/team", "--set", "rlgen.node_pool=lingjun", "--set", "rlgen.node_cpu=180", "--set", "rlgen.node_memory=1800",
-       "--set", "rlgen.git_url=ssh://git@git.rl.test/platform/rl-repo.git",
+       "--set", "rlgen.git_url=ssh://git@git.rl.test/platform/rl-repo.git", "--set", "rlgen.git_host=generic-hmac",
        "--set", "ak-storage.bucket=rl-bench-data", "--set", "ak-storage.region=cn-hangzhou")
 RUNS = 200
 ROUNDS = 5

@@ -87,13 +87,32 @@ def url_host(url: str) -> str:
     return rest.split("/", 1)[0].rpartition("@")[2].split(":")[0]
 
 
-def git_host(url: str) -> str:
-    """The forge serving a Git URL, by its host: "github", "gitlab" (gitlab.com or a host named
-    gitlab.*, as self-managed GitLab usually is) or "other". It decides how a push webhook is
-    signed and whether the generated GitHub workflows run at all."""
-    host = url_host(url).lower()
-    if host == "github.com":
-        return "github"
-    if host == "gitlab.com" or host.startswith("gitlab."):
-        return "gitlab"
-    return "other"
+#: How a Git host signs its push webhooks (``rlgen.git_host``): as GitHub does (GitHub,
+#: GitHub Enterprise Server, Gitea: X-Hub-Signature-256), as GitLab does (GitLab, self-managed
+#: too: X-Gitlab-Token), or an HMAC of the body in X-Signature (Flux's generic-hmac).
+GIT_HOSTS = ("github", "gitlab", "generic-hmac")
+#: The hosts whose name tells their kind; any other (an Enterprise Server, a self-managed GitLab,
+#: Gitea), whatever it is called, is asked.
+KNOWN_GIT_HOSTS = {"github.com": "github", "gitlab.com": "gitlab"}
+
+
+def git_host(url: str, answer: str = "") -> str:
+    """The kind of Git host serving ``url`` (one of GIT_HOSTS): what the host's name tells, else
+    ``answer`` (``rlgen.git_host``), "" when neither does. It decides how a push webhook is
+    signed and whether the generated GitHub workflows run at all; every reader asks it here."""
+    return (KNOWN_GIT_HOSTS.get(url_host(url).lower(), "") if url else "") or answer
+
+
+def unknown_git_host(url: str | None) -> str | None:
+    """Why ``rlgen.git_host`` must be answered for ``url``, or None when the host's name tells it."""
+    if not url or git_host(url):
+        return None
+    return f"git_url's host {url_host(url)} is neither github.com nor gitlab.com"
+
+
+def git_host_error(value: str, earlier: dict) -> str | None:
+    """An answer that contradicts a host whose name tells its kind."""
+    known = git_host(earlier.get("git_url") or "")
+    if known and value != known:
+        return f"{url_host(earlier['git_url'])} is {known}: '{value}' cannot sign its webhooks"
+    return None

@@ -11,7 +11,7 @@ from rlgen.contributions import DatasetFormat, Document, Finding, ImageBuild, La
 from rlgen.contributions import OPTIONAL_SECRETS_FOLDER, SECRETS_FOLDER, Rendered, Resource, SecretDelivery, SecretRef
 from rlgen.contributions import Stage, TrainingImage, UPSTREAM_FOLDER, UpstreamSource, row_text
 from rlgen.hookspecs import hookimpl
-from rlgen.naming import dns1035_label_error, dns1123_label_error, git_host, image_host, is_example_host, url_host
+from rlgen.naming import dns1035_label_error, dns1123_label_error, image_host, is_example_host, url_host
 from rlgen.option_checks import (
     control_error,
     credential_error,
@@ -90,6 +90,6 @@ __all__ = [
     "pip_requirement_error", "region_error", "registry_error", "repo_path_error", "revision_error", "uri_error",
     # Checks for Option(cross_check=...), against the answers before it; the region ids region_error knows.
     "endpoint_region_error", "ram_arn_error", "same_account_error", "REGION_IDS",
-    # Kubernetes name rules and hosts.
-    "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host", "git_host",
+    # Kubernetes name rules and hosts (the Git host's kind is ctx.spec.git_host: its name or rlgen.git_host).
+    "dns1035_label_error", "dns1123_label_error", "image_host", "is_example_host", "url_host",
 ]

@@ -31,8 +31,9 @@ class Option:
     (a bucket, a region, a role) has no default. ``required_when=("auth", "rrsa")`` requires it
     only when the option ``auth``, listed before it, has the value ``rrsa``: then it is asked
     right after that answer; the value may be a predicate instead (``("region", in_mainland_china)``),
-    and the option one of rlgen's own answers, ``("rlgen.region", in_mainland_china)``. ``ask=True`` asks for it too, offering the default, and records
-    the value in ``rlgen.yaml`` even when it is the default.
+    which may return the reason itself (a string) in place of True, and the option one of rlgen's own
+    answers, ``("rlgen.region", in_mainland_china)``. ``ask=True`` asks for it too,
+    offering the default, and records the value in ``rlgen.yaml`` even when it is the default.
     ``check`` receives the converted value and returns an error message or ``None``;
     ``cross_check`` receives it and the plugin's values of the options listed before it (an
     endpoint against the region answered before it), and does the same.

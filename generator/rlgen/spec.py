@@ -86,6 +86,9 @@ class Spec:
     gang_scheduling: str = "off"
     queue: str = ""
     priority_class: str = ""
+    #: How git_url's host signs push webhooks (rlgen.naming.GIT_HOSTS): ``rlgen.git_host``, or
+    #: what the host's name tells.
+    git_host: str = ""
     #: The GPU node pool (rlgen.pool reads them): its kind, ECS node pool ID, CPU cores and GiB
     #: of a node the training pods may take, the team's labels and taints as answered, its nodes.
     node_pool: str = "lingjun"

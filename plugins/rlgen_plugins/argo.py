@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, SecretRef, git_host, hookimpl
+from rlgen.plugin_api import UPSTREAM_FOLDER, Document, PluginInfo, Problem, SecretRef, hookimpl
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "argo"
@@ -38,9 +38,9 @@ RETRY = {"limit": -1, "backoff": {"duration": "30s", "factor": 2, "maxDuration":
 #: ``$<secret>:<key>``; Argo CD resolves such a reference only in Secrets with this label.
 WEBHOOK_SECRET = "git-webhook-token"
 PART_OF_ARGOCD = ("app.kubernetes.io/part-of", "argocd")
-#: The argocd-secret key of the Git host's webhook secret; Argo CD has no generic HMAC format,
-#: and a host that is neither GitHub nor GitLab is taken to sign as GitHub does.
-WEBHOOK_KEYS = {"github": "webhook.github.secret", "gitlab": "webhook.gitlab.secret", "other": "webhook.github.secret"}
+#: The argocd-secret key of the Git host's webhook secret, by rlgen.git_host; Argo CD has no
+#: generic HMAC format (rlgen_check refuses it).
+WEBHOOK_KEYS = {"github": "webhook.github.secret", "gitlab": "webhook.gitlab.secret"}
 
 #: Argo CD has no health check for ray.io kinds; without one a RayJob is never Degraded.
 RAYJOB_HEALTH = """\
@@ -258,23 +258,31 @@ def rlgen_sync_files(ctx, stages):
 
 
 @hookimpl
+def rlgen_check(ctx):
+    # Argo CD's webhook handler parses GitHub, GitLab, Bitbucket, Gogs and Azure DevOps
+    # payloads, each checked with its own header; none is an HMAC in X-Signature.
+    if ctx.spec.git_host in WEBHOOK_KEYS:
+        return []
+    return [Problem(f"Argo CD's push webhook reads no rlgen.git_host={ctx.spec.git_host} signature: "
+                    "set rlgen.git_host=github or gitlab, as the Git host signs", (NAME, "rlgen"))]
+
+
+@hookimpl
 def rlgen_secrets(ctx):
     return [SecretRef(WEBHOOK_SECRET, ARGOCD_NAMESPACE, (WEBHOOK_TOKEN_KEY,),
                       "the Git host's push webhook secret (a long random string, also entered at the Git host)",
-                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[git_host(ctx.spec.git_url)]})",
+                      f"Argo CD's webhook (argocd-secret names it in {WEBHOOK_KEYS[ctx.spec.git_host]})",
                       labels=(PART_OF_ARGOCD,), engine_namespace=True)]
 
 
 def _webhook_readme(ctx) -> str:
-    host = git_host(ctx.spec.git_url)
+    host = ctx.spec.git_host
     key = WEBHOOK_KEYS[host]
     reference = f"${WEBHOOK_SECRET}:{WEBHOOK_TOKEN_KEY}"
     where = {
-        "github": "On GitHub: *Settings → Webhooks → Add webhook*, event *Just the push event*.",
+        "github": "On GitHub (or GitHub Enterprise, Gitea): *Settings → Webhooks → Add webhook*, event "
+                  "*Just the push event*.",
         "gitlab": "On GitLab: *Settings → Webhooks*, trigger *Push events*; the secret goes in *Secret token*.",
-        "other": ("Argo CD reads GitHub, GitLab, Bitbucket, Gogs and Azure DevOps payloads only: this host must "
-                  "send GitHub's format (as Gitea does), or take the key of its format instead of "
-                  f"`{key}`."),
     }[host]
     return (
         "### Sync on push\n"

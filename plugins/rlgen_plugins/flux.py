@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef,
-                              duration_error, git_host, hookimpl, in_mainland_china, is_example_host, registry_error,
+                              duration_error, hookimpl, in_mainland_china, is_example_host, registry_error,
                               tested_version)
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
@@ -18,14 +18,15 @@ READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
 BOOTSTRAP_MANIFESTS = ("gotk-components.yaml", "gotk-sync.yaml")
 RECEIVER = "git-push"
 RECEIVER_SECRET = "git-webhook-token"
-#: notification-controller's Receiver type, the push event's name and why, by Git host.
+#: notification-controller's Receiver type, the push event's name and why, by rlgen.git_host
+#: (notification-controller's receiver handlers read a different header for each type).
 RECEIVER_TYPES = {
-    "github": ("github", "push", "GitHub signs each delivery with the token (X-Hub-Signature-256)."),
-    "gitlab": ("gitlab", "Push Hook", "GitLab sends the token itself (X-Gitlab-Token)."),
-    "other": ("generic-hmac", "",
-              "Neither GitHub nor GitLab: each delivery must carry X-Signature:\n"
-              "sha256=<HMAC-SHA256 of the body with the token>. A host that signs as\n"
-              "GitHub does (Gitea, GitHub Enterprise) takes type: github instead."),
+    "github": ("github", "push", "The host signs each delivery with the token as GitHub does\n"
+                                 "(X-Hub-Signature-256; rlgen.git_host=github)."),
+    "gitlab": ("gitlab", "Push Hook", "The host sends the token itself as GitLab does\n"
+                                      "(X-Gitlab-Token; rlgen.git_host=gitlab)."),
+    "generic-hmac": ("generic-hmac", "", "Each delivery must carry X-Signature: sha256=<HMAC-SHA256 of\n"
+                                         "the body with the token> (rlgen.git_host=generic-hmac)."),
 }
 
 
@@ -75,7 +76,7 @@ def _kustomization(name: str, path: str, source: dict, depends_on: list[str], in
 
 
 def _receiver(ctx) -> Document:
-    kind, event, why = RECEIVER_TYPES[git_host(ctx.spec.git_url)]
+    kind, event, why = RECEIVER_TYPES[ctx.spec.git_host]
     spec = {"type": kind, "secretRef": {"name": RECEIVER_SECRET},
             "resources": [{"apiVersion": "source.toolkit.fluxcd.io/v1", **BOOTSTRAP_SOURCE}]}
     if event:
@@ -310,7 +311,7 @@ def rlgen_readme(ctx):
         f"At the Git host, add a push webhook to {ctx.spec.git_url}: URL `https://<the exposed address>` "
         f"followed by that path, content type `application/json`, secret: the value of "
         f"`{RECEIVER_SECRET}` (key `{WEBHOOK_TOKEN_KEY}`, see *Secrets*). "
-        + _host_step(git_host(ctx.spec.git_url)) + "\n\n"
+        + _host_step(ctx.spec.git_host) + "\n\n"
         "After the fetch, a stage whose `dependsOn` is not yet at the new revision looks again after "
         f"kustomize-controller's `--requeue-dependency`: {o['requeue_dependency']} here (`flux.requeue_dependency`), "
         "30 s unless set. "
@@ -322,8 +323,10 @@ def rlgen_readme(ctx):
 
 def _host_step(host: str) -> str:
     return {
-        "github": "On GitHub: *Settings → Webhooks → Add webhook*, event *Just the push event*.",
+        "github": "On GitHub (or GitHub Enterprise, Gitea): *Settings → Webhooks → Add webhook*, event "
+                  "*Just the push event*.",
         "gitlab": "On GitLab: *Settings → Webhooks*, trigger *Push events*; the secret goes in *Secret token*.",
-        "other": ("The Receiver expects the signature `X-Signature: sha256=<HMAC-SHA256 of the body>`; "
-                  "a host that signs as GitHub does takes `type: github` in the Receiver instead."),
+        "generic-hmac": "The Receiver expects the signature `X-Signature: sha256=<HMAC-SHA256 of the body>`; "
+                        "a host that signs otherwise takes `rlgen update --set rlgen.git_host=github` "
+                        "(or `gitlab`).",
     }[host]

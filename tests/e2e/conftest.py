@@ -138,7 +138,7 @@ def synced(control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo.git")
     repo = tmp_path_factory.mktemp("e2e") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git = ["git", "-C", str(repo)]
     subprocess.run([*git, "remote", "add", "origin", url], check=True)

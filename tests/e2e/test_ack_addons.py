@@ -26,7 +26,7 @@ def ack_synced(second_control_plane, git_server, sync_repository, tmp_path_facto
     url = git_server.create("team/rl-ack.git")
     repo = tmp_path_factory.mktemp("ack") / "rl-ack"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  "--plugin", "marketplace-sandbox", "--set", f"marketplace-sandbox.domain={DOMAIN}",
                  "--plugin", "rrsa-storage", *storage_answers("rrsa-storage"),
                  "--set", f"rrsa-storage.role_name={ROLE}",

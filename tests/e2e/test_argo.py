@@ -63,7 +63,7 @@ def argo(argo_control_plane, git_server, create_readme_secrets, tmp_path_factory
     url = git_server.create("team/rl-argo.git")
     repo = tmp_path_factory.mktemp("argo") / "rl-argo"
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git(repo, "remote", "add", "origin", url)
     git(repo, "push", "--quiet", "-u", "origin", "HEAD:main")

@@ -27,7 +27,7 @@ def variant(argo_control_plane, git_server, create_readme_secrets, tmp_path_fact
     url = git_server.create("team/rl-argo-ack.git")
     repo = tmp_path_factory.mktemp("argo-ack") / "rl-argo-ack"
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", "--set", "rlgen.verl=0.7.1",
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}", "--set", "rlgen.verl=0.7.1",
                  "--plugin", "marketplace-sandbox", "--set", f"marketplace-sandbox.domain={DOMAIN}",
                  "--plugin", "rrsa-storage", *storage_answers("rrsa-storage"),
                  "--set", f"rrsa-storage.role_name={ROLE}", "--set", f"rrsa-storage.pipeline_role_name={PIPELINE_ROLE}",

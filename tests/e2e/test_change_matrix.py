@@ -49,7 +49,7 @@ def matrix(second_control_plane, git_server, sync_repository, tmp_path_factory):
     url = git_server.create("team/rl-matrix.git")
     repo = tmp_path_factory.mktemp("matrix") / "rl-matrix"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git(repo, "remote", "add", "origin", url)
     git(repo, "push", "--quiet", "-u", "origin", "HEAD:main")

@@ -25,7 +25,7 @@ def repo(git_server, tmp_path_factory):
     from the tests' Git server."""
     path = tmp_path_factory.mktemp("e2e-command") / "rl-repo"
     ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", f"rlgen.install={INSTALL}",
+                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
     return path
 
@@ -115,7 +115,7 @@ def test_a_sops_repository_syncs_without_the_teams_age_key(git_server, programs,
     key.unlink()
     repo = tmp_path / "sops-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", f"rlgen.install={INSTALL}",
+                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-repo.git", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}",
                  "--plugin", "sops", "--set", f"sops.age_recipients={public}", env=programs))
     ok(run_rlgen("secret", "set", "hf-token", "token", cwd=repo, env=programs, input="hf_" + "x" * 34))

@@ -23,7 +23,7 @@ def repo(git_server, tmp_path_factory):
     tests' Git server; its own URL one the command must never reach."""
     path = tmp_path_factory.mktemp("e2e-command-argo") / "rl-argo"
     ok(run_rlgen("new", str(path), "--no-input", "--plugin", "argo", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={TEAM_URL}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={TEAM_URL}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), "--set", f"rlgen.upstream_mirror={git_server.base}"))
     return path
 

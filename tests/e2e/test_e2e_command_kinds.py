@@ -46,7 +46,8 @@ CASES = {
 def repository(git_server, path, plugins) -> None:
     answers = () if "rrsa-storage" in plugins else storage_answers()
     ok(run_rlgen("new", str(path), "--no-input", "--set", f"rlgen.registry={REGISTRY}",
-                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-kinds.git", "--set", f"rlgen.install={INSTALL}",
+                 "--set", "rlgen.git_url=https://git.rl.test/team/rl-kinds.git", "--set", "rlgen.git_host=github",
+                 "--set", f"rlgen.install={INSTALL}",
                  "--set", f"rlgen.upstream_mirror={git_server.base}", *POOL, *answers, *plugins))
 
 

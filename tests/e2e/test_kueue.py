@@ -37,7 +37,7 @@ def repo(kueue_control_plane, git_server, sync_repository, tmp_path_factory):
     url = git_server.create("team/rl-queued.git")
     repo = tmp_path_factory.mktemp("kueue") / "rl-queued"
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32",
-                 "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={url}",
+                 "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac",
                  "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.upstream_mirror={git_server.base}",
                  *storage_answers()))
     # The generated run would hold a node of the pool the scenarios count on.

@@ -82,7 +82,7 @@ def test_external_secrets_sync_from_kms_and_an_optional_secret_blocks_nothing(
     url = git_server.create("team/rl-repo-external-secrets.git")
     repo = tmp_path / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  "--set", f"rlgen.upstream_mirror={git_server.base}", *storage_answers(),
                  "--plugin", "mlflow", "--set", "mlflow.tracking_uri=http://mlflow.mlops.svc.cluster.local:5000",
                  "--plugin", "external-secrets", "--set", f"external-secrets.region={REGION}",

@@ -37,7 +37,7 @@ def test_volcano_gang_scheduling_gets_a_podgroup_of_the_run_size(control_plane, 
     cp = control_plane
     repo = tmp_path / "gang"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={synced['url']}", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
+                 "--set", f"rlgen.git_url={synced['url']}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(),
                  "--set", "rlgen.gang_scheduling=volcano"))
     ok(run_rlgen("run", "set", "baseline", "trainer.nnodes=2", cwd=repo))
     before = gang_row(cp, repo)
@@ -121,7 +121,7 @@ def applied_run(cp, synced, tmp_path, folder: str, *answers: str) -> str:
     repository's (its pods mount the volume claims the synced platform created). Its name."""
     repo = tmp_path / folder
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={synced['url']}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={synced['url']}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(), *answers))
     rendered = ok(run_rlgen("render", "runs/baseline", cwd=repo))
     job = next(d for d in YAML(typ="safe").load_all(rendered) if d and d["kind"] == "RayJob")

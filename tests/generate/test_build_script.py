@@ -87,7 +87,7 @@ def env(tmp_path, registry):
 def new_repo(tmp_path: Path, registry: str, namespace: str = "team") -> tuple[Path, str]:
     target = tmp_path / "repo"
     out = ok(run_rlgen("new", str(target), "--set", f"rlgen.registry={registry}/{namespace}", *POOL, "--set",
-                       f"rlgen.git_url={GIT_URL}", "--set", f"rlgen.install={INSTALL}", *storage_answers(), "--no-input",
+                       f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}", *storage_answers(), "--no-input",
                        "--output", "table"))
     return target, out
 

@@ -47,7 +47,8 @@ def test_the_dockerfile_installs_rlgen_from_a_git_commit(tmp_path):
     # That rlgen, asked for a new repository without an answer, names a source only this
     # machine can reach and refuses it in one line.
     refused = subprocess.run([str(rlgen), "new", str(tmp_path / "again"), "--no-input",
-                              "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={GIT_URL}"],
+                              "--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.git_url={GIT_URL}",
+                              "--set", "rlgen.git_host=generic-hmac"],
                              capture_output=True, text=True, cwd=tmp_path)
     _, items = error_list(refused)
     assert items[0].startswith("--set rlgen.install=VALUE (") and "a local git repository" in items[0]

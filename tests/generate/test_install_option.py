@@ -40,7 +40,7 @@ def test_an_editable_install_without_an_answer_is_refused_as_the_missing_answer(
     """The tests run an editable install: nothing an image build could install from. It is
     the missing answer, with why, before anything is generated."""
     result = run_rlgen("new", str(tmp_path / "repo"), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                       "--set", f"rlgen.git_url={GIT_URL}", *storage_answers())
+                       "--set", f"rlgen.git_url={GIT_URL}", "--set", "rlgen.git_host=generic-hmac", *storage_answers())
     line, (item,) = error_list(result)
     assert line.startswith("rlgen: error: a required answer is missing: give each with --set")
     assert item.startswith("--set rlgen.install=VALUE (pip requirement of rlgen")
@@ -109,7 +109,8 @@ def test_the_update_workflow_installs_from_rlgen_install_only(generate):
     for workflow in (text, pinned):
         assert "github.token" not in workflow and "GITHUB_TOKEN }}" not in workflow
         assert "token: ${{ secrets.RLGEN_UPDATE_TOKEN }}" in workflow
-        assert "GH_TOKEN: ${{ secrets.RLGEN_UPDATE_TOKEN }}" in workflow
+        # The REST API calls that open the pull request use it too.
+        assert "\n          TOKEN: ${{ secrets.RLGEN_UPDATE_TOKEN }}\n" in workflow
 
 
 def test_the_readme_names_the_update_token(generate):

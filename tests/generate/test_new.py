@@ -214,7 +214,7 @@ def test_required_option_is_prompted_for_or_refused():
 
     info = PluginInfo("needs-domain", "sandbox", "test", (Option("domain", "E2B domain", required=True),))
     installed = {**discover(), "needs-domain": Installed(object(), info, "1")}
-    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, **POOL_ANSWERS}, "ak-storage": CORE_ANSWERS["ak-storage"]}
+    core = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "git_host": "github", **POOL_ANSWERS}, "ak-storage": CORE_ANSWERS["ak-storage"]}
     with pytest.raises(RlgenError, match="a required answer is missing") as missing:
         select(installed, ["needs-domain"], core, ask=None)
     assert missing.value.items == ("--set needs-domain.domain=VALUE (E2B domain)",)

@@ -15,6 +15,7 @@ from support.repos import (POOL, POOL_ANSWERS,
     REGION,
     REGISTRY,
     REQUIRED,
+    required_for,
     error_list,
     git,
     one_error_line,
@@ -68,14 +69,15 @@ def test_interactive_new_asks_the_install_source_first_and_the_rrsa_arns_after_t
     role, provider = "acs:ram::1111111111:role/eso", "acs:ram::1111111111:oidc-provider/ack-rrsa-c0ffee"
     replies = {"rlgen.install": [INSTALL], "rlgen.registry": [REGISTRY], "rlgen.git_url": [GIT_URL],
                **{f"rlgen.{k}": [v] for k, v in POOL_ANSWERS.items()},
-               "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
+               "rlgen.git_host": ["github"], "ak-storage.bucket": [BUCKET], "ak-storage.region": ["cn-hangzou", REGION],
                "external-secrets.region": [REGION], "external-secrets.role_arn": [role],
                "external-secrets.oidc_provider_arn": [provider.replace("1111111111", "2222222222"), provider]}
     target = tmp_path / "repo"
     code, _, screen, asked = answering("new", str(target), "--plugin", "external-secrets", replies=replies,
                                        env=dict(os.environ))
     assert code == 0, screen.decode(errors="replace")
-    assert asked[:3] == ["rlgen.install", "rlgen.registry", "rlgen.git_url"], asked
+    # The Git host's kind right after the URL whose host does not tell it.
+    assert asked[:4] == ["rlgen.install", "rlgen.registry", "rlgen.git_url", "rlgen.git_host"], asked
     eso = [a for a in asked if a.startswith("external-secrets.")]
     assert eso == ["external-secrets.region", "external-secrets.role_arn", "external-secrets.oidc_provider_arn",
                    "external-secrets.oidc_provider_arn"], asked
@@ -98,7 +100,7 @@ def test_interactive_new_asks_bucket_and_region_and_asks_again_after_a_bad_answe
         asked.append(f"{plugin}.{option.name}")
         return replies[asked[-1]].pop(0)
 
-    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL,
+    selection = select(discover(), [], {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, "git_host": "github",
                                                   **POOL_ANSWERS}}, ask)
     assert [a for a in asked if a.startswith("ak-storage.")] == [
         "ak-storage.bucket", "ak-storage.bucket", "ak-storage.region", "ak-storage.endpoint"]
@@ -142,7 +144,7 @@ def test_empty_clone_gets_the_commit_and_its_origin_is_the_git_url(tmp_path):
     target = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(remote), str(target)], check=True, capture_output=True)
     answers = ("--set", f"rlgen.registry={REGISTRY}", *POOL, "--set", f"rlgen.install={INSTALL}", *storage_answers(),
-               "--no-input")
+               "--set", "rlgen.git_host=github", "--no-input")
     # A token in the origin URL never reaches the files: refused, nothing written.
     git(target, "remote", "set-url", "origin", "https://oauth2:glpat-abcdefghij0123456789@git.rl.test/p/r.git")
     line = one_error_line(run_rlgen("new", str(target), *answers))
@@ -228,11 +230,12 @@ def test_the_readme_quick_start_gives_every_answer_rlgen_new_needs(tmp_path):
         ok(run_rlgen("new", str(tmp_path / f"repo-{i}"), *args, "--set", f"rlgen.install={INSTALL}", "--no-input"))
 
 
-@pytest.mark.parametrize("url", ["https://gitlab.com/team/rl-repo.git", "git@gitlab.rl.test:team/rl-repo.git"])
-def test_a_gitlab_repository_is_told_its_github_workflows_do_not_run(tmp_path, url):
-    # The last --set of an option is its answer.
-    result = run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--set", f"rlgen.git_url={url}", "--no-input",
-                       "-o", "json")
+@pytest.mark.parametrize("url, kind", [("https://gitlab.com/team/rl-repo.git", ()),
+                                       ("git@gitlab.rl.test:team/rl-repo.git", ("--set", "rlgen.git_host=gitlab"))])
+def test_a_gitlab_repository_is_told_its_github_workflows_do_not_run(tmp_path, url, kind):
+    # gitlab.com by its name, a self-managed GitLab by the answer rlgen asks for it.
+    args = ("--set", f"rlgen.git_url={url}", *kind)
+    result = run_rlgen("new", str(tmp_path / "repo"), *required_for(*args), *args, "--no-input", "-o", "json")
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [
         "rlgen.git_url is on GitLab, which does not run the GitHub Actions workflows rlgen writes "

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 from support.flux import bootstrapped_args
-from support.repos import GIT_URL, REQUIRED, build, commit_all, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
+from support.repos import GIT_URL, REQUIRED, build, commit_all, error_list, one_error_line, ok, plain_manifests, rlgen_in, run_rlgen
 
 ESO = ("--plugin", "external-secrets", "--set", "external-secrets.region=cn-hangzhou",
        "--set", "external-secrets.role_arn=acs:ram::1234:role/eso",
@@ -28,13 +28,17 @@ def secrets(repo) -> dict[str, dict]:
     return {r["name"]: r for r in json.loads(rlgen_in(repo, "secret", "list", "-o", "json").stdout)["secrets"]}
 
 
-@pytest.mark.parametrize("url, kind, events", [
-    ("https://github.com/acme/rl-repo.git", "github", ["push"]),
-    ("git@gitlab.com:acme/rl-repo.git", "gitlab", ["Push Hook"]),
-    (GIT_URL, "generic-hmac", None),
-])
-def test_flux_receives_the_push_webhook_of_the_repositorys_git_host(generate, url, kind, events):
-    repo = generate("--set", f"rlgen.git_url={url}")
+@pytest.mark.parametrize("answers, kind, events", [
+    (("rlgen.git_url=https://github.com/acme/rl-repo.git",), "github", ["push"]),
+    (("rlgen.git_url=git@gitlab.com:acme/rl-repo.git",), "gitlab", ["Push Hook"]),
+    # Hosts whose name does not tell: a GitHub Enterprise Server, a self-managed GitLab, another.
+    (("rlgen.git_url=https://github.acme-corp.net/ml/rl-repo.git", "rlgen.git_host=github"), "github", ["push"]),
+    (("rlgen.git_url=ssh://git@gitlab.acme-corp.net/ml/rl-repo.git", "rlgen.git_host=gitlab"), "gitlab",
+     ["Push Hook"]),
+    ((f"rlgen.git_url={GIT_URL}", "rlgen.git_host=generic-hmac"), "generic-hmac", None),
+], ids=["github.com", "gitlab.com", "github-enterprise", "gitlab-self-managed", "generic-hmac"])
+def test_flux_receives_the_push_webhook_of_the_repositorys_git_host(generate, answers, kind, events):
+    repo = generate(*(a for answer in answers for a in ("--set", answer)))
     found = receiver(repo)
     assert found["metadata"] == {"name": "git-push", "namespace": "flux-system"}
     assert found["spec"]["type"] == kind and found["spec"].get("events") == events
@@ -53,11 +57,32 @@ def test_flux_receives_the_push_webhook_of_the_repositorys_git_host(generate, ur
     assert kinds["Receiver"] == "crds/notification.toolkit.fluxcd.io/receiver_v1.json"
 
 
+def test_a_host_whose_name_does_not_tell_its_kind_is_asked_never_guessed(tmp_path):
+    # Off a terminal: one error naming the answer and why it is needed, nothing written.
+    args = [a for a in REQUIRED if not a.startswith("rlgen.git_host=")]
+    args = [a for i, a in enumerate(args) if not (a == "--set" and args[i + 1:i + 2] == ["--set"])]
+    _, (item,) = error_list(run_rlgen("new", str(tmp_path / "repo"), *args, "--no-input"))
+    assert item.startswith("--set rlgen.git_host=VALUE (") and "git.rl.test is neither github.com nor gitlab.com" in item
+    assert not (tmp_path / "repo").exists()
+    # A kind that contradicts the host's name is refused.
+    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--set",
+                                    "rlgen.git_url=https://github.com/acme/rl-repo.git", "--set", "rlgen.git_host=gitlab",
+                                    "--no-input"))
+    assert "rlgen.git_host: github.com is github" in line, line
+
+
+def test_argo_refuses_a_generic_hmac_host(tmp_path):
+    line = one_error_line(run_rlgen("new", str(tmp_path / "repo"), *REQUIRED, "--plugin", "argo",
+                                    "--set", "rlgen.git_host=generic-hmac", "--no-input"))
+    assert "rlgen.git_host=generic-hmac" in line and "github or gitlab" in line, line
+    assert not (tmp_path / "repo").exists()
+
+
 def test_a_receiver_of_a_type_notification_controller_lacks_is_a_problem(generate, tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(generate(), repo)
     path = next((repo / "clusters").glob("*/git-push.yaml"))
-    path.write_text(path.read_text().replace("type: generic-hmac", "type: codeup"))
+    path.write_text(path.read_text().replace("type: github", "type: codeup"))
     result = rlgen_in(repo, "validate", "--offline", "-o", "json")
     assert result.returncode == 1, result.stdout + result.stderr
     assert any(p["obj"].startswith("Receiver/") for p in json.loads(result.stdout)["problems"]), result.stdout

@@ -107,14 +107,33 @@ def test_e2e_workflow_runs_rlgen_e2e_on_pull_requests_with_pinned_actions_and_no
     on = workflow[True if True in workflow else "on"]
     assert "clusters/**" in on["pull_request"]["paths"] and "push" not in on
     steps = workflow["jobs"]["e2e"]["steps"]
-    pinned = [s["uses"] for s in steps if "uses" in s and not s["uses"].startswith("actions/setup-python")]
-    assert all(re.fullmatch(r"[\w-]+/[\w-]+@[0-9a-f]{40}", uses) for uses in pinned), pinned
+    pinned = [s["uses"] for s in steps if "uses" in s]
+    assert all(re.fullmatch(r"[\w-]+/[\w-]+(/[\w-]+)?@[0-9a-f]{40}", uses) for uses in pinned), pinned
     runs = [s.get("run", "") for s in steps]
     assert any(r.startswith('rlgen e2e --install-tools "$RUNNER_TEMP/rlgen-e2e"') for r in runs)
     assert any(r.startswith("rlgen e2e . --cluster production") for r in runs)
     # Placeholders only: the job is given no secret, whatever the pull request changes.
     assert "secrets." not in text
     if args:
-        # Argo CD's release needs Go 1.27 and a Redis server, which the runner gets from its packages.
+        # Argo CD's release needs Go 1.27 and a Redis server, which the runner gets from its packages
+        # unless it has one.
         assert workflow["env"]["GOTOOLCHAIN"] == "go1.27.3"
-        assert any(r.endswith("apt-get install -y -qq redis-server") for r in runs), runs
+        assert any(r.startswith("command -v redis-server ||") and "apt-get install -y -qq redis-server" in r
+                   for r in runs), runs
+
+
+@pytest.mark.parametrize("args", COMBOS, ids=["default", "argo+rrsa", "marketplace+git-install"])
+def test_every_action_is_pinned_by_commit_with_its_tag_beside_it(generate, args):
+    import re
+
+    # One commit per action everywhere, its release named in the comment: a moved tag changes
+    # nothing that runs, and a reader sees which release it is.
+    seen: dict[str, set[str]] = {}
+    for workflow in (generate(*args) / ".github" / "workflows").glob("*.yaml"):
+        for line in workflow.read_text().splitlines():
+            if "uses:" not in line:
+                continue
+            found = re.search(r"uses: (actions/[\w-]+)(/[\w-]+)?@([0-9a-f]{40})  # (v\d+\.\d+\.\d+)$", line)
+            assert found, f"{workflow.name}: {line.strip()}"
+            seen.setdefault(found[1], set()).add((found[3], found[4]))
+    assert all(len(pins) == 1 for pins in seen.values()), seen

@@ -39,6 +39,17 @@ def _edit(old: str, new: str) -> Callable[[Path], None]:
     return change
 
 
+def _edit_line(start: str, new: str) -> Callable[[Path], None]:
+    """Replace the line that starts with ``start`` (a version, whatever rlgen's own is) by ``new``."""
+    def change(repo: Path) -> None:
+        lines = (repo / RLGEN).read_text().splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if line.startswith(start))
+        lines[at] = new + "\n"
+        (repo / RLGEN).write_text("".join(lines))
+        commit_all(repo, "hand edit")
+    return change
+
+
 def _bisect(repo: Path) -> None:
     git(repo, "bisect", "start")  # the branch stays checked out until good and bad are given
 
@@ -80,8 +91,8 @@ REFUSED = [
     ("answers-node-cpu-text", _edit("    node_cpu: 180\n", '    node_cpu: "180"\n'), ("validate",),
      'rlgen.node_cpu: "180" is not an integer'),
     ("answers-secret-mapping", _edit("    - hf-token\n", "    - {a: 1}\n"), ("validate",), "external.secrets"),
-    ("answers-version-list", _edit("  gsm8k: 0.1.0\n", "  gsm8k: [1]\n"), ("validate",), "plugin_versions"),
-    ("answers-rlgen-version-list", _edit("rlgen_version: 0.1.0", "rlgen_version: [1]"), ("validate",),
+    ("answers-version-list", _edit_line("  gsm8k: ", "  gsm8k: [1]"), ("validate",), "plugin_versions"),
+    ("answers-rlgen-version-list", _edit_line("rlgen_version: ", "rlgen_version: [1]"), ("validate",),
      "rlgen_version"),
     ("verl-list-element-run-new", None, ("run", "new", "second", "--set", "trainer.logger=[console, 5]"),
      "trainer.logger: expects a list of strings"),

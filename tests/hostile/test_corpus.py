@@ -25,7 +25,7 @@ TOKEN = "ghp_Hostile0Corpus1Token2Value3abcdefgh"
 PASSWORD = "Hunter2HostilePassword9"
 SECRETS = (TOKEN, PASSWORD)
 RUN = "runs/baseline/run.yaml"
-REQUIRED = {"rlgen.registry": REGISTRY, "rlgen.git_url": GIT_URL, "rlgen.install": INSTALL}
+REQUIRED = {"rlgen.registry": REGISTRY, "rlgen.git_url": GIT_URL, "rlgen.install": INSTALL, "rlgen.git_host": "github"}
 
 
 @dataclass

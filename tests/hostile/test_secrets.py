@@ -30,6 +30,7 @@ CREDENTIAL_ANSWERS = [
     f"ak-storage.endpoint=https://id:{PASSWORD}@oss-cn-hangzhou.aliyuncs.com",
 ]
 CLEAN = ["rlgen.registry=" + REGISTRY, "rlgen.node_pool=lingjun", "rlgen.node_cpu=180", "rlgen.node_memory=1800", "rlgen.git_url=" + GIT_URL, "rlgen.install=" + INSTALL,
+         "rlgen.git_host=github",
          "mlflow.tracking_uri=https://mlflow.rl.test", *storage_answers()[1::2]]
 
 

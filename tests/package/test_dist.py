@@ -20,7 +20,7 @@ from ruamel.yaml import YAML
 
 from support.checkout import GIT, commit_of_this_checkout, fresh_venv, pip_step
 from support.git_server import GitServer
-from support.repos import GIT_URL, POOL, REGISTRY, REPO, REQUIRED, error_list, one_error_line, storage_answers
+from support.repos import GIT_HOST, GIT_URL, POOL, REGISTRY, REPO, REQUIRED, error_list, one_error_line, storage_answers
 from support.toolchain import missing
 
 TAG, VERSION = "v9.8.7", "9.8.7"
@@ -94,7 +94,7 @@ def test_the_readme_command_installs_the_wheel_in_a_fresh_environment(dist, tmp_
     # Installed from a wheel file, which no runner can reach: rlgen asks where CI installs it from.
     refused = subprocess.run([str(rlgen), "new", str(tmp_path / "again"), "--no-input", "--set",
                               f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}", *POOL,
-                              *storage_answers()], env=env, capture_output=True, text=True, cwd=tmp_path)
+                              "--set", f"rlgen.git_host={GIT_HOST}", *storage_answers()], env=env, capture_output=True, text=True, cwd=tmp_path)
     _, (item,) = error_list(refused)
     assert item.startswith("--set rlgen.install=VALUE (") and "a local file" in item
 

@@ -28,22 +28,32 @@ def storage_answers(plugin: str = "ak-storage") -> tuple[str, ...]:
     return ("--set", f"{plugin}.bucket={BUCKET}", "--set", f"{plugin}.region={REGION}")
 
 
+#: How GIT_URL's host signs its push webhooks: its name does not tell (rlgen.git_host).
+GIT_HOST = "github"
 #: The GPU node pool: an ACK Lingjun pool of 8-GPU nodes (ml.gu7xf.8xlarge-gu108), as the
 #: control plane's kwok nodes are made (rlgen.e2e.controlplane).
 POOL_ANSWERS = {"node_pool": "lingjun", "node_cpu": "180", "node_memory": "1800"}
 POOL = tuple(a for k, v in POOL_ANSWERS.items() for a in ("--set", f"rlgen.{k}={v}"))
 REQUIRED = ("--set", f"rlgen.registry={REGISTRY}", "--set", f"rlgen.git_url={GIT_URL}",
-            "--set", f"rlgen.install={INSTALL}", *POOL, *storage_answers())
+            "--set", f"rlgen.install={INSTALL}", "--set", f"rlgen.git_host={GIT_HOST}", *POOL, *storage_answers())
 #: The same answers for ``select()`` called directly.
-CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, **POOL_ANSWERS},
+CORE_ANSWERS = {"rlgen": {"registry": REGISTRY, "git_url": GIT_URL, "install": INSTALL, "git_host": GIT_HOST,
+                          **POOL_ANSWERS},
                 "ak-storage": {"bucket": BUCKET, "region": REGION}}
 
 
 def required_for(*args: str) -> tuple[str, ...]:
-    """REQUIRED for ``rlgen new ARGS``: the bucket and region go to the storage plugin ARGS pick."""
+    """REQUIRED for ``rlgen new ARGS``: the bucket and region go to the storage plugin ARGS pick;
+    no git_host when ARGS give one, or a git_url on a host whose name tells it."""
+    from rlgen.naming import git_host
+
     storage = next((name for flag, name in zip(args, args[1:]) if flag == "--plugin" and name.endswith("-storage")),
                    "ak-storage")
-    return REQUIRED if storage == "ak-storage" else (*REQUIRED[:6 + len(POOL)], *storage_answers(storage))
+    core = REQUIRED[:6]
+    if not any(a.startswith("rlgen.git_host=") or (a.startswith("rlgen.git_url=") and git_host(a[14:]))
+               for a in args):
+        core += REQUIRED[6:8]
+    return (*core, *POOL, *storage_answers(storage))
 
 
 def run_rlgen(*args: str, cwd: Path | None = None, env: dict | None = None, input: str | None = None):

@@ -9,7 +9,6 @@ from rlgen.contributions import Stage
 from rlgen.generate import first_sync, skeleton
 from rlgen.generate.filetree import FileTree
 from rlgen.generate.image_builds import ImageBuild
-from rlgen.naming import git_host
 from rlgen.plugin_host.install import (effective, index_options, needs_git, pip_arguments, plugin_requirements,
                                        upgrade_arguments)
 from rlgen.plugin_host.selection import Selection
@@ -98,7 +97,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "images": [{"context": i.context, "ref": i.ref, "repository": i.repository, "tag": i.tag} for i in images],
         "stages": list(rows),
         "rlgen_version": __version__,
-        "git_host": git_host(spec.git_url),
+        "git_host": spec.git_host,
         # How to stop this engine before a merge that syncs with another (rlgen update --plugin).
         "engine": engine_of_plugin(selection.plugins["sync"]),
         # The e2e workflow builds Argo CD with the newer Go its go.mod needs.
@@ -110,6 +109,7 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "environment": spec.environment,
         "run": run,
         "nnodes": spec.nnodes,
+        **_e2e_pool(spec, selection),
         "gpus_per_node": spec.gpus_per_node,
         "network": spec.network,
         "gang": spec.gang_scheduling,
@@ -124,6 +124,21 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
     })
+
+
+def _e2e_pool(spec: Spec, selection: Selection) -> dict:
+    """The GPU nodes of the e2e workflow's throwaway pool, with the answers that size it: the
+    node pool's own (rlgen.pool_nodes) when said, else a queue's GPU quota (the most GPUs the
+    team's runs hold at once) in nodes of rlgen.gpus_per_node, else the nodes of a run
+    (rlgen.nnodes); never fewer than a run needs."""
+    if spec.pool_nodes:
+        return {"gpu_nodes": max(spec.nnodes, spec.pool_nodes), "gpu_nodes_why": "rlgen.pool_nodes, the node pool's"}
+    queue = selection.plugins.get("queue", "")
+    quota = selection.values.get(queue, {}).get("gpu_quota")
+    if not quota:
+        return {"gpu_nodes": spec.nnodes, "gpu_nodes_why": "rlgen.nnodes, the nodes of one run"}
+    return {"gpu_nodes": max(spec.nnodes, -(-quota // spec.gpus_per_node)),
+            "gpu_nodes_why": f"{queue}.gpu_quota ({quota} GPUs) in nodes of rlgen.gpus_per_node ({spec.gpus_per_node})"}
 
 
 def _install(spec: Spec) -> dict[str, object]:

@@ -51,7 +51,7 @@ def create(directory: Path, plugins: list[str], sets: list[str], cluster: str | 
     kustomize.command()
     answers = _answers(directory, target, sets, cluster)
     selection = select(discover(), plugins, answers, prompt, require=_required_sources(answers))
-    if git_host(selection.values["rlgen"]["git_url"]) == "gitlab":
+    if git_host(selection.values["rlgen"]["git_url"], selection.values["rlgen"]["git_host"]) == "gitlab":
         warn(GITLAB_NOTE)
     with ExitStack() as stack:
         fetched = template_source.recorded_from(stack.enter_context(template_source.fetched(template, template_ref)),

@@ -3,12 +3,15 @@ what ``rlgen plugins`` lists beside the plugins' options, and what every selecti
 from __future__ import annotations
 
 from rlgen.naming import (
+    GIT_HOSTS,
     HASH_LENGTH,
     MAX_RAYJOB_NAME,
     dns1035_label_error,
+    git_host_error,
     dns1123_label_error,
     image_host,
     is_example_host,
+    unknown_git_host,
     url_host,
 )
 from rlgen.option_checks import (
@@ -88,6 +91,13 @@ CORE = PluginInfo(
         # No default: a placeholder URL would give a repository the sync engine can never fetch.
         Option("git_url", "URL the sync engine pulls this repository from (default: the target's origin)",
                required=True, check=_git_url_error),
+        # The push webhook's signature follows the host's kind, which only github.com's and
+        # gitlab.com's names tell: any other host is asked, never guessed.
+        Option("git_host", "Kind of Git host serving git_url, which decides how its push webhooks are signed "
+               "(github: GitHub, GitHub Enterprise, Gitea; gitlab: GitLab, self-managed too; generic-hmac: "
+               "X-Signature: sha256=<HMAC of the body>; default: told by github.com and gitlab.com)", "",
+               choices=GIT_HOSTS,
+               required_when=("git_url", unknown_git_host), cross_check=git_host_error),
         Option("git_branch", "Branch the sync engine follows", DEFAULT_GIT_BRANCH, check=git_branch_error),
         # Mainland China's clusters reach neither the Hugging Face Hub nor github.com: the region
         # picks ModelScope for the model and the dataset, and makes the mirror below required.

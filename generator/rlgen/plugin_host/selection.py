@@ -15,7 +15,7 @@ import click
 from rlgen.contributions import Context
 from rlgen.option_checks import control_error, credential_error
 from rlgen.errors import RlgenError
-from rlgen.naming import dns1123_label_error
+from rlgen.naming import dns1123_label_error, git_host
 from rlgen.plugin_host.core_options import CORE
 from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.manager import Hooks
@@ -93,6 +93,7 @@ def core_spec(core: dict[str, Any], fmt: DatasetFormat | None = None, distributi
         training_image=core["training_image"] or f"{core['registry']}/verl-training",
         data_image=core["data_image"] or f"{core['registry']}/rlgen-data:0.1.0",
         rlgen_install=core["install"],
+        git_host=git_host(core["git_url"] or "", core["git_host"]),
         plugin_packages=tuple(core["plugin_packages"]),
         plugin_distributions=distributions,
         verl_version=core["verl"],
@@ -243,13 +244,14 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
 
 
 def _condition(opt: Option, values: dict[str, Any], core: dict[str, Any]) -> str | None:
-    """"NAME=VALUE" when ``opt`` is required because an earlier answer (or rlgen's own, ``core``)
-    has that value, else None."""
+    """"NAME=VALUE" (or the reason its predicate gives) when ``opt`` is required because of an
+    earlier answer (or rlgen's own, ``core``), else None."""
     if opt.required_when is None:
         return None
     name, value = opt.required_when
     given = condition_answer(opt, values, core)
-    return f"{name}={given}" if (value(given) if callable(value) else given == value) else None
+    why = value(given) if callable(value) else given == value
+    return (why if isinstance(why, str) else f"{name}={given}") if why else None
 
 
 def _missing(missing: list[str], infos) -> RlgenError:
