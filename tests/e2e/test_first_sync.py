@@ -52,7 +52,7 @@ def followed(second_control_plane, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo-first-sync.git")
     repo = tmp_path_factory.mktemp("first-sync") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  "--set", f"ak-storage.bucket={BUCKET}", "--set", f"ak-storage.region={REGION}",
                  "--set", f"rlgen.region={REGION}", "--set", f"rlgen.upstream_mirror={git_server.base}",
                  "--set", f"flux.image_registry={FLUX_IMAGES}"))

@@ -69,7 +69,7 @@ def staging(second_control_plane, staging_cloud, git_server, tmp_path_factory):
     url = git_server.create("team/rl-repo-two-clusters.git")
     repo = tmp_path_factory.mktemp("two-clusters") / "rl-repo"
     ok(run_rlgen("new", str(repo), "--no-input", "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
                  "--set", f"rlgen.upstream_mirror={git_server.base}", *storage_answers(),
                  "--plugin", "external-secrets", *sets(PRODUCTION),
                  "--set", f"external-secrets.oidc_token_file={token}"))
