@@ -62,7 +62,8 @@ def rlgen_plugin() -> PluginInfo:
     the converted values with ``ctx.options(name)``. An answer naming something of the user's
     (a bucket, a region, a role) has no default: ``required=True``. ``required_when=("auth",
     "rrsa")`` requires an option only while an earlier one has that value, and asks it right
-    after; ``cross_check(value, earlier)`` checks it against the plugin's answers before it
+    after (``("rlgen.region", in_mainland_china)``: one of rlgen's own answers, tested by a
+    predicate); ``cross_check(value, earlier)`` checks it against the plugin's answers before it
     (``endpoint_region_error``, ``same_account_error``).
 
     Example::

@@ -37,7 +37,7 @@ from rlgen.option_checks import (
 )
 from rlgen.pool import Pool, fit_problems, quota_problems
 from rlgen.pool import of as node_pool
-from rlgen.spec import Spec, Volume
+from rlgen.spec import Spec, Volume, in_mainland_china
 from rlgen.tools.toolchain_pins import tested_version
 from rlgen.verl import releases as _releases  # private: the names here are plugin authors' API
 from rlgen.verl.releases import Release
@@ -70,8 +70,9 @@ __all__ = [
     # What rlgen_validate_rules reads and returns.
     "Finding", "Rendered",
     "NAMESPACE_ANNOTATION", "CREATES_ANNOTATION",
-    # The shared names and paths a plugin reads from ctx.spec.
-    "Spec", "Volume",
+    # The shared names and paths a plugin reads from ctx.spec; whether a region is in mainland
+    # China (Option(required_when=("rlgen.region", in_mainland_china))).
+    "Spec", "Volume", "in_mainland_china",
     # The GPU node pool of the answers (node_pool(ctx.spec): ACK's labels and taints, a node's
     # size) and why a run of a given size could never start on it or under a GPU limit.
     "Pool", "node_pool", "fit_problems", "quota_problems",

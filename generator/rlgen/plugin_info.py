@@ -31,7 +31,8 @@ class Option:
     (a bucket, a region, a role) has no default. ``required_when=("auth", "rrsa")`` requires it
     only when the option ``auth``, listed before it, has the value ``rrsa``: then it is asked
     right after that answer; the value may be a predicate instead (``("region", in_mainland_china)``),
-    which may return the reason itself (a string) in place of True. ``ask=True`` asks for it too,
+    which may return the reason itself (a string) in place of True, and the option one of rlgen's own
+    answers, ``("rlgen.region", in_mainland_china)``. ``ask=True`` asks for it too,
     offering the default, and records the value in ``rlgen.yaml`` even when it is the default.
     ``check`` receives the converted value and returns an error message or ``None``;
     ``cross_check`` receives it and the plugin's values of the options listed before it (an
@@ -62,3 +63,16 @@ class PluginInfo:
     slot: str
     summary: str
     options: tuple[Option, ...] = ()
+
+
+#: ``required_when`` naming one of rlgen's own answers rather than the plugin's.
+CORE_ANSWER = "rlgen."
+
+
+def condition_answer(option: Option, own: dict[str, Any], core: dict[str, Any], default: Any = None) -> Any:
+    """The answer ``option.required_when`` tests: the plugin's own option, or rlgen's
+    (``rlgen.NAME``); ``default`` when it is not answered."""
+    name = option.required_when[0]
+    if name.startswith(CORE_ANSWER):
+        return core.get(name.removeprefix(CORE_ANSWER), default)
+    return own.get(name, default)

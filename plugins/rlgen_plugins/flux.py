@@ -3,7 +3,8 @@ from __future__ import annotations
 
 
 from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef,
-                              duration_error, hookimpl, tested_version)
+                              duration_error, hookimpl, in_mainland_china, is_example_host, registry_error,
+                              tested_version)
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
 
 NAME = "flux"
@@ -47,8 +48,24 @@ def rlgen_plugin():
                    check=duration_error),
             Option("requeue_dependency", "How soon a stage waiting for the one before it looks again "
                    "(kustomize-controller's --requeue-dependency, set at bootstrap)", "5s", check=duration_error),
+            # Mainland China's clusters pull from ghcr.io unreliably: the team's mirror of Flux's
+            # controller images, which flux bootstrap --registry installs them from.
+            Option("image_registry", "Registry that serves Flux's controller images under their own names "
+                   "(<registry>/source-controller:<tag>, a mirror of ghcr.io/fluxcd), e.g. "
+                   "registry.cn-shanghai.aliyuncs.com/my-team-mirrors/fluxcd: flux bootstrap --registry; "
+                   "empty: ghcr.io/fluxcd", "", check=_image_registry_error,
+                   required_when=("rlgen.region", in_mainland_china)),
         ),
     )
+
+
+def _image_registry_error(value: str) -> str | None:
+    if not value:
+        return None
+    if problem := registry_error(value):
+        return problem
+    host = value.split("/")[0].split(":")[0]
+    return f"'{host}' is a reserved example domain: nothing can be pulled from it" if is_example_host(host) else None
 
 
 def _meta(name: str) -> dict:
@@ -206,12 +223,13 @@ WEBHOOK_PORT = 9292
 WEBHOOK_POD = {"app": "notification-controller"}
 
 
-def _bootstrap(spec) -> str:
+def _bootstrap(spec, image_registry: str) -> str:
     """``flux bootstrap git`` with the credentials its URL's scheme takes (flux2 v2.9.3
     cmd/flux/bootstrap_git.go): over HTTP(S) a token with --token-auth (without it flux turns the
-    URL into SSH and makes a deploy key); over SSH a deploy key of the user's, --silent."""
+    URL into SSH and makes a deploy key); over SSH a deploy key of the user's, --silent. With the
+    team's mirror of Flux's images, ``--registry`` (cmd/flux/bootstrap.go)."""
     command = (f"flux bootstrap git --url={spec.git_url} --branch={spec.git_branch} "
-               f"--path=clusters/{spec.cluster}")
+               f"--path=clusters/{spec.cluster}" + (f" --registry={image_registry}" if image_registry else ""))
     if spec.git_url.startswith(("https://", "http://")):
         return ("Bootstrap authenticates with a token of the Git host (GitHub: a fine-grained personal access token "
                 "for this repository with *Contents* read and write; GitLab: a project access token with "
@@ -233,6 +251,19 @@ def _bootstrap(spec) -> str:
             f"{command} --private-key-file={key} --silent\ngit pull\n```\n\n"
             "With a token instead: the repository's `https://` URL, `--token-auth` and the token in `GIT_PASSWORD` "
             "(without `--token-auth` an HTTPS URL is turned into SSH with a key bootstrap makes).")
+
+
+def _images(mirror: str, region: str) -> str:
+    """Where the cluster pulls Flux's own images from, when that is not ghcr.io/fluxcd."""
+    if not mirror:
+        return ""
+    where = f"from {region}, in mainland China, ghcr.io is out of reach or slow" if in_mainland_china(region) \
+        else "the team's mirror"
+    return (f"Flux's controller images come from `{mirror}` (`flux.image_registry`; {where}): bootstrap's "
+            f"`--registry` writes `{mirror}/<controller>` into `gotk-components.yaml` in place of "
+            "`ghcr.io/fluxcd/<controller>`, the tags unchanged. Mirror each controller image of Flux "
+            f"{tested_version('flux-cli')} there first, under the same name and tag (`flux install --export "
+            "| grep image:` lists them; `crane copy` copies one).\n\n")
 
 
 def _exposed_receiver() -> str:
@@ -270,8 +301,9 @@ def rlgen_readme(ctx):
     return [
         "## Sync: Flux\n"
         f"Bootstrap Flux {tested_version('flux-cli')} (the release rlgen's tests run: install that `flux` CLI) on the "
-        f"cluster with this repository and the path `clusters/{ctx.spec.cluster}`. " + _bootstrap(ctx.spec) + "\n\n"
-        f"Bootstrap commits Flux's components and sync objects to `{ctx.spec.git_branch}` "
+        f"cluster with this repository and the path `clusters/{ctx.spec.cluster}`. "
+        + _bootstrap(ctx.spec, o["image_registry"]) + "\n\n" + _images(o["image_registry"], ctx.spec.region)
+        + f"Bootstrap commits Flux's components and sync objects to `{ctx.spec.git_branch}` "
         f"(`clusters/{ctx.spec.cluster}/{FLUX_NAMESPACE}/`) and pushes them: `git pull` brings them into your "
         "clone, so that your next push builds on them.\n\n"
         f"Flux then applies the Kustomizations of `clusters/{ctx.spec.cluster}/` in the order of *What syncs "

@@ -24,6 +24,7 @@ from support.repos import build, one_error_line, run_rlgen
 MODEL = "Qwen/Tiny-Instruct"
 MODEL_FILES = {"config.json": b'{"architectures": ["Qwen2ForCausalLM"]}', "model.safetensors": os.urandom(64 * 1024)}
 CHINA = ("--set", "rlgen.region=cn-shanghai", "--set", "rlgen.upstream_mirror=https://git.rl-team.cn/mirrors",
+         "--set", "flux.image_registry=registry.cn-shanghai.aliyuncs.com/rl-mirrors/fluxcd",
          "--set", f"rlgen.model={MODEL}")
 
 

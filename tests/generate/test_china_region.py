@@ -11,7 +11,10 @@ import pytest
 from support.repos import build, kustomize_roots, one_error_line, required_for, run_rlgen
 
 MIRROR = "https://git.rl-team.cn/mirrors"
-CHINA = ("--set", "rlgen.region=cn-shanghai", "--set", f"rlgen.upstream_mirror={MIRROR}")
+#: The team's mirror of Flux's controller images (flux bootstrap --registry).
+FLUX_IMAGES = "registry.cn-shanghai.aliyuncs.com/rl-mirrors/fluxcd"
+CORE = ("--set", "rlgen.region=cn-shanghai", "--set", f"rlgen.upstream_mirror={MIRROR}")
+CHINA = (*CORE, "--set", f"flux.image_registry={FLUX_IMAGES}")
 #: A URL of either host, in any scheme git, pip, curl or a Hub client would fetch it by.
 BLOCKED = re.compile(r"(?:[a-z+]+://|@)(?:[\w.-]+\.)?(?:github\.com|githubusercontent\.com|huggingface\.co|hf\.co)\b", re.I)
 
@@ -23,7 +26,7 @@ def env_of(objects: list[dict], app: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("sync", ["flux", "argo"])
 def test_a_mainland_repository_names_no_hugging_face_or_github_url(generate, sync):
-    repo = generate("--plugin", sync, *CHINA)
+    repo = generate("--plugin", sync, *(CHINA if sync == "flux" else CORE))
     files = {p.relative_to(repo).as_posix(): p.read_text(errors="replace") for p in repo.rglob("*")
              if p.is_file() and not {".git", ".github", "schemas", ".rlgen-cache"} & set(p.relative_to(repo).parts)}
     assert not {path: BLOCKED.findall(text) for path, text in files.items() if BLOCKED.search(text)}
@@ -38,6 +41,9 @@ def test_a_mainland_repository_names_no_hugging_face_or_github_url(generate, syn
     readme = files["README.md"]
     assert "This cluster is in `cn-shanghai`, in mainland China" in readme
     assert f"- `{MIRROR}/openkruise/agents` at tag `v" in readme
+    if sync == "flux":
+        # Flux's own images come from the team's mirror: bootstrap installs them from there.
+        assert f"--path=clusters/production --registry={FLUX_IMAGES} " in readme
 
 
 def test_the_mirror_is_asked_for_a_mainland_region_and_not_elsewhere(tmp_path, generate):
@@ -46,6 +52,9 @@ def test_the_mirror_is_asked_for_a_mainland_region_and_not_elsewhere(tmp_path, g
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     line = next(ln for ln in result.stderr.splitlines() if "rlgen.upstream_mirror" in ln)
     assert "--set rlgen.upstream_mirror=VALUE" in line and "needed when region=cn-beijing" in line
+    # Flux's images too: ghcr.io is as far from a mainland cluster as github.com.
+    line = next(ln for ln in result.stderr.splitlines() if "flux.image_registry" in ln)
+    assert "--set flux.image_registry=VALUE" in line and "needed when rlgen.region=cn-beijing" in line
     assert not (tmp_path / "r").exists()
     # Hong Kong reaches both hosts: nothing changes there.
     platform = build(generate("--set", "rlgen.region=cn-hongkong") / "overlays" / "production" / "platform")

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import time
 import urllib.error
 import urllib.request
@@ -54,7 +55,8 @@ def requeue_dependency(args: list[str]) -> str | None:
 def readme_blocks(readme: str, heading: str) -> list[str]:
     """The ``sh`` code blocks of one README section, as a user copies them."""
     section = readme.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
-    return [re.sub(r"^  ", "", block, flags=re.M) for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
+    # A block in a list item is indented as a whole: only that common indentation goes.
+    return [textwrap.dedent(block) for block in re.findall(r"```sh\n(.*?)```", section, re.S)]
 
 
 #: What the local Git server (plain HTTP, no accounts) needs beyond the README's arguments:

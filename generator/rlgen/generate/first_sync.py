@@ -3,6 +3,7 @@ its steps in order, each with the commands to run or the section that holds them
 cluster's exact bootstrap command."""
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
@@ -32,8 +33,9 @@ def steps(spec: Spec, files: dict[str, bytes], secrets_section: str, sections: l
         ("Install what the cluster needs", _prerequisites(spec, files, installs, kuberay_namespace)),
         ("Create the RAM roles", "Each with its trust policy, as "
          + ", ".join(_link(s) for s in roles) + " says (`aliyun` CLI, or the RAM console).") if roles else None,
-        ("Build and push the images", "[Images to build and push before the first sync]"
-         "(#images-to-build-and-push-before-the-first-sync): the `images` workflow does it on the push above."),
+        ("Build and push the images", "As [Images to build and push before the first sync]"
+         "(#images-to-build-and-push-before-the-first-sync) says: the `images` workflow does it on the push "
+         "above, or its commands by hand."),
         ("Give the Secrets their values", f"As {_link(secrets_section) or 'the secrets plugin section'} says."),
         ("Bootstrap the sync engine", f"As {_link(sync) or 'the sync plugin section'} says, with its credentials; "
          "[Clusters and environments](#clusters-and-environments) gives each cluster's own command."),
@@ -70,15 +72,52 @@ def _prerequisites(spec: Spec, files: dict[str, bytes], installs: list[str], kub
                    "the sync engine.")
 
 
-def cluster_bootstraps(sections: list[str], main: str, clusters: list[str]) -> list[dict]:
+def cluster_bootstraps(sections: list[str], main: str, clusters: list[str],
+                       own_sections: dict[str, list[str]]) -> list[dict]:
     """Each cluster's exact bootstrap: the sync section's first command block that names the main
-    cluster's folder, for the cluster's own."""
+    cluster's folder, for the cluster's own; before it, the RAM roles a cluster's own answers
+    change (``own_sections``: the sections as that cluster reads them), which the main cluster's lack."""
     sync = next((s for s in sections if s.lstrip().startswith("## Sync")), "")
-    block = next((b for b in re.findall(r"```sh\n(.*?)```", sync, re.S) if f"clusters/{main}" in b), "")
+    block = next((b for b in _blocks(sync) if f"clusters/{main}" in b), "")
     if not block:
         return []
-    return [{"name": c, "block": block.replace(f"clusters/{main}", f"clusters/{c}").replace(
-        f"flux-{main}-deploy-key", f"flux-{c}-deploy-key")} for c in clusters]
+    shared = _role_blocks(sections)
+    trusted = {m[1]: json.loads(m[2]) for b in shared for m in CREATE_ROLE.finditer(b)}
+    out = []
+    for c in clusters:
+        roles = [_own_role(b, trusted) for b in _role_blocks(own_sections.get(c, [])) if b not in shared]
+        out.append({"name": c, "roles": roles, "block": block.replace(f"clusters/{main}", f"clusters/{c}").replace(
+            f"flux-{main}-deploy-key", f"flux-{c}-deploy-key")})
+    return out
+
+
+#: A role created with its trust policy, as the plugins' README sections write it.
+CREATE_ROLE = re.compile(r"aliyun ram CreateRole --RoleName (\S+) --AssumeRolePolicyDocument '([^']*)'")
+
+
+def _own_role(block: str, trusted: dict[str, dict]) -> str:
+    """A cluster's role block: its own role as written; a role the clusters share (same name)
+    gets this cluster's OIDC provider added to the trust policy so far (``trusted``, updated:
+    the clusters are bootstrapped in the table's order), by UpdateRole, as CreateRole would fail."""
+    found = CREATE_ROLE.search(block)
+    if not found or found[1] not in trusted:
+        return block
+    policy = trusted[found[1]]
+    for statement, own in zip(policy["Statement"], json.loads(found[2])["Statement"]):
+        federated = statement.get("Principal", {}).get("Federated")
+        if federated is not None:
+            federated += [p for p in own["Principal"]["Federated"] if p not in federated]
+    return (f"aliyun ram UpdateRole --RoleName {found[1]} --NewAssumeRolePolicyDocument "
+            f"'{json.dumps(policy, separators=(',', ':'))}'\n")
+
+
+def _blocks(section: str) -> list[str]:
+    return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+def _role_blocks(sections: list[str]) -> list[str]:
+    """The command blocks that create RAM roles, with their trust policies."""
+    return [b for s in sections for b in _blocks(s) if "aliyun ram CreateRole" in b]
 
 
 def _link(section: str) -> str:

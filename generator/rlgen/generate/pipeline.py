@@ -321,7 +321,18 @@ def skeleton(b: Build) -> None:
     readme.write(b.tree, b.spec, b.selection, b.run, b.delivery.readme, b.hooks.readme(b.ctx), b.run_naming,
                   readme.stage_rows(b.stages, {"infrastructure": parts["infrastructure"],
                                                "platform": parts["platform"]}, b.spec),
-                  b.images, b.stages)
+                  b.images, b.stages, _own_sections(b))
+
+
+def _own_sections(b: Build) -> dict[str, list[str]]:
+    """The README sections (secrets, then the plugins') as each other cluster with answers of its
+    own reads them: its RAM roles trust its own OIDC provider."""
+    own = {}
+    for cluster, env in b.selection.all_clusters():
+        if cluster != b.spec.cluster and b.selection.cluster_answers.get(cluster):
+            ctx = b.selection.context(replace(b.spec, cluster=cluster, environment=env))
+            own[cluster] = [b.hooks.secret_delivery(ctx, b.secrets()).readme, *b.hooks.readme(ctx)]
+    return own
 
 
 def team_template(b: Build) -> None:

@@ -87,7 +87,8 @@ GITLAB_NOTE = ("rlgen.git_url is on GitLab, which does not run the GitHub Action
 
 def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_section: str,
           sections: list[str], run_naming: int, rows: list[dict] = (),
-          images: tuple[ImageBuild, ...] = (), stages: list[Stage] = ()) -> None:
+          images: tuple[ImageBuild, ...] = (), stages: list[Stage] = (),
+          own_sections: dict[str, list[str]] | None = None) -> None:
     skeleton.write(tree, {
         "tree": folder_tree([*tree.files, *skeleton.paths()]),
         "run_naming": run_naming,
@@ -117,7 +118,8 @@ def write(tree: FileTree, spec: Spec, selection: Selection, run: str, secrets_se
         "sections": sections,
         "first_sync": first_sync.steps(spec, tree.files, secrets_section, sections, _kuberay_namespace(selection)),
         "clusters": _cluster_rows(selection),
-        "bootstraps": first_sync.cluster_bootstraps(sections, spec.cluster, [c for c, _ in selection.all_clusters()]),
+        "bootstraps": first_sync.cluster_bootstraps([secrets_section, *sections], spec.cluster,
+                                                    [c for c, _ in selection.all_clusters()], own_sections or {}),
         "dataset_dir": spec.dataset_dir(),
         "bucket_note": _bucket_note(spec), "checkpoint_save": _checkpoint_save(tree, spec),
         "region_note": region_note(spec, stages),
@@ -200,7 +202,8 @@ def region_note(spec: Spec, stages: list[Stage]) -> str:
         return ("A cluster in mainland China reaches neither the Hugging Face Hub nor github.com: "
                 "`rlgen update --set rlgen.region=<region> --set rlgen.upstream_mirror=<url>` (a `cn-*` "
                 "region) has the model and the dataset downloaded from ModelScope and the upstream "
-                "repositories fetched from the team's Git mirror, which keeps their owner/name paths.")
+                "repositories fetched from the team's Git mirror, which keeps their owner/name paths; it asks "
+                "what else the region needs of the selected plugins (`rlgen plugins`: those required in mainland China).")
     lines = [f"This cluster is in `{spec.region}`, in mainland China, which reaches neither the Hugging Face Hub "
              "nor github.com (`rlgen.region`): the model and the dataset come from ModelScope "
              f"(`{spec.model}`, `{spec.dataset_source}`), and the upstream repositories from the team's mirror "

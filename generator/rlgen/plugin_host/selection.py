@@ -19,7 +19,7 @@ from rlgen.naming import dns1123_label_error, git_host
 from rlgen.plugin_host.core_options import CORE
 from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.manager import Hooks
-from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS, Option, PluginInfo
+from rlgen.plugin_info import DEFAULT_PLUGINS, SLOTS, Option, PluginInfo, condition_answer
 from rlgen.spec import MODELSCOPE_PREFIX, Spec, in_mainland_china
 
 if TYPE_CHECKING:
@@ -172,7 +172,9 @@ def select(
             raise RlgenError(f"--set names plugin '{name}', which is {where}{_did_you_mean(name, infos)}")
     missing: list[str] = []
     for info in infos.values():
-        values, given = _values(info, sets.get(info.name, {}), ask, missing, require=require, recorded=recorded)
+        # rlgen's own answers come first (infos()): a plugin's option may be required by one.
+        values, given = _values(info, sets.get(info.name, {}), ask, missing, require=require, recorded=recorded,
+                                core=selection.values.get(CORE.name))
         selection.values[info.name] = values
         if given:
             selection.answers[info.name] = {k: values[k] for k in given}
@@ -200,13 +202,13 @@ _LISTED = "rlgen plugins lists every option with its help"
 
 
 def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option], str] | None,
-            missing: list[str], unchecked: tuple[str, ...] = (),
-            require: dict[str, str] | None = None, recorded: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+            missing: list[str], unchecked: tuple[str, ...] = (), require: dict[str, str] | None = None,
+            recorded: bool = False, core: dict | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(every option of ``info`` converted, the options answered); a required option with no
-    answer is added to ``missing``. Options are asked in their order: one required only under
-    a condition (``required_when``) right after the answer that makes it so. ``require``
-    names options required though they have a default, with why (``rlgen.install`` where the
-    default cannot be used); they are asked before every other."""
+    answer is added to ``missing``. Options are asked in their order: one required only under a
+    condition (``required_when``, on rlgen's own answers ``core`` too) right after the answer that
+    makes it so. ``require`` names options required though they have a default, with why
+    (``rlgen.install`` where the default cannot be used), asked before every other."""
     given = dict(sets)
     known = {o.name: o for o in info.options}
     for key in given:
@@ -217,7 +219,7 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     values: dict[str, Any] = {}
     for opt in first + [o for o in info.options if o not in first]:
         label = f"{info.name}.{opt.name}"
-        condition = _condition(opt, values)
+        condition = _condition(opt, values, core or {})
         why = f"needed when {condition}" if condition else require.get(label)
         required = opt.required and opt.default is None or why is not None
         if opt.name in given:
@@ -241,13 +243,13 @@ def _values(info: PluginInfo, sets: dict[str, Any], ask: Callable[[str, Option],
     return {o.name: values[o.name] for o in info.options}, given
 
 
-def _condition(opt: Option, values: dict[str, Any]) -> str | None:
+def _condition(opt: Option, values: dict[str, Any], core: dict[str, Any]) -> str | None:
     """"NAME=VALUE" (or the reason its predicate gives) when ``opt`` is required because of an
-    earlier answer, else None."""
+    earlier answer (or rlgen's own, ``core``), else None."""
     if opt.required_when is None:
         return None
     name, value = opt.required_when
-    given = values.get(name)
+    given = condition_answer(opt, values, core)
     why = value(given) if callable(value) else given == value
     return (why if isinstance(why, str) else f"{name}={given}") if why else None
 

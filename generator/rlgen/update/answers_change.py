@@ -12,7 +12,8 @@ from rlgen.plugin_host.discovery import Installed
 from rlgen.plugin_host.selection import Selection, check_clusters, convert, parse_sets, select
 from rlgen.plugin_host.selection import _asked as asked
 from rlgen.plugin_host.selection import _condition
-from rlgen.plugin_info import Option, PluginInfo
+from rlgen.plugin_host.core_options import CORE
+from rlgen.plugin_info import CORE_ANSWER, Option, PluginInfo, condition_answer
 
 
 @dataclass
@@ -112,7 +113,7 @@ def cluster_answers(selection: Selection, cluster: str, sets: dict[str, dict[str
     missing: list[str] = []
     for plugin, option in options:
         earlier = {**selection.values[plugin], **answers.get(plugin, {})}
-        if option.required_when is not None and not _condition(option, earlier):
+        if option.required_when is not None and not _condition(option, earlier, selection.values["rlgen"]):
             continue
         if option.name in sets.get(plugin, {}):
             value = convert(plugin, option, sets[plugin][option.name], earlier=earlier)
@@ -146,14 +147,16 @@ def carry_over(old: PluginInfo | None, new: PluginInfo, answers: dict[str, Any])
             if o.name in answers and o.name in before and same_meaning(before[o.name], o)}
 
 
-def _needed(info: PluginInfo, option: Option, answers: dict[str, Any]) -> bool:
+def _needed(info: PluginInfo, option: Option, answers: dict[str, Any], core: dict[str, Any]) -> bool:
     """Whether ``option`` is required by the value of the option its ``required_when`` names
-    (as answered, else that option's default)."""
+    (as answered, else that option's default; rlgen's own answers ``core``)."""
     if option.required_when is None:
         return False
     name, value = option.required_when
-    default = next((o.default for o in info.options if o.name == name), None)
-    given = answers.get(name, default)
+    # rlgen's own answer (rlgen.NAME) defaults as rlgen's option does.
+    owner = CORE if name.startswith(CORE_ANSWER) else info
+    default = next((o.default for o in owner.options if o.name == name.removeprefix(CORE_ANSWER)), None)
+    given = condition_answer(option, answers, core, default)
     return bool(value(given)) if callable(value) else str(given) == str(value)
 
 
@@ -163,7 +166,7 @@ def _ask_unanswered(infos: list[PluginInfo], options: dict[str, dict[str, Any]],
     default behind the user's back: ``prompt`` asks it, or, without one, it must come with
     ``--set``. Only the swapped-in plugins are asked: an update changes nothing else."""
     missing = [(info.name, o) for info in infos for o in info.options
-               if (o.ask or o.required and o.default is None or _needed(info, o, options.get(info.name, {})))
+               if (o.ask or o.required and o.default is None or _needed(info, o, options.get(info.name, {}), options.get("rlgen", {})))
                and o.name not in options.get(info.name, {})]
     if missing and prompt is not None:
         for name, option in missing:
