@@ -84,7 +84,8 @@ dist: setup
 # for controllers and the scheduler overlap each other's work.
 E2E_OWN := tests/e2e/test_ack_addons.py tests/e2e/test_change_matrix.py tests/e2e/test_kueue.py \
 	tests/e2e/test_secrets_external.py tests/e2e/test_e2e_command_kinds.py
-E2E_ARGO := tests/e2e/test_argo.py tests/e2e/test_argo_variant.py tests/e2e/test_e2e_command_argo.py
+E2E_ARGO := tests/e2e/test_argo.py tests/e2e/test_argo_variant.py tests/e2e/test_e2e_command_argo.py \
+	tests/e2e/test_kueue_argo.py tests/e2e/test_first_sync.py tests/e2e/test_second_cluster_secrets.py
 E2E_BESIDE := -n 0 -p no:cacheprovider
 test: setup toolchain
 	$(WITH_TOOLS) $(PY) -m pytest --ignore=tests/e2e
