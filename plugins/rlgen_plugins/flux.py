@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Option, PluginInfo, SecretRef,
+from rlgen.plugin_api import (SECRETS_FOLDER, UPSTREAM_FOLDER, Document, Layer, Option, Patch, PluginInfo, SecretRef,
                               duration_error, hookimpl, in_mainland_china, is_example_host, registry_error,
                               tested_version)
 from rlgen_plugins._sync_common import WEBHOOK_TOKEN_KEY, engine_patch, kustomization, repo_name
@@ -15,10 +15,10 @@ BOOTSTRAP_SOURCE = {"kind": "GitRepository", "name": "flux-system"}
 READY = "status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"
 #: The runs' RayJobs are created by Flux and never applied again (kustomize-controller's
 #: IfNotPresent, fluxcd/pkg ssa: an object that exists is skipped, still in the inventory, so
-#: prune deletes it once its run is gone).
-CREATE_ONLY = {"target": {"group": "ray.io", "kind": "RayJob"},
-               "patch": "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: any\n  annotations:\n"
-                        "    kustomize.toolkit.fluxcd.io/ssa: IfNotPresent\n"}
+#: prune deletes it once its run is gone). A patch of the training base, not of the runs
+#: Kustomization, so that rlgen render and validate show the RayJob as Flux applies it.
+CREATE_ONLY = {"apiVersion": "ray.io/v1", "kind": "RayJob",
+               "metadata": {"name": "any", "annotations": {"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}}}
 #: What ``flux bootstrap`` writes into ``clusters/<c>/flux-system/``: the two manifests it
 #: (re)generates, and the kustomization it keeps when one exists.
 BOOTSTRAP_MANIFESTS = ("gotk-components.yaml", "gotk-sync.yaml")
@@ -166,13 +166,10 @@ def _stage_files(ctx, stages) -> dict[str, list[Document]]:
 def _stage_kustomization(stage, depends: list[str], o) -> Document:
     """The Flux Kustomization of one of rlgen's stages, after ``depends``."""
     if stage.name == "runs":
-        extra = {"wait": False, "patches": [dict(CREATE_ONLY)]}
+        extra = {"wait": False}
         comment = ("One RayJob per run. No wait: a RayJob has no Ready condition, so waiting\n"
-                   "would block every later sync. Prune deletes the RayJob of a removed run.\n"
-                   "Each RayJob is created, never applied again (ssa: IfNotPresent): once admitted,\n"
-                   "Kueue writes into it (spec.suspend, its pod templates' labels and nodeSelector)\n"
-                   "and workerGroupSpecs is an atomic list, so Git's version applied over it would\n"
-                   "drop Kueue's part for the next RayCluster. A changed run is a new RayJob name.")
+                   "would block every later sync. Prune deletes the RayJob of a removed run; each\n"
+                   "RayJob is created once (ssa: IfNotPresent, components/flux/training).")
     elif not stage.wait:
         extra = {"wait": False}
         comment = (f"No wait, and no stage depends on '{stage.name}': an object of it that is not\n"
@@ -208,6 +205,14 @@ def _add_upstream_kustomizations(files: dict[str, list[Document]], cluster: str)
     # so the cluster's own Kustomization (flux-system) stays the owner of these objects.
     files[f"clusters/{cluster}/upstream/kustomization.yaml"] = [kustomization(
         [f"../../../{UPSTREAM_FOLDER}"], "The upstream roots, shared by every cluster.")]
+
+
+@hookimpl
+def rlgen_patches(ctx):
+    return [Patch(Layer.TRAINING, {"group": "ray.io", "kind": "RayJob"}, CREATE_ONLY, "rayjob-create-only",
+                  "Flux creates each RayJob and never applies it again (ssa: IfNotPresent): Kueue writes\n"
+                  "into an admitted RayJob, and Git's version applied over it would drop Kueue's part\n"
+                  "(workerGroupSpecs is an atomic list). A changed run is a new RayJob name.")]
 
 
 @hookimpl

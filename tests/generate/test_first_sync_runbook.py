@@ -102,7 +102,7 @@ FLUX_CN = (*CN, "--set", "flux.image_registry=registry.cn-shanghai.aliyuncs.com/
 
 @pytest.mark.parametrize("args", [
     (), ("--set", "rlgen.git_url=ssh://git@github.com/my-org/rl-repo.git"), (*ESO, *RRSA),
-    (*ESO, "--plugin", "kueue", "--set", "kueue.gpu_quota=16"), (*RRSA, "--plugin", "argo", *CN), FLUX_CN,
+    (*ESO, "--plugin", "kueue", "--set", "kueue.gpu_quota=16", "--set", "kueue.teams=research"), (*RRSA, "--plugin", "argo", *CN), FLUX_CN,
 ], ids=["default", "ssh", "external-secrets-rrsa", "kueue", "argo-china", "china"])
 def test_no_first_sync_block_shows_a_placeholder_for_a_value_rlgen_knows(generate, args):
     """Every block a First sync reader runs or copies (its steps', and the sections they link to:

@@ -17,6 +17,8 @@ NOT_FIELDS = {
     "run": "names the first run; runs are folders, not shared names",
     "install": "read by the generator as Spec.rlgen_install (Spec.install would read as an action)",
     "verl": "read by the generator as Spec.verl_version (the answer names the project, the field its release)",
+    "researchers_team": "read from the answers by the one file that names it, .github/CODEOWNERS",
+    "platform_team": "read from the answers by the one file that names it, .github/CODEOWNERS",
 }
 
 
