@@ -146,8 +146,9 @@ def test_a_model_download_from_a_dripping_hub_ends_at_its_deadline(tmp_path, rec
     proc = subprocess.Popen(
         [sys.executable, "-m", "rlgen", "data", "model", "--model", "team/model", "--out", "model"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Online, whatever a session fixture of the same worker set (support.datafix.hf_offline).
         env={**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.port}", "RLGEN_DOWNLOAD_DEADLINE": "45",
-             "TMPDIR": str(tmp_path / "tmp")})
+             "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"), "TMPDIR": str(tmp_path / "tmp")})
     out, err = proc.communicate(timeout=120)
     took = time.monotonic() - started
     record(record_property, expected=2, result=subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
