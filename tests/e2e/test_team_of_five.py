@@ -127,3 +127,5 @@ def test_five_researchers_pull_requests_merge_in_any_order_and_the_cluster_runs_
         git(reviewer, "switch", "--quiet", "main")
         merge_all(cp, reviewer, ["team-cleanup"])
         wait_until("the team's RayJobs pruned", lambda: rayjobs(cp) == set(initial.values()))
+        # The shared clone the next modules push from takes what the reviewer merged.
+        git(synced["repo"], "pull", "--quiet", "--ff-only", "origin", "main")

@@ -119,4 +119,6 @@ def synced_at(cp: ControlPlane, revision: str, timeout: float = SYNC_TIMEOUT) ->
 def _settled(name: str, app: dict, repo: str, revision: str) -> bool:
     sync, health = state(app)
     at = app["spec"]["source"]["repoURL"] != repo or app["status"]["sync"].get("revision") == revision
-    return sync == "Synced" and at and (health == "Healthy" or (name in RUNNING and health == "Progressing"))
+    # An operation still running (a retry between attempts) is not settled, whatever the comparison says.
+    running = app.get("status", {}).get("operationState", {}).get("phase") == "Running"
+    return sync == "Synced" and at and not running and (health == "Healthy" or (name in RUNNING and health == "Progressing"))
