@@ -178,7 +178,7 @@ def other_answers(tmp_path, name: str, *answers: str):
     its answers and its rendered flavor against the cluster's nodes."""
     other = tmp_path / name
     ok(run_rlgen("new", str(other), "--no-input", "--plugin", "kueue", "--set", "kueue.gpu_quota=32", "--set", "kueue.teams=rl-team",
-                 "--set", f"rlgen.registry={REGISTRY}", "--set", "rlgen.git_url=https://git.rl-team.cn/team/rl.git",
+                 "--set", f"rlgen.registry={REGISTRY}", "--set", "rlgen.git_url=https://git.rl-team.cn/team/rl.git", "--set", "rlgen.git_host=gitlab",
                  "--set", f"rlgen.install={INSTALL}", *storage_answers(), *answers))
     return other
 

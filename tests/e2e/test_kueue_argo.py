@@ -38,7 +38,7 @@ def repo(kueue_argo_control_plane, git_server, create_readme_secrets, tmp_path_f
     ok(run_rlgen("new", str(repo), "--no-input", "--plugin", "argo", "--plugin", "kueue",
                  "--set", "kueue.gpu_quota=32", "--set", "kueue.teams=rl-team",
                  "--set", f"rlgen.registry={REGISTRY}", *POOL,
-                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=generic-hmac", "--set", f"rlgen.install={INSTALL}",
+                 "--set", f"rlgen.git_url={url}", "--set", "rlgen.git_host=github", "--set", f"rlgen.install={INSTALL}",
                  *storage_answers(),
                  "--set", f"rlgen.upstream_mirror={git_server.base}"))
     git(repo, "remote", "add", "origin", url)
